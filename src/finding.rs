@@ -1,0 +1,105 @@
+//! Findings: conformance and input problems, each with a level, a stable code, a message, the
+//! frame's line and the SPEC section that the rule comes from.
+//!
+//! Who makes them: the reducer (`crate::session`), the checker (`crate::check`) and the importers
+//! (pairing rules, SPEC 5). Who shows them: the feed marks, the problems panel, `rawpv check`.
+//! Invariant: `code` strings are stable API (the JSON output of `check` is read by CI pipelines):
+//! never rename one, only add.
+
+use serde::Serialize;
+
+/// How bad a finding is. `check` exits 1 when any finding is at [`Level::Error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Stable finding codes. Each names the rule it enforces.
+pub mod code {
+    /// A line that is not a frame (SPEC 2).
+    pub const MALFORMED_LINE: &str = "malformed-line";
+    /// A frame `type` outside SPEC 3 / 3.6 (shown as a generic row).
+    pub const UNKNOWN_FRAME_TYPE: &str = "unknown-frame-type";
+    /// A known frame type whose payload does not fit its shape (e.g. a number for a string).
+    pub const INVALID_PAYLOAD: &str = "invalid-payload";
+    /// `tool.invoke.result` whose `invocation_id` was never requested (SPEC 3.7).
+    pub const RESULT_WITHOUT_REQUEST: &str = "result-without-request";
+    /// `tool.invoke.stream` whose `invocation_id` was never requested (SPEC 3.7).
+    pub const STREAM_WITHOUT_REQUEST: &str = "stream-without-request";
+    /// A second `tool.invoke.request` with an id already used (SPEC 3.7).
+    pub const DUPLICATE_INVOCATION_ID: &str = "duplicate-invocation-id";
+    /// A second `tool.invoke.result` for one invocation.
+    pub const DUPLICATE_RESULT: &str = "duplicate-result";
+    /// A record of an imported format that the adapter does not understand (kept raw).
+    pub const UNRECOGNISED_RECORD: &str = "unrecognised-record";
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub level: Level,
+    /// Stable code from [`code`] (or the checker's own list).
+    pub code: &'static str,
+    /// Human-readable; never contains control characters.
+    pub message: String,
+    /// 1-based line of the frame or record in its source (0 when unknown).
+    pub line: u64,
+    /// The SPEC section the rule comes from, e.g. `"SPEC 3.7"`.
+    pub spec: &'static str,
+    /// The invocation the finding is about, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
+}
+
+impl Finding {
+    /// Builds a finding about no particular invocation.
+    pub fn new(
+        level: Level,
+        code: &'static str,
+        spec: &'static str,
+        line: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            level,
+            code,
+            message: sanitize(&message.into()),
+            line,
+            spec,
+            invocation_id: None,
+        }
+    }
+
+    /// Attaches the invocation the finding is about.
+    #[must_use]
+    pub fn for_invocation(mut self, id: impl Into<String>) -> Self {
+        self.invocation_id = Some(id.into());
+        self
+    }
+}
+
+/// Replaces control characters so a message can never drive a terminal.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,24 @@
+//! rawpv: a terminal viewer for AI-agent sessions.
+//!
+//! Module map (dependency direction points down; see ARCHITECTURE.md):
+//!
+//! * `main.rs` → [`cli`] (raw flags) → [`app`] (interactive) or [`cmd`] (one-shot commands)
+//! * [`app`] owns the [`session::Session`], view state and the terminal; [`source`] tasks feed it
+//! * [`import`] turns input formats into RAWP frames ([`protocol`]) for [`session`] to fold
+//! * [`check`] and [`finding`]: conformance findings, used by the reducer and `rawpv check`
+//! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)
+//! * [`theme`]: semantic styles shared by renderers and widgets
+//!
+//! `protocol` and `session` never import ratatui.
+
+pub mod app;
+pub mod check;
+pub mod cli;
+pub mod cmd;
+pub mod finding;
+pub mod import;
+pub mod protocol;
+pub mod render;
+pub mod session;
+pub mod source;
+pub mod theme;

@@ -1,0 +1,58 @@
+//! The `rawpv` binary: parse the command line, dispatch, exit with the command's code.
+
+use clap::Parser;
+use rawpv::cli::{Cli, Command};
+use rawpv::source::SourceKind;
+use rawpv::{app, cmd};
+
+fn main() {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rawpv: cannot start the async runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    let code = runtime.block_on(run(cli));
+    std::process::exit(code);
+}
+
+async fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Some(Command::Demo) => open(SourceKind::Demo, &cli.open).await,
+        Some(Command::Print {
+            input,
+            detail,
+            color,
+            width,
+        }) => cmd::print::run(&input, detail, color, width).await,
+        Some(Command::Convert { input }) => cmd::convert::run(&input).await,
+        Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
+        Some(Command::Stats { input }) => cmd::stats::run(&input).await,
+        Some(Command::Serve { .. }) => cmd::serve::run().await,
+        None => {
+            let kind = match &cli.open.input {
+                Some(i) => SourceKind::from_arg(i, cli.open.follow),
+                None => SourceKind::Demo,
+            };
+            open(kind, &cli.open).await
+        }
+    }
+}
+
+async fn open(kind: SourceKind, open: &rawpv::cli::OpenArgs) -> i32 {
+    if let Err(e) = color_eyre::install() {
+        eprintln!("rawpv: {e}");
+    }
+    match app::run(kind, open).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rawpv: {e:?}");
+            2
+        }
+    }
+}

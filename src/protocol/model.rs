@@ -1,0 +1,452 @@
+//! The RAWP frame model (SPEC 2–3, RAWP-DPS 1.0.1 section 5).
+//!
+//! Who uses it: every other module. `parse.rs` builds [`Frame`]s from JSON lines, the importers
+//! build them from other formats, the [`crate::session`] reducer folds them, `convert` writes them
+//! back out with [`Frame::to_json`].
+//!
+//! # Wire format
+//!
+//! A frame is one JSON object: `{"type": "...", "payload": {...}, "metadata": {...}}` plus the
+//! optional envelope fields `id`/`frame_id`, `session_id`, `seq`/`sequence`, `timestamp`/`ts`
+//! (SPEC 2, \[ours\]), accepted at the top level or inside `metadata`.
+//!
+//! * `tool.invoke.request` (SPEC 3.1): `invocation_id`, `tool_name`, `tool_version`?, `input`,
+//!   `parallel_group_id`?
+//! * `tool.invoke.stream` (SPEC 3.3): `invocation_id`, `tool_name`, `stream_type`, `chunk`,
+//!   `sequence` (0-based)
+//! * `tool.invoke.result` (SPEC 3.2): `invocation_id`, `tool_name`, `status`, `output`,
+//!   `output_type`, `duration_ms`?, `truncated`?
+//! * `tool.catalog.publish` (SPEC 3.5): `tools[]`, `diagnostics[]`?
+//! * every other `type` (SPEC 3.6) is carried as a generic JSON payload.
+//!
+//! Invariants:
+//! * Leniency: required fields are `Option` here so that a frame missing one still parses; the
+//!   checker (`crate::check`) reports the absence. Unknown fields land in `extra` maps and are
+//!   written back by [`Frame::to_json`]. Unknown enum values are kept as `Unknown(String)`.
+//! * Text is always valid UTF-8 here: invalid bytes were replaced (U+FFFD) by the reader.
+//! * No ratatui, no tokio.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// Declares a string enum with an `Unknown(String)` fallback that round-trips through serde.
+macro_rules! wire_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $var,)+
+            /// A value outside the spec's enum, kept verbatim (a checker finding, never an error).
+            Unknown(String),
+        }
+        impl $name {
+            /// Every value the spec defines, in spec order.
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            /// The wire spelling.
+            pub fn as_str(&self) -> &str {
+                match self { $($name::$var => $s,)+ $name::Unknown(s) => s.as_str() }
+            }
+            /// Parses the wire spelling; anything else becomes `Unknown`.
+            pub fn from_wire(s: &str) -> Self {
+                match s { $($s => $name::$var,)+ other => $name::Unknown(other.to_owned()) }
+            }
+            /// Whether the value is one the spec defines.
+            pub fn is_known(&self) -> bool { !matches!(self, $name::Unknown(_)) }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+        }
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Ok($name::from_wire(&s))
+            }
+        }
+    };
+}
+
+wire_enum! {
+    /// A frame's `type` (SPEC 3, 3.6). Unknown types are shown as generic rows, never dropped.
+    FrameType {
+        ToolInvokeRequest = "tool.invoke.request",
+        ToolInvokeStream = "tool.invoke.stream",
+        ToolInvokeResult = "tool.invoke.result",
+        ToolCatalogPublish = "tool.catalog.publish",
+        AgentTextDelta = "agent.text.delta",
+        AgentTextDone = "agent.text.done",
+        AgentThinkingDelta = "agent.thinking.delta",
+        AgentThinkingDone = "agent.thinking.done",
+        AgentInteractionRequest = "agent.interaction.request",
+        AgentError = "agent.error",
+        AgentFileTransfer = "agent.file.transfer",
+        AgentStateChanged = "agent.state.changed",
+        SessionTurnEnd = "session.turn.end",
+        SessionCompacted = "session.compacted",
+        SessionUsage = "session.usage",
+        SessionError = "session.error",
+        ControlPromptRequest = "control.prompt.request",
+        ControlSessionCompact = "control.session.compact",
+        ControlModeSwitch = "control.mode.switch",
+    }
+}
+
+wire_enum! {
+    /// `tool.invoke.result` `status` (SPEC 3.2).
+    ResultStatus { Success = "success", Error = "error", Timeout = "timeout", Cancelled = "cancelled" }
+}
+
+wire_enum! {
+    /// `tool.invoke.stream` `stream_type` (SPEC 3.3).
+    StreamType { Stdout = "stdout", Stderr = "stderr", Progress = "progress" }
+}
+
+wire_enum! {
+    /// `output_type`: the rendering hint of a result (SPEC 3.4, RAWP-DPS 5.3.3).
+    OutputType {
+        Text = "text",
+        Structured = "structured",
+        FileContent = "file_content",
+        FileList = "file_list",
+        Diff = "diff",
+        WebContent = "web_content",
+        Empty = "empty",
+        BinaryRef = "binary_ref",
+        AgentResult = "agent_result",
+    }
+}
+
+wire_enum! {
+    /// A catalog tool's `category` (SPEC 3.5).
+    Category {
+        Filesystem = "filesystem",
+        Shell = "shell",
+        Search = "search",
+        Web = "web",
+        Notebook = "notebook",
+        TaskManagement = "task_management",
+        Agent = "agent",
+        Planning = "planning",
+        Mcp = "mcp",
+        Custom = "custom",
+    }
+}
+
+wire_enum! {
+    /// A catalog tool's `status` (SPEC 3.5); absent means `available`.
+    ToolStatus { Available = "available", Unavailable = "unavailable", Degraded = "degraded" }
+}
+
+wire_enum! {
+    /// A catalog diagnostic's `severity` (SPEC 3.5), ordered from least to most severe.
+    Severity { Info = "info", Warning = "warning", Error = "error", Fatal = "fatal" }
+}
+
+/// A timestamp in milliseconds since the Unix epoch (UTC). Parsed from ISO 8601 / RFC 3339
+/// strings or integer epoch milliseconds (SPEC 2, \[ours\]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// Parses a JSON value: an RFC 3339 string, or a number of epoch milliseconds.
+    /// Returns `None` for anything else (the caller keeps the raw value).
+    pub fn from_json(v: &Value) -> Option<Self> {
+        match v {
+            Value::Number(n) => n
+                .as_i64()
+                .or_else(|| n.as_f64().map(|f| f as i64))
+                .map(Self),
+            Value::String(s) => Self::parse_str(s),
+            _ => None,
+        }
+    }
+
+    /// Parses an RFC 3339 string such as `2025-06-20T10:00:00.123Z`.
+    pub fn parse_str(s: &str) -> Option<Self> {
+        chrono::DateTime::parse_from_rfc3339(s.trim())
+            .ok()
+            .map(|d| Self(d.timestamp_millis()))
+    }
+
+    /// RFC 3339 with milliseconds, UTC (`2025-06-20T10:00:00.123Z`).
+    pub fn to_rfc3339(self) -> String {
+        chrono::DateTime::from_timestamp_millis(self.0).map_or_else(
+            || self.0.to_string(),
+            |d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        )
+    }
+
+    /// `HH:MM:SS` in UTC, for feed rows.
+    pub fn clock(self) -> String {
+        chrono::DateTime::from_timestamp_millis(self.0).map_or_else(
+            || "--:--:--".to_owned(),
+            |d| d.format("%H:%M:%S").to_string(),
+        )
+    }
+}
+
+/// One hop of `metadata.delegation_chain`: which agent, spawned by which invocation (SPEC 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delegation {
+    #[serde(default)]
+    pub agent_id: String,
+    #[serde(default)]
+    pub invocation_id: String,
+}
+
+/// Where a frame came from, for findings and "jump to frame".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Origin {
+    /// 1-based line number in the source file or stream (0 when unknown).
+    pub line: u64,
+}
+
+/// The envelope fields around the payload (SPEC 2, \[ours\]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Envelope {
+    /// `id` or `frame_id`.
+    pub id: Option<String>,
+    /// `session_id` (UUID v4 by the spec).
+    pub session_id: Option<String>,
+    /// `seq` or `sequence`: per-session frame order.
+    pub seq: Option<u64>,
+    /// `timestamp` or `ts`, parsed.
+    pub timestamp: Option<Timestamp>,
+    /// `metadata` as given (includes `delegation_chain` when present).
+    pub metadata: Map<String, Value>,
+    /// Unknown top-level fields, kept for the raw view and for `convert`.
+    pub extra: Map<String, Value>,
+}
+
+impl Envelope {
+    /// `metadata.delegation_chain`, root agent first; empty when absent or malformed.
+    pub fn delegation_chain(&self) -> Vec<Delegation> {
+        self.metadata
+            .get("delegation_chain")
+            .and_then(|v| serde_json::from_value::<Vec<Delegation>>(v.clone()).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// `tool.invoke.request` payload (SPEC 3.1).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolInvokeRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_group_id: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tool.invoke.stream` payload (SPEC 3.3).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolInvokeStream {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_type: Option<StreamType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<String>,
+    /// 0-based; used to rebuild order (frames may arrive out of order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tool.invoke.result` payload (SPEC 3.2).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolInvokeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ResultStatus>,
+    /// Tool-specific output; `None` when the field is absent (`Some(Value::Null)` when null).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_type: Option<OutputType>,
+    /// Run time in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Deserializes a present field (even `null`) as `Some`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// One `payload.tools[]` entry of `tool.catalog.publish` (SPEC 3.5).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CatalogTool {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_type: Option<OutputType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_approval: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
+    /// Absent means `available`; see [`CatalogTool::effective_status`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ToolStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_description: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CatalogTool {
+    /// The status with the spec default applied (`available`).
+    pub fn effective_status(&self) -> ToolStatus {
+        self.status.clone().unwrap_or(ToolStatus::Available)
+    }
+}
+
+/// One `payload.diagnostics[]` entry of `tool.catalog.publish` (SPEC 3.5).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CatalogDiagnostic {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// Absent: about the whole catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tool.catalog.publish` payload (SPEC 3.5).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CatalogPublish {
+    #[serde(default)]
+    pub tools: Vec<CatalogTool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<CatalogDiagnostic>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A frame's payload: typed for the tool frames, generic for everything else.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Request(ToolInvokeRequest),
+    Stream(ToolInvokeStream),
+    Result(ToolInvokeResult),
+    Catalog(CatalogPublish),
+    /// Any other frame type (SPEC 3.6), or a tool frame whose payload did not fit its type
+    /// (then `Frame::shape_error` says why).
+    Generic(Map<String, Value>),
+}
+
+/// One RAWP message: `type` + `payload` + envelope (SPEC 2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub frame_type: FrameType,
+    pub body: Body,
+    pub envelope: Envelope,
+    pub origin: Origin,
+    /// Set when a known frame type's payload could not be read as its typed shape (e.g. a number
+    /// where a string belongs); the payload is then kept as `Body::Generic`.
+    pub shape_error: Option<String>,
+}
+
+impl Frame {
+    /// Builds a frame from a type and a typed body, with an empty envelope.
+    pub fn new(frame_type: FrameType, body: Body) -> Self {
+        Self {
+            frame_type,
+            body,
+            envelope: Envelope::default(),
+            origin: Origin::default(),
+            shape_error: None,
+        }
+    }
+
+    /// The `invocation_id` of a tool frame, if any.
+    pub fn invocation_id(&self) -> Option<&str> {
+        match &self.body {
+            Body::Request(r) => r.invocation_id.as_deref(),
+            Body::Stream(s) => s.invocation_id.as_deref(),
+            Body::Result(r) => r.invocation_id.as_deref(),
+            Body::Catalog(_) => None,
+            Body::Generic(m) => m.get("invocation_id").and_then(Value::as_str),
+        }
+    }
+
+    /// The payload as JSON (what `convert` writes under `payload`).
+    pub fn payload_json(&self) -> Value {
+        let v = match &self.body {
+            Body::Request(r) => serde_json::to_value(r),
+            Body::Stream(s) => serde_json::to_value(s),
+            Body::Result(r) => serde_json::to_value(r),
+            Body::Catalog(c) => serde_json::to_value(c),
+            Body::Generic(m) => return Value::Object(m.clone()),
+        };
+        v.unwrap_or(Value::Null)
+    }
+
+    /// The whole frame as one RAWP JSON object, envelope fields at the top level.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert(
+            "type".into(),
+            Value::String(self.frame_type.as_str().to_owned()),
+        );
+        if let Some(id) = &self.envelope.id {
+            obj.insert("id".into(), Value::String(id.clone()));
+        }
+        if let Some(s) = &self.envelope.session_id {
+            obj.insert("session_id".into(), Value::String(s.clone()));
+        }
+        if let Some(seq) = self.envelope.seq {
+            obj.insert("seq".into(), Value::from(seq));
+        }
+        if let Some(ts) = self.envelope.timestamp {
+            obj.insert("timestamp".into(), Value::String(ts.to_rfc3339()));
+        }
+        obj.insert("payload".into(), self.payload_json());
+        if !self.envelope.metadata.is_empty() {
+            obj.insert(
+                "metadata".into(),
+                Value::Object(self.envelope.metadata.clone()),
+            );
+        }
+        for (k, v) in &self.envelope.extra {
+            obj.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        Value::Object(obj)
+    }
+}

@@ -1,0 +1,289 @@
+//! JSON → [`Frame`]: the one lenient parsing layer for RAWP frames (SPEC 2).
+//!
+//! Who calls it: `crate::import` (RAWP NDJSON / JSON array input) and the live sources.
+//! Invariants: never panics; a line that is not a JSON object with a string `type` is a
+//! [`ParseError`] carrying its line number and a short excerpt; everything else becomes a frame
+//! (unknown types and fields are kept).
+
+use serde_json::{Map, Value};
+
+use super::model::{Body, Envelope, Frame, FrameType, Origin, Timestamp};
+
+/// How many characters of a bad line a [`ParseError`] keeps.
+pub const EXCERPT_CHARS: usize = 120;
+
+/// Why a line could not become a frame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseErrorKind {
+    #[error("not valid JSON: {0}")]
+    Json(String),
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("no string \"type\" field")]
+    MissingType,
+    #[error("line too long ({0} bytes)")]
+    TooLong(usize),
+}
+
+/// A line that could not be read as a frame (a `malformed-line` finding).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {kind} — {excerpt}")]
+pub struct ParseError {
+    /// 1-based line number.
+    pub line: u64,
+    pub kind: ParseErrorKind,
+    /// The first [`EXCERPT_CHARS`] characters of the line, control characters made visible.
+    pub excerpt: String,
+}
+
+impl ParseError {
+    /// Builds an error with an excerpt of `text`.
+    pub fn new(line: u64, kind: ParseErrorKind, text: &str) -> Self {
+        Self {
+            line,
+            kind,
+            excerpt: excerpt(text),
+        }
+    }
+}
+
+/// The first [`EXCERPT_CHARS`] characters of `text`, with control characters replaced by `�`/
+/// visible pictures so an excerpt can never drive a terminal.
+pub fn excerpt(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(EXCERPT_CHARS)
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect();
+    if text.chars().nth(EXCERPT_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Parses one line of RAWP NDJSON. `line` is 1-based.
+///
+/// # Errors
+/// [`ParseErrorKind::Json`] for invalid JSON, `NotObject` / `MissingType` for JSON that is not a
+/// frame.
+pub fn parse_line(line: u64, text: &str) -> Result<Frame, ParseError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| ParseError::new(line, ParseErrorKind::Json(e.to_string()), text))?;
+    frame_from_value(line, value).map_err(|kind| ParseError::new(line, kind, text))
+}
+
+/// Builds a frame from an already-parsed JSON value (one element of a JSON array, one WebSocket
+/// message, …).
+///
+/// # Errors
+/// `NotObject` or `MissingType` when the value is not a frame.
+pub fn frame_from_value(line: u64, value: Value) -> Result<Frame, ParseErrorKind> {
+    let Value::Object(mut obj) = value else {
+        return Err(ParseErrorKind::NotObject);
+    };
+    let frame_type = match obj.remove("type") {
+        Some(Value::String(s)) => FrameType::from_wire(&s),
+        Some(other) => {
+            obj.insert("type".into(), other);
+            return Err(ParseErrorKind::MissingType);
+        }
+        None => return Err(ParseErrorKind::MissingType),
+    };
+    let payload = match obj.remove("payload") {
+        Some(Value::Object(m)) => m,
+        Some(Value::Null) | None => Map::new(),
+        Some(other) => {
+            let mut m = Map::new();
+            m.insert("value".into(), other);
+            m
+        }
+    };
+    let metadata = match obj.remove("metadata") {
+        Some(Value::Object(m)) => m,
+        Some(Value::Null) | None => Map::new(),
+        Some(other) => {
+            obj.insert("metadata".into(), other);
+            Map::new()
+        }
+    };
+    let envelope = envelope_from(obj, metadata);
+    let (body, shape_error) = body_from(&frame_type, payload);
+    Ok(Frame {
+        frame_type,
+        body,
+        envelope,
+        origin: Origin { line },
+        shape_error,
+    })
+}
+
+fn take_str(
+    obj: &mut Map<String, Value>,
+    meta: &Map<String, Value>,
+    keys: &[&str],
+) -> Option<String> {
+    for k in keys {
+        if let Some(Value::String(s)) = obj.get(*k) {
+            let s = s.clone();
+            obj.remove(*k);
+            return Some(s);
+        }
+        if let Some(Value::String(s)) = meta.get(*k) {
+            return Some(s.clone());
+        }
+    }
+    None
+}
+
+fn envelope_from(mut obj: Map<String, Value>, metadata: Map<String, Value>) -> Envelope {
+    let id = take_str(&mut obj, &metadata, &["id", "frame_id"]);
+    let session_id = take_str(&mut obj, &metadata, &["session_id"]);
+    let mut seq = None;
+    for k in ["seq", "sequence"] {
+        if let Some(n) = obj.get(k).and_then(Value::as_u64) {
+            seq = Some(n);
+            obj.remove(k);
+            break;
+        }
+        if let Some(n) = metadata.get(k).and_then(Value::as_u64) {
+            seq = Some(n);
+            break;
+        }
+    }
+    let mut timestamp = None;
+    for k in ["timestamp", "ts"] {
+        if let Some(t) = obj.get(k).and_then(Timestamp::from_json) {
+            timestamp = Some(t);
+            obj.remove(k);
+            break;
+        }
+        if let Some(t) = metadata.get(k).and_then(Timestamp::from_json) {
+            timestamp = Some(t);
+            break;
+        }
+    }
+    Envelope {
+        id,
+        session_id,
+        seq,
+        timestamp,
+        metadata,
+        extra: obj,
+    }
+}
+
+/// Reads the payload into its typed shape; on a shape mismatch keeps it generic and says why.
+pub fn body_from(frame_type: &FrameType, payload: Map<String, Value>) -> (Body, Option<String>) {
+    fn typed<T: serde::de::DeserializeOwned>(
+        payload: Map<String, Value>,
+        wrap: fn(T) -> Body,
+    ) -> (Body, Option<String>) {
+        // Cloning keeps the generic payload available when the typed read fails; the common
+        // (successful) path pays one clone of the payload.
+        match serde_json::from_value::<T>(Value::Object(payload.clone())) {
+            Ok(t) => (wrap(t), None),
+            Err(e) => (Body::Generic(payload), Some(e.to_string())),
+        }
+    }
+    match frame_type {
+        FrameType::ToolInvokeRequest => typed(payload, Body::Request),
+        FrameType::ToolInvokeStream => typed(payload, Body::Stream),
+        FrameType::ToolInvokeResult => typed(payload, Body::Result),
+        FrameType::ToolCatalogPublish => typed(payload, Body::Catalog),
+        FrameType::AgentTextDelta
+        | FrameType::AgentTextDone
+        | FrameType::AgentThinkingDelta
+        | FrameType::AgentThinkingDone
+        | FrameType::AgentInteractionRequest
+        | FrameType::AgentError
+        | FrameType::AgentFileTransfer
+        | FrameType::AgentStateChanged
+        | FrameType::SessionTurnEnd
+        | FrameType::SessionCompacted
+        | FrameType::SessionUsage
+        | FrameType::SessionError
+        | FrameType::ControlPromptRequest
+        | FrameType::ControlSessionCompact
+        | FrameType::ControlModeSwitch
+        | FrameType::Unknown(_) => (Body::Generic(payload), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::model::{ResultStatus, StreamType};
+
+    #[test]
+    fn parses_request_with_envelope_in_metadata() {
+        let f = parse_line(
+            3,
+            r#"{"type":"tool.invoke.request","payload":{"invocation_id":"a","tool_name":"Bash","input":{"command":"ls"},"x":1},"metadata":{"seq":7,"timestamp":"2025-01-01T00:00:01Z"}}"#,
+        )
+        .unwrap();
+        assert_eq!(f.origin.line, 3);
+        assert_eq!(f.envelope.seq, Some(7));
+        assert_eq!(f.envelope.timestamp, Some(Timestamp(1_735_689_601_000)));
+        let Body::Request(r) = &f.body else {
+            panic!("not a request: {f:?}")
+        };
+        assert_eq!(r.tool_name.as_deref(), Some("Bash"));
+        assert_eq!(r.extra.get("x"), Some(&Value::from(1)));
+    }
+
+    #[test]
+    fn unknown_enum_values_are_kept() {
+        let f = parse_line(
+            1,
+            r#"{"type":"tool.invoke.stream","payload":{"invocation_id":"a","tool_name":"Bash","stream_type":"stdnet","chunk":"x","sequence":0}}"#,
+        )
+        .unwrap();
+        let Body::Stream(s) = &f.body else { panic!() };
+        assert_eq!(s.stream_type, Some(StreamType::Unknown("stdnet".into())));
+        let f = parse_line(
+            1,
+            r#"{"type":"tool.invoke.result","payload":{"status":"success"}}"#,
+        )
+        .unwrap();
+        let Body::Result(r) = &f.body else { panic!() };
+        assert_eq!(r.status, Some(ResultStatus::Success));
+        assert_eq!(r.output, None);
+    }
+
+    #[test]
+    fn shape_mismatch_is_kept_generic() {
+        let f = parse_line(
+            1,
+            r#"{"type":"tool.invoke.request","payload":{"invocation_id":5}}"#,
+        )
+        .unwrap();
+        assert!(matches!(f.body, Body::Generic(_)));
+        assert!(f.shape_error.is_some());
+    }
+
+    #[test]
+    fn bad_lines_carry_line_and_excerpt() {
+        let e = parse_line(9, "{not json\u{1b}[31m").unwrap_err();
+        assert_eq!(e.line, 9);
+        assert!(matches!(e.kind, ParseErrorKind::Json(_)));
+        assert!(!e.excerpt.contains('\u{1b}'));
+        assert_eq!(
+            parse_line(2, "[1]").unwrap_err().kind,
+            ParseErrorKind::NotObject
+        );
+        assert_eq!(
+            parse_line(2, r#"{"payload":{}}"#).unwrap_err().kind,
+            ParseErrorKind::MissingType
+        );
+    }
+
+    #[test]
+    fn round_trips_unknown_type_and_fields() {
+        let f = parse_line(1, r#"{"type":"x.y","payload":{"a":1},"extra":true}"#).unwrap();
+        assert_eq!(f.frame_type, FrameType::Unknown("x.y".into()));
+        let v = f.to_json();
+        assert_eq!(v["type"], "x.y");
+        assert_eq!(v["payload"]["a"], 1);
+        assert_eq!(v["extra"], true);
+    }
+}

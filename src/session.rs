@@ -1,0 +1,708 @@
+//! The session model: a fold over frames (STYLE 4.1, 4.5).
+//!
+//! Who calls it: the app loop (live and replay alike), `print`, `convert`, `check`, `stats`, and
+//! tests. [`Session::apply`] folds one [`Decoded`] item and returns what changed ([`Applied`]), so
+//! views and caches invalidate by key and nothing rescans the session per frame.
+//!
+//! Invariants:
+//! * `items` is the feed in arrival order; every frame ends up either in an invocation or as an
+//!   item of its own. Nothing is dropped silently: a frame that cannot be attached (a result for
+//!   an unknown id) is kept as an [`Item::Event`] and gets a finding.
+//! * One invocation per `invocation_id`; a duplicate request becomes its own event row plus a
+//!   finding. At most one result is applied per invocation.
+//! * Every mutation of an invocation bumps its `rev` and the session's `revision`.
+//! * No ratatui, no tokio.
+//!
+//! Invocation status transitions (SPEC 3.1–3.3):
+//!
+//! | from                    | frame                | to                                   |
+//! |-------------------------|----------------------|--------------------------------------|
+//! | (none)                  | request              | `Requested`                          |
+//! | `Requested`/`Streaming` | stream               | `Streaming`                          |
+//! | `Requested`/`Streaming` | result               | `Succeeded`/`Failed`/`TimedOut`/`Cancelled`/`Other` |
+//! | finished                | result               | unchanged, `duplicate-result` finding |
+//! | open at end of session  | (`Session::finish`)  | shown as "no result"                 |
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::finding::{Finding, Level, code};
+use crate::import::Decoded;
+use crate::protocol::{
+    Body, CatalogPublish, Delegation, Envelope, Frame, FrameType, ResultStatus, StreamType,
+    Timestamp, ToolInvokeResult,
+};
+
+/// Per-invocation cap on kept stream bytes; past it chunks are counted, not kept.
+pub const MAX_STREAM_BYTES: usize = 8 * 1024 * 1024;
+
+/// Lifecycle of one invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallStatus {
+    Requested,
+    Streaming,
+    Succeeded,
+    Failed,
+    TimedOut,
+    Cancelled,
+    /// A result `status` outside the spec's enum.
+    Other(String),
+}
+
+impl CallStatus {
+    /// Still waiting for a result.
+    pub fn is_open(&self) -> bool {
+        matches!(self, Self::Requested | Self::Streaming)
+    }
+
+    /// Ended badly (error, timeout, or a status outside the spec).
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Self::Failed | Self::TimedOut | Self::Other(_))
+    }
+
+    /// Short label for badges: `running`, `ok`, `error`, `timeout`, `cancelled`, …
+    pub fn label(&self) -> &str {
+        match self {
+            Self::Requested => "requested",
+            Self::Streaming => "streaming",
+            Self::Succeeded => "ok",
+            Self::Failed => "error",
+            Self::TimedOut => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::Other(s) => s,
+        }
+    }
+
+    fn from_result(s: Option<&ResultStatus>) -> Self {
+        match s {
+            Some(ResultStatus::Success) => Self::Succeeded,
+            Some(ResultStatus::Error) => Self::Failed,
+            Some(ResultStatus::Timeout) => Self::TimedOut,
+            Some(ResultStatus::Cancelled) => Self::Cancelled,
+            Some(ResultStatus::Unknown(u)) => Self::Other(u.clone()),
+            None => Self::Other("missing status".into()),
+        }
+    }
+}
+
+/// One `tool.invoke.stream` chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// `sequence` as sent (None when absent: appended in arrival order).
+    pub sequence: Option<u64>,
+    pub stream_type: StreamType,
+    pub text: String,
+    /// Source line of the frame.
+    pub line: u64,
+}
+
+/// What inserting a chunk did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkInsert {
+    Appended,
+    /// Arrived late and was slotted in before later chunks.
+    SlottedIn,
+    /// Same `sequence` as a kept chunk: dropped.
+    Duplicate,
+    /// Over [`MAX_STREAM_BYTES`]: counted, not kept.
+    OverCap,
+}
+
+/// A stream's chunks kept in `sequence` order (SPEC 3.3: frames may arrive out of order).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChunkBuffer {
+    chunks: Vec<Chunk>,
+    bytes: usize,
+    /// Chunks dropped because their `sequence` was already kept.
+    pub duplicates: u64,
+    /// Bytes not kept because of [`MAX_STREAM_BYTES`].
+    pub dropped_bytes: u64,
+}
+
+impl ChunkBuffer {
+    /// Inserts a chunk in `sequence` order.
+    pub fn insert(&mut self, chunk: Chunk) -> ChunkInsert {
+        if self.bytes + chunk.text.len() > MAX_STREAM_BYTES {
+            self.dropped_bytes += chunk.text.len() as u64;
+            return ChunkInsert::OverCap;
+        }
+        let Some(seq) = chunk.sequence else {
+            self.bytes += chunk.text.len();
+            self.chunks.push(chunk);
+            return ChunkInsert::Appended;
+        };
+        // Chunks without a sequence sort as "at their arrival"; compare only sequenced ones.
+        let pos = self
+            .chunks
+            .partition_point(|c| c.sequence.is_none_or(|s| s < seq));
+        if self
+            .chunks
+            .get(pos)
+            .is_some_and(|c| c.sequence == Some(seq))
+        {
+            self.duplicates += 1;
+            return ChunkInsert::Duplicate;
+        }
+        self.bytes += chunk.text.len();
+        let at_end = pos == self.chunks.len();
+        self.chunks.insert(pos, chunk);
+        if at_end {
+            ChunkInsert::Appended
+        } else {
+            ChunkInsert::SlottedIn
+        }
+    }
+
+    /// The kept chunks in order.
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    /// Total kept bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// Missing `sequence` ranges `[from, to]` (inclusive) between 0 and the highest kept one.
+    pub fn gaps(&self) -> Vec<(u64, u64)> {
+        let mut gaps = Vec::new();
+        let mut next = 0u64;
+        for s in self.chunks.iter().filter_map(|c| c.sequence) {
+            if s > next {
+                gaps.push((next, s - 1));
+            }
+            next = next.max(s + 1);
+        }
+        gaps
+    }
+
+    /// The concatenated text of the chunks of the given stream types (all when `None`).
+    pub fn text(&self, only: Option<&StreamType>) -> String {
+        let mut s = String::with_capacity(self.bytes);
+        for c in &self.chunks {
+            if only.is_none_or(|t| *t == c.stream_type) {
+                s.push_str(&c.text);
+            }
+        }
+        s
+    }
+}
+
+/// One tool call: request, stream chunks, result (SPEC 3.1–3.3), keyed by `invocation_id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    pub invocation_id: String,
+    pub tool_name: String,
+    pub tool_version: Option<String>,
+    /// The request `input` (`Value::Null` when absent).
+    pub input: Value,
+    pub parallel_group_id: Option<String>,
+    pub status: CallStatus,
+    pub result: Option<ToolInvokeResult>,
+    pub stream: ChunkBuffer,
+    pub requested_at: Option<Timestamp>,
+    pub ended_at: Option<Timestamp>,
+    /// Envelope of the request frame (metadata, unknown fields) for the raw view.
+    pub request_envelope: Envelope,
+    /// Envelope of the result frame.
+    pub result_envelope: Option<Envelope>,
+    /// Source line of the request / result frame.
+    pub request_line: u64,
+    pub result_line: Option<u64>,
+    /// `metadata.delegation_chain` of the request (root first); empty for the root agent.
+    pub delegation_chain: Vec<Delegation>,
+    /// Index (in `Session::invocations`) of the invocation that spawned this one's agent.
+    pub parent: Option<usize>,
+    /// Invocations whose delegation chain ends at this one.
+    pub children: Vec<usize>,
+    /// Index of this invocation's row in `Session::items`.
+    pub item: usize,
+    /// Number of findings about this invocation.
+    pub findings: u32,
+    /// Bumped on every mutation.
+    pub rev: u64,
+}
+
+impl Invocation {
+    /// Run time in ms: the result's `duration_ms`, else result time minus request time.
+    pub fn duration_ms(&self) -> Option<f64> {
+        if let Some(d) = self.result.as_ref().and_then(|r| r.duration_ms) {
+            return Some(d);
+        }
+        match (self.requested_at, self.ended_at) {
+            (Some(a), Some(b)) if b.0 >= a.0 => Some((b.0 - a.0) as f64),
+            _ => None,
+        }
+    }
+}
+
+/// Kind of a text message in the feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// `control.prompt.request`: what the user asked.
+    Prompt,
+    /// `agent.text.delta` / `.done`.
+    AgentText,
+    /// `agent.thinking.delta` / `.done`.
+    Thinking,
+}
+
+/// A prompt, an agent reply or a thinking block, accumulated from its deltas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub kind: MessageKind,
+    pub text: String,
+    /// `.done` seen (prompts are always done).
+    pub done: bool,
+    /// `redacted: true`: never show the text as the original (SPEC 3.6).
+    pub redacted: bool,
+    pub timestamp: Option<Timestamp>,
+    pub line: u64,
+    pub delegation_chain: Vec<Delegation>,
+    /// The frame's envelope metadata (importers put e.g. `isMeta`, `uuid` here).
+    pub metadata: Map<String, Value>,
+}
+
+/// One row of the feed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// Index into `Session::invocations`.
+    Invocation(usize),
+    Message(Message),
+    /// Any other frame, shown generically (turn ends, compaction, usage, errors, unknown types,
+    /// and tool frames that could not be attached to an invocation).
+    Event(Box<Frame>),
+}
+
+/// One `tool.catalog.publish`, as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Publish {
+    pub catalog: CatalogPublish,
+    pub timestamp: Option<Timestamp>,
+    pub line: u64,
+    /// Index of the publish frame's row in `Session::items`.
+    pub item: usize,
+    /// Synthesised by an importer (metadata `rawpv_derived: true`), not sent by the agent.
+    pub derived: bool,
+}
+
+/// Counters for the status bar and `stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub frames: u64,
+    pub malformed: u64,
+    pub invocations: u64,
+    pub running: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+}
+
+/// What one `apply` changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Applied {
+    /// The feed row that was added or changed.
+    pub item: Option<usize>,
+    /// The invocation that was added or changed.
+    pub invocation: Option<usize>,
+    /// Whether `item` is a new row.
+    pub new_item: bool,
+}
+
+/// The folded session.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Session {
+    pub items: Vec<Item>,
+    pub invocations: Vec<Invocation>,
+    index: HashMap<String, usize>,
+    /// Every catalog publish in order; the last one is the current catalog (SPEC 3.5).
+    pub publishes: Vec<Publish>,
+    pub findings: Vec<Finding>,
+    pub counts: Counts,
+    /// Bumped on every change.
+    pub revision: u64,
+    /// Set by [`Session::finish`]: the source ended; open invocations have "no result".
+    pub ended: bool,
+    /// Timestamp of the latest frame that had one.
+    pub last_timestamp: Option<Timestamp>,
+}
+
+impl Session {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds a whole sequence of decoded items and finishes the session.
+    pub fn from_decoded(items: impl IntoIterator<Item = Decoded>) -> Self {
+        let mut s = Self::new();
+        for d in items {
+            s.apply(d);
+        }
+        s.finish();
+        s
+    }
+
+    /// The current catalog (latest publish), if any.
+    pub fn catalog(&self) -> Option<&CatalogPublish> {
+        self.publishes.last().map(|p| &p.catalog)
+    }
+
+    /// The invocation with this id.
+    pub fn invocation(&self, id: &str) -> Option<&Invocation> {
+        self.index.get(id).map(|&i| &self.invocations[i])
+    }
+
+    /// Index of the invocation with this id.
+    pub fn invocation_index(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Records a finding, counting it on its invocation.
+    pub fn push_finding(&mut self, f: Finding) {
+        if let Some(i) = f
+            .invocation_id
+            .as_deref()
+            .and_then(|id| self.index.get(id))
+            .copied()
+        {
+            self.invocations[i].findings += 1;
+            self.invocations[i].rev += 1;
+        }
+        self.findings.push(f);
+        self.revision += 1;
+    }
+
+    /// Folds one decoded item (a frame, a malformed line, or an importer's finding).
+    pub fn apply(&mut self, d: Decoded) -> Applied {
+        match d {
+            Decoded::Frame(f) => self.apply_frame(*f),
+            Decoded::Malformed(e) => {
+                self.counts.malformed += 1;
+                let line = e.line;
+                self.push_finding(Finding::new(
+                    Level::Error,
+                    code::MALFORMED_LINE,
+                    "SPEC 2",
+                    line,
+                    e.to_string(),
+                ));
+                Applied::default()
+            }
+            Decoded::Finding(f) => {
+                self.push_finding(f);
+                Applied::default()
+            }
+        }
+    }
+
+    /// Marks the end of the source: open invocations now read as "no result", and end-of-session
+    /// checks run.
+    pub fn finish(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        self.revision += 1;
+        for f in crate::check::end_findings(self) {
+            self.push_finding(f);
+        }
+    }
+
+    fn push_item(&mut self, item: Item) -> usize {
+        self.items.push(item);
+        self.items.len() - 1
+    }
+
+    fn push_event(&mut self, frame: Frame) -> Applied {
+        let item = self.push_item(Item::Event(Box::new(frame)));
+        Applied {
+            item: Some(item),
+            invocation: None,
+            new_item: true,
+        }
+    }
+
+    /// Folds one frame.
+    pub fn apply_frame(&mut self, frame: Frame) -> Applied {
+        self.counts.frames += 1;
+        self.revision += 1;
+        if let Some(ts) = frame.envelope.timestamp {
+            self.last_timestamp = Some(self.last_timestamp.map_or(ts, |l| l.max(ts)));
+        }
+        let line = frame.origin.line;
+        for f in crate::check::frame_findings(self, &frame) {
+            self.push_finding(f);
+        }
+        if let FrameType::Unknown(t) = &frame.frame_type {
+            let msg = format!("unknown frame type {t:?}; shown as a generic row");
+            self.push_finding(Finding::new(
+                Level::Warning,
+                code::UNKNOWN_FRAME_TYPE,
+                "SPEC 2",
+                line,
+                msg,
+            ));
+        }
+        if let Some(e) = &frame.shape_error {
+            let msg = format!("{} payload does not fit its shape: {e}", frame.frame_type);
+            self.push_finding(Finding::new(
+                Level::Error,
+                code::INVALID_PAYLOAD,
+                "SPEC 3",
+                line,
+                msg,
+            ));
+        }
+        match frame.body {
+            Body::Request(_) => self.apply_request(frame),
+            Body::Stream(_) => self.apply_stream(frame),
+            Body::Result(_) => self.apply_result(frame),
+            Body::Catalog(_) => self.apply_catalog(frame),
+            Body::Generic(_) => self.apply_generic(frame),
+        }
+    }
+
+    fn apply_request(&mut self, frame: Frame) -> Applied {
+        let Body::Request(req) = &frame.body else {
+            return self.push_event(frame);
+        };
+        let id = req.invocation_id.clone().unwrap_or_default();
+        if self.index.contains_key(&id) {
+            let msg = format!("invocation_id {id:?} was already requested");
+            let f = Finding::new(
+                Level::Error,
+                code::DUPLICATE_INVOCATION_ID,
+                "SPEC 3.7",
+                frame.origin.line,
+                msg,
+            )
+            .for_invocation(id);
+            self.push_finding(f);
+            return self.push_event(frame);
+        }
+        let Body::Request(req) = frame.body else {
+            return Applied::default();
+        };
+        let chain = frame.envelope.delegation_chain();
+        let parent = chain
+            .last()
+            .and_then(|d| self.index.get(&d.invocation_id))
+            .copied();
+        let idx = self.invocations.len();
+        let item = self.push_item(Item::Invocation(idx));
+        self.invocations.push(Invocation {
+            invocation_id: id.clone(),
+            tool_name: req.tool_name.unwrap_or_default(),
+            tool_version: req.tool_version,
+            input: req.input.unwrap_or(Value::Null),
+            parallel_group_id: req.parallel_group_id,
+            status: CallStatus::Requested,
+            result: None,
+            stream: ChunkBuffer::default(),
+            requested_at: frame.envelope.timestamp,
+            ended_at: None,
+            request_line: frame.origin.line,
+            result_line: None,
+            delegation_chain: chain,
+            parent,
+            children: Vec::new(),
+            item,
+            findings: 0,
+            rev: 1,
+            request_envelope: frame.envelope,
+            result_envelope: None,
+        });
+        if let Some(p) = parent {
+            self.invocations[p].children.push(idx);
+            self.invocations[p].rev += 1;
+        }
+        self.index.insert(id, idx);
+        self.counts.invocations += 1;
+        self.counts.running += 1;
+        Applied {
+            item: Some(item),
+            invocation: Some(idx),
+            new_item: true,
+        }
+    }
+
+    fn apply_stream(&mut self, frame: Frame) -> Applied {
+        let Body::Stream(s) = &frame.body else {
+            return self.push_event(frame);
+        };
+        let id = s.invocation_id.clone().unwrap_or_default();
+        let Some(&idx) = self.index.get(&id) else {
+            let msg = format!("stream chunk for invocation_id {id:?}, which was never requested");
+            let f = Finding::new(
+                Level::Error,
+                code::STREAM_WITHOUT_REQUEST,
+                "SPEC 3.7",
+                frame.origin.line,
+                msg,
+            );
+            self.push_finding(f);
+            return self.push_event(frame);
+        };
+        let line = frame.origin.line;
+        let Body::Stream(s) = frame.body else {
+            return Applied::default();
+        };
+        let inv = &mut self.invocations[idx];
+        inv.stream.insert(Chunk {
+            sequence: s.sequence,
+            stream_type: s.stream_type.unwrap_or(StreamType::Stdout),
+            text: s.chunk.unwrap_or_default(),
+            line,
+        });
+        if inv.status == CallStatus::Requested {
+            inv.status = CallStatus::Streaming;
+        }
+        inv.rev += 1;
+        Applied {
+            item: Some(inv.item),
+            invocation: Some(idx),
+            new_item: false,
+        }
+    }
+
+    fn apply_result(&mut self, frame: Frame) -> Applied {
+        let Body::Result(r) = &frame.body else {
+            return self.push_event(frame);
+        };
+        let id = r.invocation_id.clone().unwrap_or_default();
+        let line = frame.origin.line;
+        let Some(&idx) = self.index.get(&id) else {
+            let msg = format!("result for invocation_id {id:?}, which was never requested");
+            let f = Finding::new(
+                Level::Error,
+                code::RESULT_WITHOUT_REQUEST,
+                "SPEC 3.7",
+                line,
+                msg,
+            );
+            self.push_finding(f);
+            return self.push_event(frame);
+        };
+        if !self.invocations[idx].status.is_open() {
+            let msg = format!("second result for invocation_id {id:?}; the first one is kept");
+            let f = Finding::new(Level::Error, code::DUPLICATE_RESULT, "SPEC 3.7", line, msg)
+                .for_invocation(id);
+            self.push_finding(f);
+            return self.push_event(frame);
+        }
+        let Body::Result(r) = frame.body else {
+            return Applied::default();
+        };
+        let status = CallStatus::from_result(r.status.as_ref());
+        self.counts.running = self.counts.running.saturating_sub(1);
+        if status.is_failure() {
+            self.counts.failed += 1;
+        }
+        if status == CallStatus::Cancelled {
+            self.counts.cancelled += 1;
+        }
+        let inv = &mut self.invocations[idx];
+        inv.status = status;
+        inv.result = Some(r);
+        inv.ended_at = frame.envelope.timestamp;
+        inv.result_envelope = Some(frame.envelope);
+        inv.result_line = Some(line);
+        inv.rev += 1;
+        Applied {
+            item: Some(inv.item),
+            invocation: Some(idx),
+            new_item: false,
+        }
+    }
+
+    fn apply_catalog(&mut self, frame: Frame) -> Applied {
+        let derived = frame
+            .envelope
+            .metadata
+            .get("rawpv_derived")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let (timestamp, line) = (frame.envelope.timestamp, frame.origin.line);
+        let Body::Catalog(catalog) = &frame.body else {
+            return self.push_event(frame);
+        };
+        let catalog = catalog.clone();
+        let applied = self.push_event(frame);
+        self.publishes.push(Publish {
+            catalog,
+            timestamp,
+            line,
+            item: applied.item.unwrap_or(0),
+            derived,
+        });
+        applied
+    }
+
+    fn apply_generic(&mut self, frame: Frame) -> Applied {
+        let kind = match frame.frame_type {
+            FrameType::ControlPromptRequest => Some((MessageKind::Prompt, true)),
+            FrameType::AgentTextDelta => Some((MessageKind::AgentText, false)),
+            FrameType::AgentTextDone => Some((MessageKind::AgentText, true)),
+            FrameType::AgentThinkingDelta => Some((MessageKind::Thinking, false)),
+            FrameType::AgentThinkingDone => Some((MessageKind::Thinking, true)),
+            _ => None,
+        };
+        let Some((kind, done)) = kind else {
+            return self.push_event(frame);
+        };
+        let Body::Generic(payload) = &frame.body else {
+            return self.push_event(frame);
+        };
+        let text = message_text(payload);
+        let redacted = payload
+            .get("redacted")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let chain = frame.envelope.delegation_chain();
+        // Deltas and the closing `.done` continue the latest open message of the same kind and agent.
+        if kind != MessageKind::Prompt
+            && let Some(pos) = self.items.iter().rposition(|it| matches!(it, Item::Message(m) if m.kind == kind && !m.done && m.delegation_chain == chain)) {
+                if let Item::Message(m) = &mut self.items[pos] {
+                    if done && !text.is_empty() && payload.get("text").is_some() {
+                        // `.done` carrying the full text replaces the accumulated deltas.
+                        m.text = text;
+                    } else {
+                        m.text.push_str(&text);
+                    }
+                    m.done = done;
+                    m.redacted |= redacted;
+                }
+                return Applied { item: Some(pos), invocation: None, new_item: false };
+            }
+        let item = self.push_item(Item::Message(Message {
+            kind,
+            text,
+            done,
+            redacted,
+            timestamp: frame.envelope.timestamp,
+            line: frame.origin.line,
+            delegation_chain: chain,
+            metadata: frame.envelope.metadata,
+        }));
+        Applied {
+            item: Some(item),
+            invocation: None,
+            new_item: true,
+        }
+    }
+}
+
+/// The text of a prompt / text / thinking payload: `delta`, `text`, `content`, `prompt` or
+/// `thinking`, whichever is a string (SPEC 3.6 bodies are not public; \[ours\]).
+pub fn message_text(payload: &Map<String, Value>) -> String {
+    for k in ["delta", "text", "content", "prompt", "thinking"] {
+        if let Some(Value::String(s)) = payload.get(k) {
+            return s.clone();
+        }
+    }
+    String::new()
+}
