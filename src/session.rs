@@ -329,6 +329,8 @@ pub struct Session {
     pub ended: bool,
     /// Timestamp of the latest frame that had one.
     pub last_timestamp: Option<Timestamp>,
+    /// Feed rows of messages still receiving deltas (few; closed ones are removed).
+    open_messages: Vec<usize>,
 }
 
 impl Session {
@@ -437,7 +439,10 @@ impl Session {
         for f in crate::check::frame_findings(self, &frame) {
             self.push_finding(f);
         }
-        if let FrameType::Unknown(t) = &frame.frame_type {
+        // `x-` types are extension frames (importers use them for records with no RAWP type).
+        if let FrameType::Unknown(t) = &frame.frame_type
+            && !t.starts_with("x-")
+        {
             let msg = format!("unknown frame type {t:?}; shown as a generic row");
             self.push_finding(Finding::new(
                 Level::Warning,
@@ -664,8 +669,12 @@ impl Session {
             .unwrap_or(false);
         let chain = frame.envelope.delegation_chain();
         // Deltas and the closing `.done` continue the latest open message of the same kind and agent.
-        if kind != MessageKind::Prompt
-            && let Some(pos) = self.items.iter().rposition(|it| matches!(it, Item::Message(m) if m.kind == kind && !m.done && m.delegation_chain == chain)) {
+        if kind != MessageKind::Prompt {
+            let open = self.open_messages.iter().rposition(|&i| {
+                matches!(&self.items[i], Item::Message(m) if m.kind == kind && m.delegation_chain == chain)
+            });
+            if let Some(k) = open {
+                let pos = self.open_messages[k];
                 if let Item::Message(m) = &mut self.items[pos] {
                     if done && !text.is_empty() && payload.get("text").is_some() {
                         // `.done` carrying the full text replaces the accumulated deltas.
@@ -676,8 +685,16 @@ impl Session {
                     m.done = done;
                     m.redacted |= redacted;
                 }
-                return Applied { item: Some(pos), invocation: None, new_item: false };
+                if done {
+                    self.open_messages.remove(k);
+                }
+                return Applied {
+                    item: Some(pos),
+                    invocation: None,
+                    new_item: false,
+                };
             }
+        }
         let item = self.push_item(Item::Message(Message {
             kind,
             text,
