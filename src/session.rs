@@ -705,6 +705,9 @@ impl Session {
             delegation_chain: chain,
             metadata: frame.envelope.metadata,
         }));
+        if !done {
+            self.open_messages.push(item);
+        }
         Applied {
             item: Some(item),
             invocation: None,
