@@ -199,12 +199,11 @@ fn name_or_unnamed(name: &str) -> &str {
     if name.is_empty() { "(unnamed)" } else { name }
 }
 
-/// The current catalog's entry for `name`, if a catalog exists: `Some(None)` when the tool is
-/// absent from it.
-fn catalog_entry<'s>(session: &'s Session, name: &str) -> Option<Option<&'s CatalogTool>> {
+/// The current catalog's entry for `name` (the first one when listed twice).
+fn catalog_entry<'s>(session: &'s Session, name: &str) -> Option<&'s CatalogTool> {
     session
         .catalog()
-        .map(|c| c.tools.iter().find(|t| t.name == name))
+        .and_then(|c| c.tools.iter().find(|t| t.name == name))
 }
 
 fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &mut Out<'_>) {
@@ -237,11 +236,11 @@ fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &
         out.missing(T, "tool_name", S);
         return;
     };
-    let Some(entry) = catalog_entry(session, name) else {
-        return;
+    let Some(publish) = session.publishes.last() else {
+        return; // no catalog: nothing to compare with
     };
-    let derived = session.publishes.last().is_some_and(|p| p.derived);
-    let Some(entry) = entry else {
+    let derived = publish.derived;
+    let Some(entry) = catalog_entry(session, name) else {
         let (level, whose) = if derived {
             (Level::Warning, "the derived catalog")
         } else {
@@ -276,9 +275,10 @@ fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &
         ToolStatus::Available | ToolStatus::Unknown(_) => {}
     }
     if let Some(catalog) = session.catalog()
-        && let Some(d) = catalog.diagnostics.iter().find(|d| {
-            d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name)
-        })
+        && let Some(d) = catalog
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name))
     {
         let code = d.code.as_deref().unwrap_or("?");
         out.push(
@@ -305,7 +305,10 @@ fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
             Level::Error,
             code::UNKNOWN_ENUM_VALUE,
             S,
-            format!("stream_type {:?} is not stdout, stderr or progress", t.as_str()),
+            format!(
+                "stream_type {:?} is not stdout, stderr or progress",
+                t.as_str()
+            ),
         ),
         Some(_) => {}
     }
@@ -325,8 +328,16 @@ fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
     name_mismatch(inv, s.tool_name.as_deref(), "stream chunk", out);
     if let Some(seq) = s.sequence {
         let chunks = inv.stream.chunks();
-        // Same search as `ChunkBuffer::insert`, so this agrees with what the buffer drops.
-        let pos = chunks.partition_point(|c| c.sequence.is_none_or(|x| x < seq));
+        // Same search as `ChunkBuffer::insert`, so this agrees with what the buffer drops: the
+        // first sequenced chunk after the last one below `seq` (O(1) for in-order chunks).
+        let after = chunks
+            .iter()
+            .rposition(|c| c.sequence.is_some_and(|x| x < seq))
+            .map_or(0, |j| j + 1);
+        let pos = chunks[after..]
+            .iter()
+            .position(|c| c.sequence.is_some())
+            .map_or(chunks.len(), |k| after + k);
         if chunks.get(pos).is_some_and(|c| c.sequence == Some(seq)) {
             out.push(
                 Level::Error,
@@ -427,7 +438,7 @@ fn check_output_type(
     got: &OutputType,
     out: &mut Out<'_>,
 ) {
-    let entry = catalog_entry(session, &inv.tool_name).flatten();
+    let entry = catalog_entry(session, &inv.tool_name);
     let output = r.output.as_ref();
     let (expected, rule) = expected_output_type(&inv.tool_name, entry, output);
     if *got == expected {
@@ -437,7 +448,10 @@ fn check_output_type(
     if *got == OutputType::Empty && is_empty_output(output) {
         return;
     }
-    if *got == OutputType::Text && r.status.as_ref().is_some_and(|s| *s != ResultStatus::Success)
+    if *got == OutputType::Text
+        && r.status
+            .as_ref()
+            .is_some_and(|s| *s != ResultStatus::Success)
     {
         return;
     }
@@ -517,7 +531,10 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
                 Level::Warning,
                 code::UNKNOWN_ENUM_VALUE,
                 S,
-                format!("tool {name} has category {:?}, not a SPEC 3.5 value", cat.as_str()),
+                format!(
+                    "tool {name} has category {:?}, not a SPEC 3.5 value",
+                    cat.as_str()
+                ),
             );
         }
         if let Some(ot) = tool.output_type.as_ref().filter(|o| !o.is_known()) {
@@ -525,7 +542,10 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
                 Level::Warning,
                 code::UNKNOWN_ENUM_VALUE,
                 "SPEC 3.4",
-                format!("tool {name} declares output_type {:?}, not a SPEC 3.4 value", ot.as_str()),
+                format!(
+                    "tool {name} declares output_type {:?}, not a SPEC 3.4 value",
+                    ot.as_str()
+                ),
             );
         }
         let status = tool.effective_status();

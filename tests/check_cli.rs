@@ -1,5 +1,7 @@
-//! `rawpv check` end to end (assert_cmd on the binary): exit codes, text and JSON shapes, the
+//! `rawpv check` end to end (`assert_cmd` on the binary): exit codes, text and JSON shapes, the
 //! embedded demo, and every corpus file (skipped when `../shared/corpus` is absent).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 
@@ -22,8 +24,12 @@ fn json_report(args: &[&str]) -> (i32, Value) {
         .output()
         .unwrap();
     let code = out.status.code().unwrap_or(-1);
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
     (code, v)
 }
 
@@ -57,7 +63,10 @@ fn errors_exit_1_in_compiler_format() {
             "{path}:2: error[tool-unavailable] request for WebFetch, which the catalog marks unavailable (no network) (SPEC 3.5)"
         )
     );
-    assert!(stdout.ends_with(": 1 error, 0 warnings, 0 infos\n"), "{stdout}");
+    assert!(
+        stdout.ends_with(": 1 error, 0 warnings, 0 infos\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -141,7 +150,9 @@ fn corpus_files_check_without_adapter_errors() {
     for dir in ["claude-code", "anthropic-api"] {
         let mut stack = vec![Path::new(root).join(dir)];
         while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
             for e in rd.flatten() {
                 let p = e.path();
                 if p.is_dir() {

@@ -2,6 +2,8 @@
 //! every tool frame type and `output_type`, all catalog statuses and severities, a re-publish that
 //! changes a status, subagents, parallel calls, out-of-order streams; ids and timestamps are sane.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 
 use rawpv::check::is_uuid_v4;
@@ -27,8 +29,15 @@ fn demo_is_well_formed_and_ordered() {
     assert!((40..=90).contains(&frames.len()), "{} frames", frames.len());
     let mut last = None;
     for f in &frames {
-        let ts = f.envelope.timestamp.expect("every demo frame has a timestamp");
-        assert!(last.is_none_or(|l| ts >= l), "timestamps go back at line {}", f.origin.line);
+        let ts = f
+            .envelope
+            .timestamp
+            .expect("every demo frame has a timestamp");
+        assert!(
+            last.is_none_or(|l| ts >= l),
+            "timestamps go back at line {}",
+            f.origin.line
+        );
         last = Some(ts);
         assert!(f.shape_error.is_none(), "line {}", f.origin.line);
         if let Body::Request(r) = &f.body {
@@ -36,7 +45,10 @@ fn demo_is_well_formed_and_ordered() {
             assert!(is_uuid_v4(id), "{id}");
         }
     }
-    let session_ids: BTreeSet<_> = frames.iter().map(|f| f.envelope.session_id.clone()).collect();
+    let session_ids: BTreeSet<_> = frames
+        .iter()
+        .map(|f| f.envelope.session_id.clone())
+        .collect();
     assert_eq!(session_ids.len(), 1);
 }
 
@@ -92,19 +104,40 @@ fn demo_session_shape() {
         .collect();
     assert_eq!(groups.len(), 3);
     // A subagent: its calls carry the delegation chain and hang under the Task.
-    let task = s.invocations.iter().position(|i| i.tool_name == "Task").unwrap();
+    let task = s
+        .invocations
+        .iter()
+        .position(|i| i.tool_name == "Task")
+        .unwrap();
     assert_eq!(s.invocations[task].children.len(), 2);
     // The first Bash streamed in several chunks, one out of order, rebuilt in order.
-    let bash = &s.invocations[s.invocations.iter().position(|i| i.tool_name == "Bash").unwrap()];
-    let seqs: Vec<_> = bash.stream.chunks().iter().filter_map(|c| c.sequence).collect();
+    let bash = &s.invocations[s
+        .invocations
+        .iter()
+        .position(|i| i.tool_name == "Bash")
+        .unwrap()];
+    let seqs: Vec<_> = bash
+        .stream
+        .chunks()
+        .iter()
+        .filter_map(|c| c.sequence)
+        .collect();
     assert_eq!(seqs, (0..8).collect::<Vec<_>>());
     let arrival: Vec<_> = {
-        let mut v: Vec<_> = bash.stream.chunks().iter().map(|c| (c.line, c.sequence)).collect();
+        let mut v: Vec<_> = bash
+            .stream
+            .chunks()
+            .iter()
+            .map(|c| (c.line, c.sequence))
+            .collect();
         v.sort_unstable();
         v.into_iter().filter_map(|(_, s)| s).collect()
     };
     assert_ne!(arrival, seqs, "one chunk must arrive out of order");
-    assert!(bash.stream.text(None).contains('\u{1b}'), "ANSI colour in the Bash output");
+    assert!(
+        bash.stream.text(None).contains('\u{1b}'),
+        "ANSI colour in the Bash output"
+    );
     assert!(s.invocations.iter().all(|i| !i.status.is_open()));
 }
 
@@ -117,7 +150,10 @@ fn demo_catalog_has_all_statuses_and_severities() {
         .iter()
         .map(|t| t.effective_status().as_str().to_owned())
         .collect();
-    let all: BTreeSet<String> = ToolStatus::ALL.iter().map(|x| x.as_str().to_owned()).collect();
+    let all: BTreeSet<String> = ToolStatus::ALL
+        .iter()
+        .map(|x| x.as_str().to_owned())
+        .collect();
     assert_eq!(statuses, all);
     for t in &first.tools {
         if t.effective_status() != ToolStatus::Available {
@@ -130,7 +166,10 @@ fn demo_catalog_has_all_statuses_and_severities() {
         .filter_map(|d| d.severity.clone())
         .map(|x| x.as_str().to_owned())
         .collect();
-    let all: BTreeSet<_> = Severity::ALL.iter().map(|x| x.as_str().to_owned()).collect();
+    let all: BTreeSet<_> = Severity::ALL
+        .iter()
+        .map(|x| x.as_str().to_owned())
+        .collect();
     assert_eq!(severities, all);
 }
 

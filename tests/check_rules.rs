@@ -1,6 +1,8 @@
 //! One fixture per finding code (`tests/fixtures/check_*.ndjson`): each holds lines that must be
 //! reported and lines that must not; the test pins exactly which lines get the code, at what level.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use rawpv::check::code;
 use rawpv::finding::{Level, code as fcode};
 use rawpv::import::load_bytes;
@@ -81,7 +83,10 @@ fn tool_unavailable_follows_the_latest_publish() {
 #[test]
 fn tool_fatal_diagnostic() {
     assert_eq!(
-        hits(&session("tool_fatal_diagnostic"), code::TOOL_FATAL_DIAGNOSTIC),
+        hits(
+            &session("tool_fatal_diagnostic"),
+            code::TOOL_FATAL_DIAGNOSTIC
+        ),
         [(2, E)]
     );
 }
@@ -169,7 +174,10 @@ fn status_description_missing() {
 #[test]
 fn duplicate_catalog_tool() {
     assert_eq!(
-        hits(&session("duplicate_catalog_tool"), code::DUPLICATE_CATALOG_TOOL),
+        hits(
+            &session("duplicate_catalog_tool"),
+            code::DUPLICATE_CATALOG_TOOL
+        ),
         [(1, W)]
     );
 }
@@ -205,4 +213,17 @@ fn every_checker_code_has_a_fixture() {
     for c in code::ALL {
         assert!(seen.contains(c), "no fixture reports {c}");
     }
+}
+
+#[test]
+fn request_findings_count_on_their_invocation() {
+    let s = session("tool_fatal_diagnostic");
+    let bash = s
+        .invocation("00000000-0000-4000-8000-000000000001")
+        .unwrap();
+    assert_eq!(bash.findings, 1);
+    let read = s
+        .invocation("00000000-0000-4000-8000-000000000002")
+        .unwrap();
+    assert_eq!(read.findings, 0);
 }
