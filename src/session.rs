@@ -132,25 +132,34 @@ impl ChunkBuffer {
             self.chunks.push(chunk);
             return ChunkInsert::Appended;
         };
-        // Chunks without a sequence sort as "at their arrival"; compare only sequenced ones.
-        let pos = self
+        // Chunks without a sequence stay where they arrived; sequenced ones stay sorted among
+        // themselves. (A binary search is wrong here: with unsequenced chunks mixed in, the
+        // buffer is not partitioned by `s < seq`.) Search back from the end, where in-order and
+        // slightly late chunks land, so the common case is O(1); `Vec::insert` is O(n) anyway.
+        let after = self
             .chunks
-            .partition_point(|c| c.sequence.is_none_or(|s| s < seq));
-        if self
-            .chunks
-            .get(pos)
-            .is_some_and(|c| c.sequence == Some(seq))
-        {
-            self.duplicates += 1;
-            return ChunkInsert::Duplicate;
-        }
-        self.bytes += chunk.text.len();
-        let at_end = pos == self.chunks.len();
-        self.chunks.insert(pos, chunk);
-        if at_end {
-            ChunkInsert::Appended
-        } else {
-            ChunkInsert::SlottedIn
+            .iter()
+            .rposition(|c| c.sequence.is_some_and(|s| s < seq))
+            .map_or(0, |j| j + 1);
+        let next = self.chunks[after..]
+            .iter()
+            .position(|c| c.sequence.is_some())
+            .map(|k| after + k);
+        match next {
+            Some(k) if self.chunks[k].sequence == Some(seq) => {
+                self.duplicates += 1;
+                ChunkInsert::Duplicate
+            }
+            Some(k) => {
+                self.bytes += chunk.text.len();
+                self.chunks.insert(k, chunk);
+                ChunkInsert::SlottedIn
+            }
+            None => {
+                self.bytes += chunk.text.len();
+                self.chunks.push(chunk);
+                ChunkInsert::Appended
+            }
         }
     }
 
@@ -705,6 +714,9 @@ impl Session {
             delegation_chain: chain,
             metadata: frame.envelope.metadata,
         }));
+        if !done {
+            self.open_messages.push(item);
+        }
         Applied {
             item: Some(item),
             invocation: None,

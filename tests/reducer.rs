@@ -1,0 +1,264 @@
+//! Reducer tests: frames folded into a `Session`, asserted as whole objects (STYLE 4.11).
+
+use pretty_assertions::assert_eq;
+use rawpv::finding::{Level, code};
+use rawpv::import::{Decoded, load_bytes};
+use rawpv::protocol::{
+    Body, Envelope, Frame, FrameType, Origin, OutputType, ResultStatus, StreamType, Timestamp,
+    ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream, parse_line,
+};
+use rawpv::session::{CallStatus, Chunk, ChunkBuffer, ChunkInsert, Invocation, Item, Session};
+use serde_json::{Map, json};
+
+const PROBLEMS: &str = include_str!("fixtures/rawp_problems.ndjson");
+
+fn ts(s: &str) -> Option<Timestamp> {
+    Timestamp::parse_str(s)
+}
+
+fn envelope(t: &str) -> Envelope {
+    Envelope {
+        timestamp: ts(t),
+        ..Envelope::default()
+    }
+}
+
+#[test]
+fn problems_fixture_keeps_everything_and_reports_each_problem() {
+    let session = Session::from_decoded(load_bytes(PROBLEMS.as_bytes()).items);
+
+    // Findings, with their line numbers.
+    let found: Vec<(&str, u64)> = session.findings.iter().map(|f| (f.code, f.line)).collect();
+    for expected in [
+        (code::MALFORMED_LINE, 4),
+        (code::RESULT_WITHOUT_REQUEST, 7),
+        (code::UNKNOWN_FRAME_TYPE, 8),
+    ] {
+        assert!(
+            found.contains(&expected),
+            "missing {expected:?} in {found:?}"
+        );
+    }
+    assert_eq!(session.counts.malformed, 1);
+
+    // The invocation: chunks in sequence order, the duplicate dropped, the result applied.
+    let id = "0b6f3a52-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+    let mut stream = ChunkBuffer::default();
+    let chunk = |seq, text: &str, line| Chunk {
+        sequence: Some(seq),
+        stream_type: StreamType::Stdout,
+        text: text.into(),
+        line,
+    };
+    assert_eq!(stream.insert(chunk(1, "two\n", 3)), ChunkInsert::Appended);
+    assert_eq!(stream.insert(chunk(0, "one\n", 5)), ChunkInsert::SlottedIn);
+    assert_eq!(
+        stream.insert(chunk(0, "one again\n", 9)),
+        ChunkInsert::Duplicate
+    );
+    let expected = Invocation {
+        invocation_id: id.into(),
+        tool_name: "Bash".into(),
+        tool_version: None,
+        input: json!({"command": "cargo build"}),
+        parallel_group_id: None,
+        status: CallStatus::Failed,
+        result: Some(ToolInvokeResult {
+            invocation_id: Some(id.into()),
+            tool_name: Some("Bash".into()),
+            status: Some(ResultStatus::Error),
+            output: Some(json!("one\ntwo\nerror: linker failed\n")),
+            output_type: Some(OutputType::Text),
+            duration_ms: Some(2000.0),
+            truncated: None,
+            extra: Map::new(),
+        }),
+        stream,
+        requested_at: ts("2026-01-05T09:00:01.000Z"),
+        ended_at: ts("2026-01-05T09:00:03.000Z"),
+        request_envelope: envelope("2026-01-05T09:00:01.000Z"),
+        result_envelope: Some(envelope("2026-01-05T09:00:03.000Z")),
+        request_line: 2,
+        result_line: Some(10),
+        delegation_chain: vec![],
+        parent: None,
+        children: vec![],
+        item: 1,
+        findings: session.invocations[0].findings,
+        rev: session.invocations[0].rev,
+    };
+    assert_eq!(session.invocations, vec![expected]);
+    assert_eq!(session.invocations[0].stream.text(None), "one\ntwo\n");
+    assert_eq!(session.invocations[0].duration_ms(), Some(2000.0));
+
+    // Everything else is still in the feed: catalog, invocation, orphan result, unknown type.
+    let kinds: Vec<String> = session
+        .items
+        .iter()
+        .map(|i| match i {
+            Item::Invocation(n) => format!("invocation {n}"),
+            Item::Message(m) => format!("message {:?}", m.kind),
+            Item::Event(f) => format!("event {}", f.frame_type),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "event tool.catalog.publish",
+            "invocation 0",
+            "event tool.invoke.result",
+            "event agent.telepathy"
+        ]
+    );
+    assert_eq!(session.publishes.len(), 1);
+    assert_eq!(session.counts.failed, 1);
+    assert_eq!(session.counts.running, 0);
+    assert!(session.ended);
+}
+
+fn frame(t: FrameType, body: Body, line: u64) -> Decoded {
+    Decoded::frame(Frame {
+        origin: Origin { line },
+        ..Frame::new(t, body)
+    })
+}
+
+#[test]
+fn lifecycle_requested_streaming_finished_and_duplicates() {
+    let req = |id: &str| ToolInvokeRequest {
+        invocation_id: Some(id.into()),
+        tool_name: Some("Read".into()),
+        input: Some(json!({"file_path": "/a"})),
+        ..Default::default()
+    };
+    let mut s = Session::new();
+    let a = s.apply(frame(
+        FrameType::ToolInvokeRequest,
+        Body::Request(req("a")),
+        1,
+    ));
+    assert_eq!((a.item, a.invocation, a.new_item), (Some(0), Some(0), true));
+    assert_eq!(s.invocations[0].status, CallStatus::Requested);
+    assert_eq!(s.counts.running, 1);
+
+    let stream = ToolInvokeStream {
+        invocation_id: Some("a".into()),
+        stream_type: Some(StreamType::Stderr),
+        chunk: Some("warn\n".into()),
+        sequence: Some(0),
+        ..Default::default()
+    };
+    let b = s.apply(frame(FrameType::ToolInvokeStream, Body::Stream(stream), 2));
+    assert_eq!(
+        (b.item, b.invocation, b.new_item),
+        (Some(0), Some(0), false)
+    );
+    assert_eq!(s.invocations[0].status, CallStatus::Streaming);
+
+    // A duplicate request becomes its own row plus a finding.
+    let c = s.apply(frame(
+        FrameType::ToolInvokeRequest,
+        Body::Request(req("a")),
+        3,
+    ));
+    assert_eq!((c.item, c.invocation, c.new_item), (Some(1), None, true));
+    assert_eq!(
+        s.findings.last().map(|f| f.code),
+        Some(code::DUPLICATE_INVOCATION_ID)
+    );
+
+    let result = |status| ToolInvokeResult {
+        invocation_id: Some("a".into()),
+        status: Some(status),
+        output: Some(json!("x")),
+        output_type: Some(OutputType::FileContent),
+        ..Default::default()
+    };
+    s.apply(frame(
+        FrameType::ToolInvokeResult,
+        Body::Result(result(ResultStatus::Cancelled)),
+        4,
+    ));
+    assert_eq!(s.invocations[0].status, CallStatus::Cancelled);
+    assert_eq!(
+        (s.counts.running, s.counts.cancelled, s.counts.failed),
+        (0, 1, 0)
+    );
+
+    // A second result is not applied.
+    s.apply(frame(
+        FrameType::ToolInvokeResult,
+        Body::Result(result(ResultStatus::Success)),
+        5,
+    ));
+    assert_eq!(s.invocations[0].status, CallStatus::Cancelled);
+    assert_eq!(
+        s.findings.last().map(|f| (f.code, f.level)),
+        Some((code::DUPLICATE_RESULT, Level::Error))
+    );
+    assert_eq!(s.invocations[0].findings, 2);
+}
+
+#[test]
+fn text_deltas_merge_into_one_message_and_done_replaces() {
+    let lines = [
+        r#"{"type":"control.prompt.request","payload":{"text":"fix it","input_type":"text"}}"#,
+        r#"{"type":"agent.text.delta","payload":{"delta":"Hel"}}"#,
+        r#"{"type":"agent.thinking.delta","payload":{"delta":"hmm"}}"#,
+        r#"{"type":"agent.text.delta","payload":{"delta":"lo"}}"#,
+        r#"{"type":"agent.text.done","payload":{}}"#,
+        r#"{"type":"agent.thinking.done","payload":{"text":"hmm, full","redacted":true}}"#,
+        r#"{"type":"agent.text.done","payload":{"text":"Second"}}"#,
+    ];
+    let mut s = Session::new();
+    for (i, l) in lines.iter().enumerate() {
+        s.apply(Decoded::frame(parse_line(i as u64 + 1, l).unwrap()));
+    }
+    let texts: Vec<(String, bool, bool)> = s
+        .items
+        .iter()
+        .map(|i| match i {
+            Item::Message(m) => (format!("{:?}:{}", m.kind, m.text), m.done, m.redacted),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("Prompt:fix it".to_owned(), true, false),
+            ("AgentText:Hello".to_owned(), true, false),
+            ("Thinking:hmm, full".to_owned(), true, true),
+            ("AgentText:Second".to_owned(), true, false),
+        ]
+    );
+}
+
+#[test]
+fn subagent_requests_nest_under_their_parent() {
+    let lines = [
+        r#"{"type":"tool.invoke.request","payload":{"invocation_id":"t","tool_name":"Task","input":{"description":"explore"}}}"#,
+        r#"{"type":"tool.invoke.request","payload":{"invocation_id":"c1","tool_name":"Grep","input":{"pattern":"x"}},"metadata":{"delegation_chain":[{"agent_id":"sub","invocation_id":"t"}]}}"#,
+        r#"{"type":"tool.invoke.request","payload":{"invocation_id":"c2","tool_name":"Read","input":{}},"metadata":{"delegation_chain":[{"agent_id":"sub","invocation_id":"t"}]}}"#,
+    ];
+    let mut s = Session::new();
+    for (i, l) in lines.iter().enumerate() {
+        s.apply(Decoded::frame(parse_line(i as u64 + 1, l).unwrap()));
+    }
+    assert_eq!(s.invocations[0].children, vec![1, 2]);
+    assert_eq!(s.invocations[1].parent, Some(0));
+    assert_eq!(s.invocations[2].parent, Some(0));
+}
+
+#[test]
+fn convert_round_trip_is_stable() {
+    // What `convert` writes parses back to the same frames.
+    let loaded = load_bytes(PROBLEMS.as_bytes());
+    for d in &loaded.items {
+        if let Decoded::Frame(f) = d {
+            let again = parse_line(f.origin.line, &f.to_json().to_string()).unwrap();
+            assert_eq!(again.frame_type, f.frame_type);
+            assert_eq!(again.body, f.body);
+            assert_eq!(again.envelope, f.envelope);
+        }
+    }
+}
