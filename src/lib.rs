@@ -19,6 +19,7 @@ pub mod finding;
 pub mod import;
 pub mod protocol;
 pub mod render;
+pub mod serve;
 pub mod session;
 pub mod source;
 pub mod theme;
