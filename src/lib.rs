@@ -22,3 +22,4 @@ pub mod render;
 pub mod session;
 pub mod source;
 pub mod theme;
+pub mod ui;
