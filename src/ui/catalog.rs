@@ -43,6 +43,7 @@ pub const MAX_HISTORY: usize = 50;
 pub const MAX_SCHEMA_LINES: usize = 200;
 
 /// How one tool was used in the session (all invocations with its name, subagents included).
+/// `Eq`: the durations are finite (non-finite ones are skipped), so equality is reflexive.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolUsage {
     pub calls: usize,
@@ -85,6 +86,8 @@ impl ToolUsage {
         u
     }
 }
+
+impl Eq for ToolUsage {}
 
 /// Nearest-rank percentile of sorted values; `None` when empty.
 pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
@@ -169,8 +172,9 @@ pub fn publish_changes(prev: Option<&CatalogPublish>, next: &CatalogPublish) -> 
 /// finished one changes it; stream chunks do not.
 type UsageKey = (String, usize, u64);
 
-/// View state of the catalog panel.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// View state of the catalog panel (plus its usage cache; `Eq` holds because cached durations
+/// are finite).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CatalogState {
     /// Index of the selected tool in the current catalog's `tools` (clamped when drawn).
     pub selected: usize,
@@ -663,10 +667,55 @@ fn detail_lines(
     lines
 }
 
-impl StatefulWidget for CatalogView<'_> {
-    type State = CatalogState;
+/// Rows of the tool table in a panel `height` rows high: at most half the panel, at least 3
+/// when there are tools, never more than fit below the title and header.
+fn table_rows(height: u16, tools: usize) -> usize {
+    let half = usize::from((height / 2).saturating_sub(2).max(3));
+    tools.min(half).min(usize::from(height.saturating_sub(2)))
+}
 
-    fn render(self, area: Rect, buf: &mut Buffer, state: &mut CatalogState) {
+impl CatalogState {
+    /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
+    /// visible in the table, fills the usage cache and clamps the detail scroll. Called by the
+    /// app before each draw (and by the `StatefulWidget` impl).
+    pub fn prepare(&mut self, session: &Session, theme: &Theme, area: Rect) {
+        let Some(catalog) = session.catalog() else {
+            self.selected = 0;
+            self.offset = 0;
+            self.scroll = 0;
+            return;
+        };
+        let n = catalog.tools.len();
+        self.selected = self.selected.min(n.saturating_sub(1));
+        let rows = table_rows(area.height, n);
+        if rows > 0 {
+            if self.selected < self.offset {
+                self.offset = self.selected;
+            } else if self.selected >= self.offset + rows {
+                self.offset = self.selected + 1 - rows;
+            }
+        }
+        self.offset = self.offset.min(n.saturating_sub(rows));
+        let tool = catalog.tools.get(self.selected);
+        let usage = tool.map(|t| self.usage(session, &t.name).clone());
+        let lines = detail_lines(session, catalog, tool, usage.as_ref(), theme, area.width);
+        let height = usize::from(area.height).saturating_sub(2 + rows);
+        self.scroll = self.scroll.min(lines.len().saturating_sub(height));
+    }
+
+    /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
+    fn usage_for_draw(&self, session: &Session, tool: &str) -> ToolUsage {
+        match &self.usage {
+            Some((k, u)) if k.0 == tool => u.clone(),
+            _ => ToolUsage::compute(session, tool),
+        }
+    }
+}
+
+impl CatalogView<'_> {
+    /// Draws the panel for a state already [`CatalogState::prepare`]d for this area. Pure: the
+    /// state is only read.
+    pub fn render_with(self, area: Rect, buf: &mut Buffer, state: &CatalogState) {
         if area.is_empty() {
             return;
         }
@@ -682,7 +731,7 @@ impl StatefulWidget for CatalogView<'_> {
         };
         let catalog = &publish.catalog;
         let tools = &catalog.tools;
-        state.selected = state.selected.min(tools.len().saturating_sub(1));
+        let selected = state.selected.min(tools.len().saturating_sub(1));
         let when = publish
             .timestamp
             .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
@@ -706,38 +755,29 @@ impl StatefulWidget for CatalogView<'_> {
             area.width,
         );
         y += 1;
-        let w = widths(tools);
-        // The table takes at most half the panel (and at least 3 rows when it has tools).
-        let table_rows = (tools.len() as u16)
-            .min((area.height / 2).saturating_sub(2).max(3))
-            .min(bottom.saturating_sub(y + 1));
         if y < bottom {
-            buf.set_line(area.x, y, &header_line(&w, theme), area.width);
+            buf.set_line(area.x, y, &header_line(&widths(tools), theme), area.width);
             y += 1;
         }
-        let rows = usize::from(table_rows);
-        if rows > 0 {
-            if state.selected < state.offset {
-                state.offset = state.selected;
-            } else if state.selected >= state.offset + rows {
-                state.offset = state.selected + 1 - rows;
+        let w = widths(tools);
+        let rows = table_rows(area.height, tools.len());
+        for (k, t) in tools.iter().enumerate().skip(state.offset).take(rows) {
+            if y >= bottom {
+                return;
             }
-            state.offset = state.offset.min(tools.len().saturating_sub(rows));
-            for (k, t) in tools.iter().enumerate().skip(state.offset).take(rows) {
-                buf.set_line(
-                    area.x,
-                    y,
-                    &tool_row(t, catalog, &w, k == state.selected, theme),
-                    area.width,
-                );
-                y += 1;
-            }
+            buf.set_line(
+                area.x,
+                y,
+                &tool_row(t, catalog, &w, k == selected, theme),
+                area.width,
+            );
+            y += 1;
         }
         if y >= bottom {
             return;
         }
-        let tool = tools.get(state.selected);
-        let usage = tool.map(|t| state.usage(self.session, &t.name).clone());
+        let tool = tools.get(selected);
+        let usage = tool.map(|t| state.usage_for_draw(self.session, &t.name));
         let lines = detail_lines(
             self.session,
             catalog,
@@ -747,11 +787,20 @@ impl StatefulWidget for CatalogView<'_> {
             area.width,
         );
         let height = usize::from(bottom - y);
-        state.scroll = state.scroll.min(lines.len().saturating_sub(height));
-        for l in lines.iter().skip(state.scroll).take(height) {
+        let scroll = state.scroll.min(lines.len().saturating_sub(height));
+        for l in lines.iter().skip(scroll).take(height) {
             buf.set_line(area.x, y, l, area.width);
             y += 1;
         }
+    }
+}
+
+impl StatefulWidget for CatalogView<'_> {
+    type State = CatalogState;
+
+    fn render(self, area: Rect, buf: &mut Buffer, state: &mut CatalogState) {
+        state.prepare(self.session, self.theme, area);
+        self.render_with(area, buf, state);
     }
 }
 

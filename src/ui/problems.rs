@@ -183,10 +183,30 @@ fn finding_row(f: &Finding, selected: bool, theme: &Theme) -> Line<'static> {
     ])
 }
 
-impl StatefulWidget for ProblemsView<'_> {
-    type State = ProblemsState;
+impl ProblemsState {
+    /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
+    /// visible, refreshes the level counts. Called by the app before each draw (and by the
+    /// `StatefulWidget` impl).
+    pub fn prepare(&mut self, session: &Session, area: Rect) {
+        let n = session.findings.len();
+        self.selected = self.selected.min(n.saturating_sub(1));
+        let rows = usize::from(area.height.saturating_sub(1));
+        if rows > 0 {
+            if self.selected < self.offset {
+                self.offset = self.selected;
+            } else if self.selected >= self.offset + rows {
+                self.offset = self.selected + 1 - rows;
+            }
+        }
+        self.offset = self.offset.min(n.saturating_sub(rows));
+        self.counts(session);
+    }
+}
 
-    fn render(self, area: Rect, buf: &mut Buffer, state: &mut ProblemsState) {
+impl ProblemsView<'_> {
+    /// Draws the panel for a state already [`ProblemsState::prepare`]d for this area. Pure: the
+    /// state is only read.
+    pub fn render_with(self, area: Rect, buf: &mut Buffer, state: &ProblemsState) {
         if area.is_empty() {
             return;
         }
@@ -201,7 +221,10 @@ impl StatefulWidget for ProblemsView<'_> {
             );
             return;
         }
-        let c = state.counts(self.session);
+        let c = match state.counts {
+            Some((n, c)) if n == findings.len() => c,
+            _ => LevelCounts::of(findings),
+        };
         let summary = Line::from(vec![
             Span::styled(plural(c.error, "error"), theme.finding_error),
             Span::styled(" · ", theme.dim),
@@ -212,25 +235,20 @@ impl StatefulWidget for ProblemsView<'_> {
         ]);
         buf.set_line(area.x, area.y, &summary, area.width);
         let rows = usize::from(area.height - 1);
-        if rows == 0 {
-            return;
-        }
-        state.selected = state.selected.min(findings.len() - 1);
-        if state.selected < state.offset {
-            state.offset = state.selected;
-        } else if state.selected >= state.offset + rows {
-            state.offset = state.selected + 1 - rows;
-        }
-        state.offset = state.offset.min(findings.len().saturating_sub(rows));
+        let selected = state.selected.min(findings.len() - 1);
         for (k, f) in findings.iter().enumerate().skip(state.offset).take(rows) {
             let y = area.y + 1 + (k - state.offset) as u16;
-            buf.set_line(
-                area.x,
-                y,
-                &finding_row(f, k == state.selected, theme),
-                area.width,
-            );
+            buf.set_line(area.x, y, &finding_row(f, k == selected, theme), area.width);
         }
+    }
+}
+
+impl StatefulWidget for ProblemsView<'_> {
+    type State = ProblemsState;
+
+    fn render(self, area: Rect, buf: &mut Buffer, state: &mut ProblemsState) {
+        state.prepare(self.session, area);
+        self.render_with(area, buf, state);
     }
 }
 
