@@ -426,6 +426,16 @@ impl App {
                     | SourceState::Connecting { .. }
                     | SourceState::Reconnecting { .. } => SourceStatus::Live,
                     SourceState::Ended => SourceStatus::Ended,
+                    SourceState::Restarted { reason } => {
+                        // The source re-sends from the start: fold it again from scratch.
+                        self.session = Session::new();
+                        self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
+                        self.view.feed.selected = 0;
+                        self.view.feed.offset = 0;
+                        self.detail = DetailCache::default();
+                        self.view.message = Some(format!("input restarted: {reason}"));
+                        SourceStatus::Live
+                    }
                 };
             }
             SourceMsg::Eof => {

@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::protocol::rules::expected_output_type;
 use crate::protocol::{CatalogTool, Frame, OutputType};
 use crate::render::text::{build_plain_lines, visible};
-use crate::render::{Block, Limits, RenderCtx, renderer_for};
+use crate::render::{RenderCtx, render_input, render_output};
 use crate::session::{Invocation, Item, Message, MessageKind, Session};
 use crate::theme::Theme;
 use crate::view::{Pane, Tab};
@@ -28,7 +28,7 @@ pub const FOLD_LINES: usize = 200;
 /// Stream lines kept in the live view (the last ones).
 pub const STREAM_TAIL_LINES: usize = 5_000;
 /// Above this many bytes of input + output + stream, rendering runs on `spawn_blocking`.
-pub const HEAVY_BYTES: usize = 256 * 1024;
+pub const HEAVY_BYTES: usize = 64 * 1024;
 
 /// An owned copy of what the detail pane shows, so a render job can own it.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,11 +127,8 @@ pub fn build_detail_lines(
     theme: &Theme,
     opts: DetailOpts,
 ) -> Vec<Line<'static>> {
-    let cx = RenderCtx {
-        width: opts.width,
-        theme,
-        limits: Limits::default(),
-    };
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
     match src {
         DetailSource::Invocation { inv, entry, ended } => {
             build_invocation(inv, entry.as_ref(), *ended, &cx, opts)
@@ -294,29 +291,7 @@ fn build_invocation(
     }
     lines.push(Line::default());
     lines.push(section("Input", theme));
-    let input_block = Block {
-        output: &inv.input,
-        output_type: &OutputType::Structured,
-        tool_name: &inv.tool_name,
-        input: &inv.input,
-    };
-    let input_lines = match &inv.input {
-        Value::Object(o) if o.len() == 1 && o.values().all(Value::is_string) => {
-            // A single string field (a command, a path): show it as text.
-            let (k, v) = o
-                .iter()
-                .next()
-                .map_or(("", ""), |(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
-            let mut l = vec![Line::from(Span::styled(format!("{k}:"), theme.dim))];
-            l.extend(build_plain_lines(v, cx).lines);
-            l
-        }
-        _ => {
-            renderer_for(&OutputType::Structured)
-                .render(&input_block, cx)
-                .lines
-        }
-    };
+    let input_lines = render_input(&inv.tool_name, &inv.input, cx).lines;
     lines.extend(fold(input_lines, opts.expanded, theme));
     let show_stream = !inv.stream.is_empty()
         && (inv.status.is_open() || output.is_none_or(|o| o.is_null() || o.as_str() == Some("")));
@@ -326,13 +301,7 @@ fn build_invocation(
         lines.push(section(&format!("Output ({})", ot.as_str()), theme));
         match &r.output {
             Some(out) => {
-                let block = Block {
-                    output: out,
-                    output_type: &ot,
-                    tool_name: &inv.tool_name,
-                    input: &inv.input,
-                };
-                let rendered = renderer_for(&ot).render(&block, cx);
+                let rendered = render_output(&ot, out, &inv.tool_name, &inv.input, cx);
                 if rendered.lines.is_empty() {
                     lines.push(Line::from(Span::styled("(empty)", theme.dim)));
                 }
@@ -416,17 +385,7 @@ fn build_event(f: &Frame, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     head.push(Span::styled(format!("  line {}", f.origin.line), theme.dim));
     let mut lines = vec![Line::from(head), Line::default()];
     let json = f.to_json();
-    let block = Block {
-        output: &json,
-        output_type: &OutputType::Structured,
-        tool_name: "",
-        input: &Value::Null,
-    };
-    lines.extend(
-        renderer_for(&OutputType::Structured)
-            .render(&block, cx)
-            .lines,
-    );
+    lines.extend(render_output(&OutputType::Structured, &json, "", &Value::Null, cx).lines);
     lines
 }
 
