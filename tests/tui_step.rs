@@ -247,7 +247,10 @@ fn zoom_gives_the_detail_the_screen() {
         ViewState {
             focus: Pane::Detail,
             zoom: true,
-            feed: FeedState { height: 0, ..base().feed },
+            feed: FeedState {
+                height: 0,
+                ..base().feed
+            },
             ..base()
         }
     );
