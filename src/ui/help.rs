@@ -18,7 +18,7 @@ pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
         .map(|b| super::width_of(&b.keys_label()))
         .max()
         .unwrap_or(0);
-    let mut lines: Vec<Line<'static>> = bindings
+    let lines: Vec<Line<'static>> = bindings
         .iter()
         .map(|b| {
             Line::from(vec![
