@@ -3,6 +3,7 @@
 //! The draw path must not grow with the session: drawing 40,000 calls costs about what drawing
 //! 100 does, because only visible rows and visible detail lines are built.
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
 use ratatui::Terminal;
@@ -16,14 +17,14 @@ fn synthetic(n: usize) -> Vec<u8> {
     let mut s = String::new();
     for i in 0..n {
         let ts = format!("2026-11-29T10:{:02}:{:02}.000Z", (i / 60) % 60, i % 60);
-        s.push_str(&format!(
+        let _ = writeln!(
+            s,
             r#"{{"type":"tool.invoke.request","timestamp":"{ts}","payload":{{"invocation_id":"i{i}","tool_name":"Bash","input":{{"command":"echo {i}"}}}}}}"#
-        ));
-        s.push('\n');
-        s.push_str(&format!(
+        );
+        let _ = writeln!(
+            s,
             r#"{{"type":"tool.invoke.result","timestamp":"{ts}","payload":{{"invocation_id":"i{i}","tool_name":"Bash","status":"success","output":"{i}\n","output_type":"text","duration_ms":5}}}}"#
-        ));
-        s.push('\n');
+        );
     }
     s.into_bytes()
 }
