@@ -259,11 +259,6 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
 /// A short summary of a payload without a message: token counts for usage, else the first few
 /// scalar values (two levels deep), joined by ` · `.
 fn payload_summary(payload: &Value) -> String {
-    let n = |k: &str| payload.get(k).and_then(Value::as_u64);
-    if let (Some(i), Some(o)) = (n("input_tokens"), n("output_tokens")) {
-        let cached = n("cache_read_input_tokens").unwrap_or(0);
-        return format!("in {i} · out {o} · cache read {cached} tokens");
-    }
     fn walk(v: &Value, depth: usize, out: &mut Vec<String>) {
         if out.len() >= 4 {
             return;
@@ -276,6 +271,11 @@ fn payload_summary(payload: &Value) -> String {
             Value::Array(a) if depth < 2 => a.iter().for_each(|x| walk(x, depth + 1, out)),
             Value::String(_) | Value::Null | Value::Object(_) | Value::Array(_) => {}
         }
+    }
+    let n = |k: &str| payload.get(k).and_then(Value::as_u64);
+    if let (Some(i), Some(o)) = (n("input_tokens"), n("output_tokens")) {
+        let cached = n("cache_read_input_tokens").unwrap_or(0);
+        return format!("in {i} · out {o} · cache read {cached} tokens");
     }
     let mut parts = Vec::new();
     walk(payload, 0, &mut parts);
