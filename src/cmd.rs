@@ -12,10 +12,10 @@ pub mod stats;
 
 use std::io::{self, Write};
 
-use crate::cli::InputArgs;
+use crate::cli::{InputArgs, NetArgs};
 use crate::import::Format;
 use crate::session::Session;
-use crate::source::{SourceKind, load_input};
+use crate::source::{NetConfig, SourceKind, load_input_with};
 
 /// Loads an input fully into a finished [`Session`].
 ///
@@ -27,9 +27,25 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
     } else {
         SourceKind::from_arg(&input.input, false)
     };
-    let loaded = load_input(&kind).await.map_err(|e| e.to_string())?;
+    let net = net_config(&input.net)?;
+    let loaded = load_input_with(&kind, &net)
+        .await
+        .map_err(|e| e.to_string())?;
     let format = loaded.format;
     Ok((Session::from_decoded(loaded.items), format))
+}
+
+/// Network settings from `--token-file` / `RAWP_TOKEN`; warnings (a token file readable by
+/// others) go to stderr here, before any output.
+///
+/// # Errors
+/// The token file cannot be read, phrased for the user.
+pub fn net_config(net: &NetArgs) -> Result<NetConfig, String> {
+    let cfg = NetConfig::resolve(net.token_file.as_deref()).map_err(|e| e.to_string())?;
+    for w in &cfg.warnings {
+        eprintln!("rawpv: warning: {w}");
+    }
+    Ok(cfg)
 }
 
 /// Writes `f` to a locked, buffered stdout; `BrokenPipe` is success.

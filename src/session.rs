@@ -445,9 +445,9 @@ impl Session {
             self.last_timestamp = Some(self.last_timestamp.map_or(ts, |l| l.max(ts)));
         }
         let line = frame.origin.line;
-        for f in crate::check::frame_findings(self, &frame) {
-            self.push_finding(f);
-        }
+        // Checked against the session *before* the frame; pushed after it is folded, so findings
+        // about a new request count on its invocation.
+        let checked = crate::check::frame_findings(self, &frame);
         // `x-` types are extension frames (importers use them for records with no RAWP type).
         if let FrameType::Unknown(t) = &frame.frame_type
             && !t.starts_with("x-")
@@ -471,13 +471,17 @@ impl Session {
                 msg,
             ));
         }
-        match frame.body {
+        let applied = match frame.body {
             Body::Request(_) => self.apply_request(frame),
             Body::Stream(_) => self.apply_stream(frame),
             Body::Result(_) => self.apply_result(frame),
             Body::Catalog(_) => self.apply_catalog(frame),
             Body::Generic(_) => self.apply_generic(frame),
+        };
+        for f in checked {
+            self.push_finding(f);
         }
+        applied
     }
 
     fn apply_request(&mut self, frame: Frame) -> Applied {

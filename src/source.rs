@@ -4,7 +4,22 @@
 //! commands use [`load_input`]. Sources report; they never mutate session state.
 //! Invariants: the channel is bounded ([`CHANNEL_CAPACITY`] batches) so a fast source waits for
 //! the app (backpressure) instead of growing memory; a source ends with exactly one `Eof` or
-//! `Failed`.
+//! `Failed` (a followed file never ends by itself: only cancellation stops it).
+//!
+//! Sources (one tokio task each):
+//! * `File` / `Demo`: read once ([`load_input`]), sent in batches.
+//! * `Follow` (`-f`): [`follow`]: read what exists, then poll for new complete lines; truncation
+//!   and rotation are reported with [`SourceState::Restarted`].
+//! * `Stdin` (`-`): [`stdin`]: streamed line by line as it arrives; EOF ends it.
+//! * `Url`: [`net`]: WebSocket (`ws://`, `wss://`) or SSE (`http://`, `https://`) with Bearer
+//!   auth, resume and capped exponential backoff; see `net` for the close/reconnect rules.
+
+pub mod follow;
+pub mod lines;
+pub mod net;
+pub mod sse;
+pub mod stdin;
+pub mod ws;
 
 use std::path::PathBuf;
 
@@ -76,6 +91,10 @@ pub enum SourceState {
     },
     /// Input ended normally.
     Ended,
+    /// A followed file was truncated or replaced (rotated); reading restarted at its start.
+    Restarted {
+        reason: String,
+    },
 }
 
 /// A source could not be read.
@@ -88,6 +107,8 @@ pub enum SourceError {
     #[error("{0}")]
     Other(String),
 }
+
+pub use net::{NetConfig, Token};
 
 /// A message from a source to the app.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,29 +125,30 @@ pub enum SourceMsg {
 pub const DEMO: &str = include_str!("../assets/demo.ndjson");
 
 /// Spawns the task that reads `kind` and sends [`SourceMsg`]s to `tx` until the input ends or
-/// `cancel` fires.
+/// `cancel` fires. Network sources use [`NetConfig::from_env`] (token from `RAWP_TOKEN`); use
+/// [`spawn_source_with`] to pass a `--token-file`.
 pub fn spawn_source(
     kind: SourceKind,
     tx: mpsc::Sender<SourceMsg>,
     cancel: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
+    spawn_source_with(kind, NetConfig::from_env(), tx, cancel)
+}
+
+/// [`spawn_source`] with explicit network settings (token, frame cap, backoff).
+pub fn spawn_source_with(
+    kind: SourceKind,
+    net: NetConfig,
+    tx: mpsc::Sender<SourceMsg>,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let run = async {
-            match load_input(&kind).await {
-                Ok(loaded) => {
-                    let _ = tx.send(SourceMsg::Format(loaded.format)).await;
-                    let mut items = loaded.items.into_iter().peekable();
-                    while items.peek().is_some() {
-                        let batch: Vec<Decoded> = items.by_ref().take(BATCH).collect();
-                        if tx.send(SourceMsg::Batch(batch)).await.is_err() {
-                            return;
-                        }
-                    }
-                    let _ = tx.send(SourceMsg::Eof).await;
-                }
-                Err(e) => {
-                    let _ = tx.send(SourceMsg::Failed(e)).await;
-                }
+            match kind {
+                SourceKind::File(_) | SourceKind::Demo => send_loaded(&kind, &tx).await,
+                SourceKind::Follow(p) => follow::run(p, follow::POLL_INTERVAL, &tx).await,
+                SourceKind::Stdin => stdin::run(tokio::io::stdin(), &tx).await,
+                SourceKind::Url(u) => net::run(&u, &net, &tx).await,
             }
         };
         tokio::select! {
@@ -136,11 +158,70 @@ pub fn spawn_source(
     })
 }
 
-/// Reads a whole input at once (for `print`, `convert`, `check`, `stats` and replay).
+async fn send_loaded(kind: &SourceKind, tx: &mpsc::Sender<SourceMsg>) {
+    match load_input(kind).await {
+        Ok(loaded) => {
+            let _ = tx.send(SourceMsg::Format(loaded.format)).await;
+            let mut items = loaded.items;
+            if send_items(tx, &mut items).await {
+                let _ = tx.send(SourceMsg::Eof).await;
+            }
+        }
+        Err(e) => {
+            let _ = tx.send(SourceMsg::Failed(e)).await;
+        }
+    }
+}
+
+/// Sends `items` (drained) in batches of at most [`BATCH`]; waits while the channel is full
+/// (backpressure). Returns `false` when the receiver is gone.
+pub(crate) async fn send_items(tx: &mpsc::Sender<SourceMsg>, items: &mut Vec<Decoded>) -> bool {
+    while !items.is_empty() {
+        let batch: Vec<Decoded> = if items.len() > BATCH {
+            let rest = items.split_off(BATCH);
+            std::mem::replace(items, rest)
+        } else {
+            std::mem::take(items)
+        };
+        if tx.send(SourceMsg::Batch(batch)).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Sends the detected format (if newly known), then the decoded items. `false`: receiver gone.
+pub(crate) async fn send_decoded(
+    tx: &mpsc::Sender<SourceMsg>,
+    dec: &mut lines::LineDecoder,
+    items: &mut Vec<Decoded>,
+) -> bool {
+    if let Some(f) = dec.take_detected()
+        && tx.send(SourceMsg::Format(f)).await.is_err()
+    {
+        return false;
+    }
+    send_items(tx, items).await
+}
+
+/// Reads a whole input at once (for `print`, `convert`, `check`, `stats` and replay). A URL is
+/// read until the server closes normally (token from `RAWP_TOKEN`; see [`load_input_with`]).
 ///
 /// # Errors
-/// [`SourceError::Io`] when the file cannot be read.
+/// [`SourceError::Io`] when the file cannot be read; for URLs, [`SourceError::Auth`] on HTTP
+/// 401/403 and [`SourceError::Other`] when the stream cannot be (re)connected.
 pub async fn load_input(kind: &SourceKind) -> Result<import::Loaded, SourceError> {
+    load_input_with(kind, &NetConfig::from_env()).await
+}
+
+/// [`load_input`] with explicit network settings.
+///
+/// # Errors
+/// As [`load_input`].
+pub async fn load_input_with(
+    kind: &SourceKind,
+    net: &NetConfig,
+) -> Result<import::Loaded, SourceError> {
     match kind {
         SourceKind::File(p) | SourceKind::Follow(p) => {
             let p = p.clone();
@@ -166,8 +247,6 @@ pub async fn load_input(kind: &SourceKind) -> Result<import::Loaded, SourceError
                 })?;
             Ok(import::load_bytes(&buf))
         }
-        SourceKind::Url(u) => Err(SourceError::Other(format!(
-            "network sources are not built yet: {u}"
-        ))),
+        SourceKind::Url(u) => net::collect(u, net).await,
     }
 }

@@ -3,12 +3,19 @@
 
 use crate::cli::InputArgs;
 use crate::import::Decoded;
-use crate::source::{SourceKind, load_input};
+use crate::source::{SourceKind, load_input_with};
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs) -> i32 {
     let kind = SourceKind::from_arg(&input.input, false);
-    let loaded = match load_input(&kind).await {
+    let net = match super::net_config(&input.net) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    let loaded = match load_input_with(&kind, &net).await {
         Ok(l) => l,
         Err(e) => {
             eprintln!("rawpv: {e}");

@@ -1,17 +1,28 @@
-//! `rawpv print INPUT`: the feed as text on stdout (plain when stdout is not a terminal).
+//! `rawpv print INPUT [--detail] [--color auto|always|never] [--width N]`: the feed as text on
+//! stdout, or with `--detail` every invocation's header, input and output drawn by the viewer's
+//! renderers (`crate::render`).
+//!
+//! Colour: `always` writes our styles as SGR ([`crate::render::sgr::lines_to_ansi`]); `auto` does
+//! so only when stdout is a terminal and `NO_COLOR` is unset; otherwise plain text. Either way the
+//! untrusted content has been neutralised by the renderers: the only escape sequences written
+//! are our own SGR. Lines are wrapped at `--width` (default: the terminal's, else 100 columns).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+
+use ratatui::text::{Line, Span};
+use serde_json::Value;
 
 use crate::cli::{ColorChoice, InputArgs};
-use crate::session::{Item, MessageKind, Session};
+use crate::protocol::OutputType;
+use crate::render::{RenderCtx, lines_to_string, render_input, render_output, sgr, wrap};
+use crate::session::{Invocation, Item, MessageKind, Session};
+use crate::theme::Theme;
+
+/// Default width when stdout is not a terminal and no `--width` is given.
+const DEFAULT_WIDTH: u16 = 100;
 
 /// Runs the command; returns the exit code.
-pub async fn run(
-    input: &InputArgs,
-    _detail: bool,
-    _color: ColorChoice,
-    _width: Option<u16>,
-) -> i32 {
+pub async fn run(input: &InputArgs, detail: bool, color: ColorChoice, width: Option<u16>) -> i32 {
     let session = match super::load_session(input).await {
         Ok((s, _)) => s,
         Err(e) => {
@@ -19,7 +30,27 @@ pub async fn run(
             return 2;
         }
     };
-    let r = super::with_stdout(|out| write_feed(out, &session));
+    let r = if detail {
+        let is_tty = std::io::stdout().is_terminal();
+        let use_colour = match color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        let width = width
+            .or_else(|| {
+                is_tty
+                    .then(|| crossterm::terminal::size().ok().map(|(w, _)| w))
+                    .flatten()
+            })
+            .unwrap_or(DEFAULT_WIDTH)
+            .max(20);
+        super::with_stdout(|out| write_detail(out, &session, width, use_colour))
+    } else {
+        super::with_stdout(|out| write_feed(out, &session))
+    };
     super::exit_code(r, 0)
 }
 
@@ -55,4 +86,86 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+/// Writes every invocation's detail (header, input, output or stream), wrapped at `width`, as
+/// SGR-styled text when `colour`, else plain.
+pub fn write_detail(
+    out: &mut dyn Write,
+    session: &Session,
+    width: u16,
+    colour: bool,
+) -> std::io::Result<()> {
+    let theme = if colour { Theme::dark() } else { Theme::mono() };
+    let mut cx = RenderCtx::new(width, &theme);
+    cx.highlight = colour;
+    for inv in &session.invocations {
+        let lines = build_invocation_lines(inv, &cx);
+        let wrapped = wrap::wrap_lines(&lines, width);
+        let text = if colour {
+            sgr::lines_to_ansi(&wrapped)
+        } else {
+            lines_to_string(&wrapped)
+        };
+        out.write_all(text.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// One invocation's detail: header, input, then the output (or streamed text while open).
+pub fn build_invocation_lines(inv: &Invocation, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    let theme = cx.theme;
+    let status_style = if inv.status.is_failure() {
+        theme.status_failed
+    } else if inv.status.is_open() {
+        theme.status_running
+    } else {
+        theme.status_ok
+    };
+    let mut header = vec![
+        Span::styled("━━ ", theme.border),
+        Span::styled(crate::render::text::visible(&inv.tool_name), theme.title),
+        Span::raw("  "),
+        Span::styled(inv.status.label().to_owned(), status_style),
+        Span::raw("  "),
+        Span::styled(crate::render::text::visible(&inv.invocation_id), theme.dim),
+    ];
+    if let Some(ms) = inv.duration_ms() {
+        header.push(Span::styled(format!("  {ms:.0} ms"), theme.dim));
+    }
+    let mut lines = vec![Line::from(header)];
+    lines.push(crate::render::text::rule("input", theme.hint, cx));
+    lines.extend(render_input(&inv.tool_name, &inv.input, cx).lines);
+    let output_type = inv
+        .result
+        .as_ref()
+        .and_then(|r| r.output_type.clone())
+        .unwrap_or(OutputType::Text);
+    match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+        Some(output) => {
+            lines.push(crate::render::text::rule(
+                &format!("output ({output_type})"),
+                theme.hint,
+                cx,
+            ));
+            lines.extend(render_output(&output_type, output, &inv.tool_name, &inv.input, cx).lines);
+        }
+        None if !inv.stream.is_empty() => {
+            lines.push(crate::render::text::rule("stream", theme.hint, cx));
+            let text = inv.stream.text(None);
+            lines.extend(
+                render_output(
+                    &OutputType::Text,
+                    &Value::String(text),
+                    &inv.tool_name,
+                    &inv.input,
+                    cx,
+                )
+                .lines,
+            );
+        }
+        None => {}
+    }
+    lines
 }

@@ -1,0 +1,400 @@
+//! Terminal output (ANSI) → styled lines, with every non-SGR control neutralised.
+//!
+//! Who calls it: [`super::text`] for `text` outputs and stream chunks; anything that shows
+//! untrusted terminal bytes.
+//!
+//! The `vte` crate (Paul Williams' DEC parser state machine, as in Alacritty) tokenises the input;
+//! this module interprets a tiny, safe subset on a one-line "screen":
+//!
+//! | input | effect |
+//! |---|---|
+//! | SGR `CSI … m` (16, 256, 24-bit colours; modifiers) | kept as span styles |
+//! | `\n` (also VT, FF) | ends the line |
+//! | `\r` | cursor to column 0: later text overwrites, so a progress redraw shows its last state |
+//! | `\b`, `CSI n D` / `C` / `G`, `CSI n X` / `P` | cursor moves and erases *within the line* |
+//! | `CSI n K` (erase in line) | truncates / blanks the line like a terminal |
+//! | `\t` | spaces to the next multiple of 8 |
+//! | every other CSI (cursor up/down, erase display, modes), OSC (titles, OSC 8 links: the text stays, the URI is dropped; OSC 52 clipboard), DCS, APC/PM/SOS, `ESC ( B`, `ESC =` … | dropped |
+//! | other C0 and C1 controls, DEL | shown as control pictures (`␇`, `\u{9b}`) in `theme.control_char` |
+//! | bidi overrides/isolates, zero-width spaces/joiners, BOM | shown as `<U+202E>` in `theme.control_char` |
+//!
+//! Invariants: no character below U+0020, U+007F or U+0080–U+009F ever reaches a span; the only
+//! styles produced are SGR-derived ones and `theme.control_char` / `theme.dim`. Work is linear in
+//! the input; at most `max_lines` lines and [`MAX_LINE_CELLS`] cells per line are kept.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use vte::{Params, Parser, Perform};
+
+use super::sgr::apply_sgr;
+use crate::theme::Theme;
+
+/// Cells kept per line (16 Ki, bat's plain-text threshold); the rest of a longer line is counted
+/// and replaced by a "… N more chars" marker.
+pub const MAX_LINE_CELLS: usize = 16 * 1024;
+
+/// Converts terminal output to lines. Returns the lines (at most `max_lines`) and the number of
+/// further lines that were not kept.
+pub fn ansi_to_lines(input: &str, theme: &Theme, max_lines: usize) -> (Vec<Line<'static>>, usize) {
+    let mut screen = Screen::new(theme, max_lines);
+    let mut parser = Parser::new();
+    let input = strip_string_controls(input);
+    parser.advance(&mut screen, input.as_bytes());
+    screen.finish()
+}
+
+/// Removes SOS / PM / APC strings (`ESC X`, `ESC ^`, `ESC _` … up to `ESC \\` *or BEL*).
+/// vte (like xterm) ends them only at ST, but Buildkite's timestamps (`ESC _ bk;t=… BEL`) end in
+/// BEL, and a parser waiting for ST would swallow the visible text that follows.
+fn strip_string_controls(input: &str) -> std::borrow::Cow<'_, str> {
+    let b = input.as_bytes();
+    let starts = |i: usize| {
+        b.get(i + 1)
+            .is_some_and(|c| matches!(c, b'_' | b'^' | b'X'))
+    };
+    if !memchr::memchr_iter(0x1b, b).any(starts) {
+        return std::borrow::Cow::Borrowed(input);
+    }
+    let mut out = String::with_capacity(input.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while let Some(off) = memchr::memchr(0x1b, &b[i..]) {
+        let at = i + off;
+        if !starts(at) {
+            i = at + 1;
+            continue;
+        }
+        out.push_str(&input[copied..at]);
+        let mut j = at + 2;
+        let end = loop {
+            match b.get(j) {
+                None => break b.len(),
+                Some(0x07) => break j + 1,
+                Some(0x1b) if b.get(j + 1) == Some(&b'\\') => break j + 2,
+                Some(_) => j += 1,
+            }
+        };
+        // `end` is just past an ASCII byte (or the end), so it is a char boundary.
+        copied = end;
+        i = end;
+    }
+    out.push_str(&input[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether `c` is an invisible or reordering character that must be made visible
+/// (bidi embeddings/overrides/isolates, marks, zero-width characters, BOM).
+pub fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+            | '\u{00AD}'
+            | '\u{180E}'
+    )
+}
+
+/// Whether a ZWJ after `prev` is part of an emoji sequence (kept as is).
+fn emoji_joiner(prev: Option<char>) -> bool {
+    prev.is_some_and(
+        |p| matches!(p, '\u{1F000}'..='\u{1FAFF}' | '\u{2600}'..='\u{27BF}' | '\u{FE0F}'),
+    )
+}
+
+/// The visible stand-in for a control character (`␛`, `␇`, `\u{9b}`, `<U+202E>`).
+pub fn control_picture(c: char) -> String {
+    match c {
+        '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32)
+            .unwrap_or('\u{FFFD}')
+            .to_string(),
+        '\u{7f}' => "\u{2421}".to_owned(),
+        '\u{80}'..='\u{9f}' => format!("\\u{{{:x}}}", c as u32),
+        c => format!("<U+{:04X}>", c as u32),
+    }
+}
+
+/// A one-line virtual screen with a cursor, fed by vte.
+struct Screen<'t> {
+    theme: &'t Theme,
+    /// Interned styles; cells refer to them by index (8 bytes a cell instead of ~40).
+    styles: Vec<Style>,
+    cur: u16,
+    sgr: Style,
+    cells: Vec<(char, u16)>,
+    col: usize,
+    /// Characters beyond [`MAX_LINE_CELLS`] on the current line.
+    overflow: usize,
+    prev: Option<char>,
+    lines: Vec<Line<'static>>,
+    max_lines: usize,
+    dropped: usize,
+    /// The current line has content or was explicitly started.
+    dirty: bool,
+}
+
+impl<'t> Screen<'t> {
+    fn new(theme: &'t Theme, max_lines: usize) -> Self {
+        Self {
+            theme,
+            styles: vec![Style::default(), theme.control_char],
+            cur: 0,
+            sgr: Style::default(),
+            cells: Vec::new(),
+            col: 0,
+            overflow: 0,
+            prev: None,
+            lines: Vec::new(),
+            max_lines,
+            dropped: 0,
+            dirty: false,
+        }
+    }
+
+    fn intern(&mut self, st: Style) -> u16 {
+        if let Some(i) = self.styles.iter().rposition(|s| *s == st) {
+            return i as u16;
+        }
+        if self.styles.len() >= usize::from(u16::MAX) {
+            return 0;
+        }
+        self.styles.push(st);
+        (self.styles.len() - 1) as u16
+    }
+
+    fn set_sgr(&mut self, st: Style) {
+        let st = if self.theme.colour {
+            st
+        } else {
+            Style {
+                fg: None,
+                bg: None,
+                underline_color: None,
+                ..st
+            }
+        };
+        self.sgr = st;
+        self.cur = self.intern(st);
+    }
+
+    fn put(&mut self, c: char, style: u16) {
+        self.dirty = true;
+        if self.col >= MAX_LINE_CELLS {
+            self.overflow += 1;
+            return;
+        }
+        if self.col < self.cells.len() {
+            self.cells[self.col] = (c, style);
+        } else {
+            self.cells.resize(self.col, (' ', 0));
+            self.cells.push((c, style));
+        }
+        self.col += 1;
+    }
+
+    fn put_visible(&mut self, c: char) {
+        for p in control_picture(c).chars() {
+            self.put(p, 1);
+        }
+    }
+
+    fn newline(&mut self) {
+        if self.lines.len() >= self.max_lines {
+            self.dropped += 1;
+        } else {
+            let line = self.build_line();
+            self.lines.push(line);
+        }
+        self.cells.clear();
+        self.col = 0;
+        self.overflow = 0;
+        self.dirty = false;
+        self.prev = None;
+    }
+
+    fn build_line(&self) -> Line<'static> {
+        let mut spans: Vec<Span<'static>> = Vec::new();
+        let mut run = String::new();
+        let mut run_style = None;
+        for &(c, s) in &self.cells {
+            if run_style != Some(s) && !run.is_empty() {
+                let st = self.styles[usize::from(run_style.unwrap_or(0))];
+                spans.push(Span::styled(std::mem::take(&mut run), st));
+            }
+            run_style = Some(s);
+            run.push(c);
+        }
+        if !run.is_empty() {
+            let st = self.styles[usize::from(run_style.unwrap_or(0))];
+            spans.push(Span::styled(run, st));
+        }
+        if self.overflow > 0 {
+            spans.push(Span::styled(
+                format!(" … {} more chars", self.overflow),
+                self.theme.dim,
+            ));
+        }
+        Line::from(spans)
+    }
+
+    fn finish(mut self) -> (Vec<Line<'static>>, usize) {
+        if self.dirty || !self.cells.is_empty() {
+            self.newline();
+        }
+        (self.lines, self.dropped)
+    }
+
+    fn param(params: &Params, default: usize) -> usize {
+        params
+            .iter()
+            .next()
+            .and_then(|p| p.first().copied())
+            .map_or(default, |v| if v == 0 { default } else { usize::from(v) })
+    }
+}
+
+impl Perform for Screen<'_> {
+    fn print(&mut self, c: char) {
+        let prev = self.prev;
+        self.prev = Some(c);
+        if ('\u{80}'..='\u{9f}').contains(&c) || c == '\u{7f}' {
+            self.put_visible(c);
+        } else if c == '\u{200D}' && emoji_joiner(prev) {
+            self.put(c, self.cur);
+        } else if is_invisible_format(c) {
+            self.put_visible(c);
+        } else {
+            self.put(c, self.cur);
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' | 0x0b | 0x0c => self.newline(),
+            b'\r' => self.col = 0,
+            0x08 => self.col = self.col.saturating_sub(1),
+            b'\t' => {
+                let next = (self.col / 8 + 1) * 8;
+                if next > self.cells.len() {
+                    let st = self.cur;
+                    while self.col < next {
+                        self.put(' ', st);
+                        if self.col >= MAX_LINE_CELLS {
+                            break;
+                        }
+                    }
+                } else {
+                    self.col = next;
+                }
+            }
+            // BEL: a terminal beeps and shows nothing; SO/SI switch charsets (no glyphs).
+            0x07 | 0x0e | 0x0f => {}
+            b => self.put_visible(char::from(b)),
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: char) {
+        if ignore || !intermediates.is_empty() {
+            return;
+        }
+        match action {
+            'm' => {
+                let list: Vec<&[u16]> = params.iter().collect();
+                let st = apply_sgr(self.sgr, &list);
+                self.set_sgr(st);
+            }
+            'K' => match Self::param(params, 0) {
+                0 => self.cells.truncate(self.col),
+                1 => {
+                    let end = (self.col + 1).min(self.cells.len());
+                    for c in &mut self.cells[..end] {
+                        *c = (' ', 0);
+                    }
+                }
+                _ => self.cells.clear(),
+            },
+            'G' | '`' => self.col = (Self::param(params, 1) - 1).min(MAX_LINE_CELLS),
+            'C' => self.col = (self.col + Self::param(params, 1)).min(MAX_LINE_CELLS),
+            'D' => self.col = self.col.saturating_sub(Self::param(params, 1)),
+            'X' => {
+                let end = (self.col + Self::param(params, 1)).min(self.cells.len());
+                if self.col < end {
+                    for c in &mut self.cells[self.col..end] {
+                        *c = (' ', 0);
+                    }
+                }
+            }
+            'P' => {
+                let end = (self.col + Self::param(params, 1)).min(self.cells.len());
+                if self.col < end {
+                    self.cells.drain(self.col..end);
+                }
+            }
+            // Cursor up/down, erase in display, scroll, modes, device reports: no effect here.
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::lines_to_string;
+    use ratatui::style::{Color, Modifier};
+
+    fn plain(s: &str) -> String {
+        let (l, _) = ansi_to_lines(s, &Theme::dark(), 1000);
+        lines_to_string(&l)
+    }
+
+    #[test]
+    fn carriage_return_shows_final_state() {
+        assert_eq!(plain(" 10%\r 50%\r100%\n"), "100%\n");
+        assert_eq!(plain("abcdef\rxy\n"), "xycdef\n");
+        assert_eq!(plain("abcdef\rxy\x1b[K\n"), "xy\n");
+        assert_eq!(plain("a\r\r\nb"), "a\nb\n");
+        assert_eq!(plain("ab\x08c"), "ac\n");
+        assert_eq!(plain("a\tb"), "a       b\n");
+    }
+
+    #[test]
+    fn non_sgr_sequences_are_dropped() {
+        let s = "\x1b]0;title\x07\x1b_bk;t=1\x07x\x1b(B\x1b[2J\x1b[?2004hy\x1b]8;;http://e\x1b\\link\x1b]8;;\x1b\\";
+        assert_eq!(plain(s), "xylink\n");
+        assert_eq!(plain("\x1b]52;c;aGk=\x07ok"), "ok\n");
+        assert_eq!(plain("\x1bP1$r\x1b\\ok"), "ok\n");
+    }
+
+    #[test]
+    fn controls_and_bidi_are_visible() {
+        assert_eq!(plain("a\x01b"), "a\u{2401}b\n");
+        assert_eq!(plain("a\u{202e}b\u{200b}"), "a<U+202E>b<U+200B>\n");
+        assert_eq!(plain("x\u{9b}y"), "x\\u{9b}y\n");
+        assert_eq!(plain("👨\u{200d}👩"), "👨\u{200d}👩\n");
+    }
+
+    #[test]
+    fn sgr_styles_are_kept() {
+        let (l, _) = ansi_to_lines(
+            "\x1b[1;31mred\x1b[0m \x1b[38;2;1;2;3mrgb",
+            &Theme::dark(),
+            10,
+        );
+        assert_eq!(l[0].spans[0].content, "red");
+        assert_eq!(l[0].spans[0].style.fg, Some(Color::Red));
+        assert!(l[0].spans[0].style.add_modifier.contains(Modifier::BOLD));
+        assert_eq!(l[0].spans[2].style.fg, Some(Color::Rgb(1, 2, 3)));
+        let (l, _) = ansi_to_lines("\x1b[31mred", &Theme::mono(), 10);
+        assert_eq!(l[0].spans[0].style.fg, None);
+    }
+
+    #[test]
+    fn limits_lines() {
+        let (l, dropped) = ansi_to_lines("a\nb\nc\nd\n", &Theme::dark(), 2);
+        assert_eq!(l.len(), 2);
+        assert_eq!(dropped, 2);
+    }
+}

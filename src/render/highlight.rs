@@ -1,0 +1,198 @@
+//! Syntax highlighting with syntect: lazily loaded singletons, lookup, limits, style conversion.
+//!
+//! Who calls it: [`super::code`] (file contents, shell commands) and [`super::diff`] (context
+//! lines). Everything here is a pure, synchronous function; it is only ever run when
+//! `RenderCtx::highlight` is set, so the app can draw the plain rendering at once and run the
+//! highlighted one on `spawn_blocking` (STYLE 4.6). The plain fallback is [`plain_code_spans`].
+//!
+//! Why syntect's bundled defaults and not `two-face`: the defaults (Sublime's packages: Rust,
+//! Python, JavaScript, Go, C/C++, Java, shell, Markdown, JSON, YAML, HTML, CSS, SQL, Ruby, …)
+//! cover the languages agents touch most, load from one embedded dump with no extra dependency,
+//! and keep the binary and the first-use load time small (two-face adds bat's ~200 syntaxes and
+//! a few MB). Gaps (TypeScript, TOML) are bridged by the alias table in [`find_syntax`]; swap in
+//! `two-face` here if those matter, nothing else would change.
+//!
+//! Style conversion (codex `convert_style`): keep the foreground and bold, drop the background
+//! (the terminal or diff owns it), drop italic and underline.
+
+use std::sync::OnceLock;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, Theme as SynTheme, ThemeSet};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+
+use crate::theme::Theme;
+
+/// No highlighting above this many bytes per block (codex): syntect runs at roughly 10–50 MB/s
+/// of typical code, so 512 KiB stays well under 100 ms even off the draw path.
+pub const MAX_HIGHLIGHT_BYTES: usize = 512 * 1024;
+/// No highlighting above this many lines per block (codex).
+pub const MAX_HIGHLIGHT_LINES: usize = 10_000;
+/// Lines longer than this many bytes are drawn plain (bat: minified files make regex-based
+/// highlighting quadratic); the parser state simply skips them.
+pub const MAX_HIGHLIGHT_LINE_BYTES: usize = 16 * 1024;
+
+/// The syntect theme used (from the bundled default themes).
+const THEME_NAME: &str = "base16-ocean.dark";
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+fn syn_theme() -> Option<&'static SynTheme> {
+    static THEME: OnceLock<Option<SynTheme>> = OnceLock::new();
+    THEME
+        .get_or_init(|| ThemeSet::load_defaults().themes.remove(THEME_NAME))
+        .as_ref()
+}
+
+/// Maps common language names and extensions syntect does not know to ones it does.
+fn alias(token: &str) -> &str {
+    match token {
+        "sh" | "shell" | "zsh" | "bash" | "console" => "bash",
+        "py" | "python3" | "py3" => "python",
+        "golang" => "go",
+        "ts" | "tsx" | "typescript" | "mjs" | "cjs" | "jsx" => "js",
+        "jsonl" | "json5" | "jsonc" | "ndjson" => "json",
+        "yml" => "yaml",
+        "rs" => "rust",
+        "md" => "markdown",
+        "htm" => "html",
+        other => other,
+    }
+}
+
+/// Finds a syntax: explicit language hint → path (extension or file name) → first line
+/// (shebang, `<?xml`, modelines). `None` means plain text.
+pub fn find_syntax(
+    lang: Option<&str>,
+    path: Option<&str>,
+    first_line: &str,
+) -> Option<&'static SyntaxReference> {
+    let ss = syntaxes();
+    if let Some(l) = lang {
+        let l = l.trim().to_ascii_lowercase();
+        let a = alias(&l);
+        if let Some(s) = ss
+            .find_syntax_by_token(a)
+            .or_else(|| ss.find_syntax_by_extension(a))
+        {
+            return Some(s);
+        }
+    }
+    if let Some(p) = path {
+        let name = p.rsplit(['/', '\\']).next().unwrap_or(p);
+        if let Some(s) = ss.find_syntax_by_extension(name) {
+            return Some(s);
+        }
+        if let Some((_, ext)) = name.rsplit_once('.') {
+            let ext = ext.to_ascii_lowercase();
+            if let Some(s) = ss
+                .find_syntax_by_extension(&ext)
+                .or_else(|| ss.find_syntax_by_extension(alias(&ext)))
+            {
+                return Some(s);
+            }
+        }
+    }
+    ss.find_syntax_by_first_line(first_line)
+}
+
+/// Whether a block is small enough to highlight ([`MAX_HIGHLIGHT_BYTES`], [`MAX_HIGHLIGHT_LINES`]).
+pub fn within_limits(text: &str) -> bool {
+    text.len() <= MAX_HIGHLIGHT_BYTES
+        && memchr::memchr_iter(b'\n', text.as_bytes()).count() < MAX_HIGHLIGHT_LINES
+}
+
+/// Converts a syntect style (foreground and bold only).
+fn convert(s: syntect::highlighting::Style) -> Style {
+    let mut st = Style::new().fg(Color::Rgb(s.foreground.r, s.foreground.g, s.foreground.b));
+    if s.font_style.contains(FontStyle::BOLD) {
+        st = st.add_modifier(Modifier::BOLD);
+    }
+    st
+}
+
+/// Highlights `text` as one unit (parser state carries across lines) and returns one span list
+/// per line (`\n` removed; other controls made visible). `None` when the block is over the limits,
+/// the theme is missing, or syntect fails; callers then use [`plain_code_spans`].
+pub fn highlight_block(
+    text: &str,
+    syntax: &SyntaxReference,
+    theme: &Theme,
+) -> Option<Vec<Vec<Span<'static>>>> {
+    if !within_limits(text) || !theme.colour {
+        return None;
+    }
+    let st = syn_theme()?;
+    let ss = syntaxes();
+    let mut h = HighlightLines::new(syntax, st);
+    let mut out = Vec::new();
+    for line in LinesWithEndings::from(text) {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if line.len() > MAX_HIGHLIGHT_LINE_BYTES {
+            out.push(plain_code_spans(body, theme));
+            continue;
+        }
+        let regions = h.highlight_line(line, ss).ok()?;
+        let mut spans = Vec::new();
+        for (s, piece) in regions {
+            let piece = piece.strip_suffix('\n').unwrap_or(piece);
+            if piece.is_empty() {
+                continue;
+            }
+            spans.extend(super::text::plain_spans(piece, convert(s), theme));
+        }
+        out.push(spans);
+    }
+    Some(out)
+}
+
+/// The cheap fallback: one line of code as plain, sanitised spans.
+pub fn plain_code_spans(line: &str, theme: &Theme) -> Vec<Span<'static>> {
+    super::text::plain_spans(line, theme.text, theme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_syntaxes() {
+        assert_eq!(
+            find_syntax(None, Some("src/a.rs"), "").map(|s| s.name.as_str()),
+            Some("Rust")
+        );
+        assert_eq!(
+            find_syntax(Some("sh"), None, "").map(|s| s.name.as_str()),
+            Some("Bourne Again Shell (bash)")
+        );
+        assert_eq!(
+            find_syntax(None, None, "#!/usr/bin/env python3").map(|s| s.name.as_str()),
+            Some("Python")
+        );
+        assert_eq!(
+            find_syntax(None, Some("Makefile"), "").map(|s| s.name.as_str()),
+            Some("Makefile")
+        );
+        assert!(find_syntax(None, Some("x.unknownext"), "hello").is_none());
+    }
+
+    #[test]
+    fn highlights_with_colour() {
+        let t = Theme::dark();
+        let s = find_syntax(None, Some("a.rs"), "").unwrap();
+        let lines = highlight_block("fn main() {}\nlet x = 1;\n", s, &t).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0]
+                .iter()
+                .any(|sp| matches!(sp.style.fg, Some(Color::Rgb(..))))
+        );
+        assert!(highlight_block("x", s, &Theme::mono()).is_none());
+    }
+}

@@ -1,0 +1,433 @@
+//! Network sources: a master's live stream over WebSocket ([`super::ws`]) or SSE ([`super::sse`]),
+//! as an Edge Node (SPEC 1: every request carries `Authorization: Bearer <token>`).
+//!
+//! Who calls it: `crate::source::spawn_source_with` (interactive, retries forever) and
+//! `crate::source::load_input_with` (one-shot commands, through [`collect`]).
+//!
+//! Rules (\[ours\]; the Edge API's wire details are not public):
+//! * **Framing**: WebSocket: one JSON frame per text (or binary) message. SSE: one frame per
+//!   event's `data` (multi-line data joined with `\n`); events named other than `message` are
+//!   ignored, except `end`.
+//! * **Position**: every frame has a 1-based position: the SSE `id:` when it is a number, else
+//!   the previous position + 1; on WebSocket, the `after` we asked for + messages received. The
+//!   position is the frame's line number in findings.
+//! * **Normal end**: WebSocket close frame with code 1000; SSE `event: end`, or HTTP 204 on
+//!   (re)connect (the `EventSource` rule). Then the source ends with `Eof`.
+//! * **Abnormal drop**: anything else (connection error, EOF without `event: end`, close code ≠
+//!   1000, HTTP 5xx/408/429): reconnect after `backoff_initial · 2^(attempt−1)` capped at
+//!   `backoff_max`, reporting [`SourceState::Reconnecting`]; resume with `Last-Event-ID: <last
+//!   id>` (SSE and WS) and `?after=<position>` (WS). Frames already seen are dropped: SSE ids at or
+//!   below the position reached before the reconnect, and frames whose envelope `seq` was seen.
+//! * **Auth**: HTTP 401/403 (also on the WebSocket handshake) → [`SourceError::Auth`], no retry.
+//!   Other 4xx → [`SourceError::Other`], no retry.
+//! * **Size cap**: a frame over `max_frame_bytes` becomes a `TooLong` malformed item (finding),
+//!   never a crash; the WebSocket connection is then resumed past it.
+//!
+//! Invariants: the token is held in [`Token`], whose `Debug`/`Display` never show it; it is only
+//! written into the `Authorization` header (marked sensitive).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::lines::{LineDecoder, MAX_LINE_BYTES};
+use super::{SourceError, SourceMsg, SourceState, send_decoded};
+use crate::import::{Decoded, Format, Loaded};
+
+/// Environment variable holding the Bearer token when no `--token-file` is given.
+pub const TOKEN_ENV: &str = "RAWP_TOKEN";
+/// Failed attempts in a row after which the one-shot commands give up.
+pub const ONE_SHOT_ATTEMPTS: u32 = 6;
+/// How many envelope `seq` values are remembered for de-duplication after a reconnect.
+const SEQ_WINDOW: usize = 200_000;
+
+/// A Bearer token. `Debug` and `Display` print `<redacted>`; only [`Token::expose`] gives the
+/// secret, for the `Authorization` header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// A token from text (surrounding whitespace and newlines removed); `None` when empty.
+    pub fn new(text: &str) -> Option<Self> {
+        let t = text.trim();
+        (!t.is_empty()).then(|| Self(t.to_owned()))
+    }
+
+    /// The secret itself. Never print it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Constant-time comparison with a presented token.
+    pub fn matches(&self, presented: &str) -> bool {
+        let (a, b) = (self.0.as_bytes(), presented.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+impl std::fmt::Display for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Reads a token file. Warnings (e.g. group/other-readable file) are pushed to `warnings`.
+///
+/// # Errors
+/// [`SourceError::Io`] when the file cannot be read; [`SourceError::Other`] when it is empty.
+pub fn read_token_file(path: &Path, warnings: &mut Vec<String>) -> Result<Token, SourceError> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| SourceError::Io {
+        path: shown.clone(),
+        reason: e.to_string(),
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mode = meta.permissions().mode();
+    if mode & 0o077 != 0 {
+        warnings.push(format!(
+            "token file {shown} is readable by group/others (mode {:o}); run `chmod 600 {shown}`",
+            mode & 0o777
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(io)?;
+    Token::new(&text).ok_or_else(|| SourceError::Other(format!("token file {shown} is empty")))
+}
+
+/// Settings of network sources.
+#[derive(Debug, Clone)]
+pub struct NetConfig {
+    pub token: Option<Token>,
+    /// Largest accepted frame, in bytes (default 16 MiB).
+    pub max_frame_bytes: usize,
+    /// First reconnect delay.
+    pub backoff_initial: Duration,
+    /// Reconnect delay cap.
+    pub backoff_max: Duration,
+    /// Give up after this many failed attempts in a row (`None`: never, the interactive default).
+    pub max_attempts: Option<u32>,
+    /// Limit for TCP/TLS/HTTP connection set-up.
+    pub connect_timeout: Duration,
+    /// Things to tell the user on stderr before the TUI starts (never contains the token).
+    pub warnings: Vec<String>,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        Self {
+            token: None,
+            max_frame_bytes: MAX_LINE_BYTES,
+            backoff_initial: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(15),
+            max_attempts: None,
+            connect_timeout: Duration::from_secs(10),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl NetConfig {
+    /// Defaults, with the token from `RAWP_TOKEN` when set.
+    pub fn from_env() -> Self {
+        Self {
+            token: std::env::var(TOKEN_ENV).ok().and_then(|t| Token::new(&t)),
+            ..Self::default()
+        }
+    }
+
+    /// Defaults with the token from `token_file` when given, else from `RAWP_TOKEN`.
+    ///
+    /// # Errors
+    /// The token file cannot be read or is empty.
+    pub fn resolve(token_file: Option<&Path>) -> Result<Self, SourceError> {
+        let mut cfg = Self::from_env();
+        if let Some(p) = token_file {
+            cfg.token = Some(read_token_file(p, &mut cfg.warnings)?);
+        }
+        Ok(cfg)
+    }
+
+    /// The delay before reconnect attempt `attempt` (1-based).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(20));
+        self.backoff_initial
+            .saturating_mul(factor)
+            .min(self.backoff_max)
+    }
+}
+
+/// How one connection ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Normal end (see the module rules).
+    Closed,
+    /// Abnormal drop; `connected` says whether the connection was established first.
+    Dropped { reason: String, connected: bool },
+    /// Do not retry.
+    Fatal(SourceError),
+    /// The app is gone.
+    ReceiverGone,
+}
+
+/// What a resumed connection needs, kept across reconnects.
+#[derive(Debug, Default)]
+pub(crate) struct Resume {
+    /// Position of the last frame received (0: none yet).
+    pub pos: u64,
+    /// The last SSE `id:` seen (sent back as `Last-Event-ID`).
+    pub last_id: Option<String>,
+    /// Position reached before the latest reconnect; numeric ids at or below it are duplicates.
+    pub floor: u64,
+    /// At least one reconnect happened.
+    pub resumed: bool,
+    seqs: BTreeSet<u64>,
+    /// Frames dropped as already seen.
+    pub duplicates: u64,
+}
+
+impl Resume {
+    /// Decodes one message at position `pos` into `out`, dropping frames already seen.
+    pub fn message(&mut self, pos: u64, text: &str, dec: &mut LineDecoder, out: &mut Vec<Decoded>) {
+        self.pos = self.pos.max(pos);
+        let start = out.len();
+        dec.feed_message(pos, text, out);
+        let mut i = start;
+        while i < out.len() {
+            let seq = match &out[i] {
+                Decoded::Frame(f) => f.envelope.seq,
+                Decoded::Malformed(_) | Decoded::Finding(_) => None,
+            };
+            if let Some(seq) = seq {
+                if self.resumed && self.seqs.contains(&seq) {
+                    out.remove(i);
+                    self.duplicates += 1;
+                    continue;
+                }
+                self.seqs.insert(seq);
+                if self.seqs.len() > SEQ_WINDOW {
+                    self.seqs.pop_first();
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// The value for `Last-Event-ID` / `?after=`, if anything was received.
+    pub fn resume_id(&self) -> Option<String> {
+        self.last_id
+            .clone()
+            .or_else(|| (self.pos > 0).then(|| self.pos.to_string()))
+    }
+}
+
+/// True for `ws://` / `wss://` URLs.
+pub fn is_websocket(url: &str) -> bool {
+    let l = url.to_ascii_lowercase();
+    l.starts_with("ws://") || l.starts_with("wss://")
+}
+
+/// Reads `url` until a normal end, a fatal error, or the receiver going away; reconnects on
+/// abnormal drops (see the module rules).
+pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
+    let mut resume = Resume::default();
+    let mut dec = LineDecoder::new(cfg.max_frame_bytes);
+    let client = if is_websocket(url) {
+        None
+    } else {
+        match super::sse::client(cfg) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                let _ = tx.send(SourceMsg::Failed(e)).await;
+                return;
+            }
+        }
+    };
+    let mut attempt = 0u32;
+    if tx
+        .send(SourceMsg::State(SourceState::Connecting { attempt: 1 }))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    loop {
+        let outcome = match &client {
+            None => super::ws::connection(url, cfg, &mut resume, &mut dec, tx).await,
+            Some(c) => super::sse::connection(c, url, cfg, &mut resume, &mut dec, tx).await,
+        };
+        match outcome {
+            Outcome::Closed => {
+                let mut items = Vec::new();
+                dec.finish(&mut items);
+                if send_decoded(tx, &mut dec, &mut items).await {
+                    let _ = tx.send(SourceMsg::State(SourceState::Ended)).await;
+                    let _ = tx.send(SourceMsg::Eof).await;
+                }
+                return;
+            }
+            Outcome::ReceiverGone => return,
+            Outcome::Fatal(e) => {
+                let _ = tx.send(SourceMsg::Failed(e)).await;
+                return;
+            }
+            Outcome::Dropped { reason, connected } => {
+                if connected {
+                    attempt = 0;
+                }
+                attempt += 1;
+                tracing::info!(attempt, %reason, "stream dropped; reconnecting");
+                if cfg.max_attempts.is_some_and(|m| attempt > m) {
+                    let msg = format!(
+                        "{url}: gave up after {} failed attempts: {reason}",
+                        attempt - 1
+                    );
+                    let _ = tx.send(SourceMsg::Failed(SourceError::Other(msg))).await;
+                    return;
+                }
+                let st = SourceState::Reconnecting { attempt, reason };
+                if tx.send(SourceMsg::State(st)).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(cfg.backoff(attempt)).await;
+                resume.resumed = true;
+                resume.floor = resume.pos;
+            }
+        }
+    }
+}
+
+/// Reads `url` to its normal end and returns everything decoded (for the one-shot commands).
+/// Retries abnormal drops at most [`ONE_SHOT_ATTEMPTS`] times in a row unless `cfg` says.
+///
+/// # Errors
+/// [`SourceError::Auth`] on 401/403; [`SourceError::Other`] when the stream cannot be read.
+pub async fn collect(url: &str, cfg: &NetConfig) -> Result<Loaded, SourceError> {
+    let mut cfg = cfg.clone();
+    cfg.max_attempts = cfg.max_attempts.or(Some(ONE_SHOT_ATTEMPTS));
+    let (tx, mut rx) = mpsc::channel(super::CHANNEL_CAPACITY);
+    let producer = async move {
+        run(url, &cfg, &tx).await;
+    };
+    let consumer = async {
+        let mut format = None;
+        let mut items = Vec::new();
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                SourceMsg::Batch(b) => items.extend(b),
+                SourceMsg::Format(f) => {
+                    format.get_or_insert(f);
+                }
+                SourceMsg::State(_) => {}
+                SourceMsg::Eof => {
+                    return Ok(Loaded {
+                        format: format.unwrap_or(Format::RawpNdjson),
+                        items,
+                    });
+                }
+                SourceMsg::Failed(e) => return Err(e),
+            }
+        }
+        Err(SourceError::Other(format!(
+            "{url}: the stream ended unexpectedly"
+        )))
+    };
+    let ((), res) = tokio::join!(producer, consumer);
+    res
+}
+
+/// A user-facing reason for an HTTP status (`401 Unauthorized`).
+pub(crate) fn status_text(code: u16) -> String {
+    let reason = http_reason(code);
+    if reason.is_empty() {
+        code.to_string()
+    } else {
+        format!("{code} {reason}")
+    }
+}
+
+fn http_reason(code: u16) -> &'static str {
+    match code {
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}
+
+/// Classifies an HTTP error status of a (re)connect.
+pub(crate) fn status_outcome(url: &str, code: u16) -> Outcome {
+    let text = status_text(code);
+    match code {
+        401 | 403 => Outcome::Fatal(SourceError::Auth {
+            url: url.to_owned(),
+            reason: format!("the server answered {text}; check --token-file or {TOKEN_ENV}"),
+        }),
+        408 | 429 | 500..=599 => Outcome::Dropped {
+            reason: format!("the server answered {text}"),
+            connected: false,
+        },
+        _ => Outcome::Fatal(SourceError::Other(format!(
+            "{url}: the server answered {text}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_is_never_printed() {
+        let t = Token::new("  s3cret\n").unwrap();
+        assert_eq!(t.expose(), "s3cret");
+        assert_eq!(format!("{t} {t:?}"), "<redacted> Token(<redacted>)");
+        let cfg = NetConfig {
+            token: Some(t.clone()),
+            ..NetConfig::default()
+        };
+        assert!(!format!("{cfg:?}").contains("s3cret"));
+        assert!(t.matches("s3cret"));
+        assert!(!t.matches("s3creT"));
+        assert!(!t.matches("s3cre"));
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let cfg = NetConfig::default();
+        assert_eq!(cfg.backoff(1), Duration::from_millis(250));
+        assert_eq!(cfg.backoff(3), Duration::from_secs(1));
+        assert_eq!(cfg.backoff(40), Duration::from_secs(15));
+    }
+
+    #[test]
+    fn group_readable_token_file_warns() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tok");
+        std::fs::write(&p, "abc\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut w = Vec::new();
+        assert_eq!(read_token_file(&p, &mut w).unwrap().expose(), "abc");
+        assert_eq!(w.len(), 1);
+        assert!(!w[0].contains("abc\n") && w[0].contains("chmod 600"));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut w = Vec::new();
+        read_token_file(&p, &mut w).unwrap();
+        assert!(w.is_empty());
+    }
+}
