@@ -6,6 +6,8 @@
 //! Invariant: `code` strings are stable API (the JSON output of `check` is read by CI pipelines):
 //! never rename one, only add.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 /// How bad a finding is. `check` exits 1 when any finding is at [`Level::Error`].
@@ -111,7 +113,7 @@ fn sanitize(s: &str) -> String {
         if c.is_control() && c != '\n' {
             out.push('\u{FFFD}');
         } else if is_invisible_format(c) {
-            out.push_str(&format!("<U+{:04X}>", c as u32));
+            let _ = write!(out, "<U+{:04X}>", c as u32);
         } else {
             out.push(c);
         }
