@@ -128,3 +128,24 @@ fn running_call_streams_live() {
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("running_call_live", term.backend());
 }
+
+/// A real Claude Code transcript (inline sidechain Task), through the importer.
+#[test]
+fn corpus_claude_code_task_with_subagent() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/claude-code/cc-v1.0.108-inline-sidechain-task.jsonl"
+    );
+    let Ok(bytes) = std::fs::read(path) else {
+        eprintln!("skipping: corpus not found at {path}");
+        return;
+    };
+    let mut app = App::headless(
+        import::load_bytes(&bytes).items,
+        "cc-v1.0.108-inline-sidechain-task.jsonl",
+    );
+    // Second error: a subagent's Bash call whose output is an `lsd --tree` listing.
+    act(&mut app, &[Action::NextError, Action::NextError]);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("corpus_cc_sidechain_error", term.backend());
+}

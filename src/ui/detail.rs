@@ -321,6 +321,25 @@ fn build_invocation(
         };
         lines.push(Line::from(Span::styled(msg, theme.status_running)));
     }
+    if !show_stream && !inv.stream.is_empty() {
+        // Finished with an output: the stream stays reachable, folded.
+        lines.push(Line::default());
+        let n = inv.stream.chunks().len();
+        let gaps = inv.stream.gaps().len();
+        let mut title = format!("Stream: {n} chunk{}", if n == 1 { "" } else { "s" });
+        if gaps > 0 {
+            let _ = write!(title, ", {gaps} gap{}", if gaps == 1 { "" } else { "s" });
+        }
+        if !opts.expanded {
+            title.push_str(" (press o to show)");
+        }
+        lines.push(section(&title, theme));
+        if opts.expanded {
+            let (stream, _) =
+                super::stream::build_stream_lines(&inv.stream, theme, STREAM_TAIL_LINES);
+            lines.extend(stream);
+        }
+    }
     if show_stream {
         lines.push(Line::default());
         let title = if inv.status.is_open() && !ended {
