@@ -34,7 +34,9 @@ use crate::import::{Decoded, Format};
 use crate::keymap::Keymap;
 use crate::protocol::Timestamp;
 use crate::session::{Applied, Session};
-use crate::source::{CHANNEL_CAPACITY, SourceKind, SourceMsg, SourceState, spawn_source};
+use crate::source::{
+    CHANNEL_CAPACITY, NetConfig, SourceKind, SourceMsg, SourceState, spawn_source_with,
+};
 use crate::theme::Theme;
 use crate::tui::Tui;
 use crate::ui::detail::{self as detail_ui, DetailOpts, DetailSource};
@@ -55,6 +57,8 @@ const WHEEL_ROWS: usize = 3;
 pub enum SourceStatus {
     Loading,
     Live,
+    /// A network source lost its connection and is retrying (attempt 1, 2, …).
+    Reconnecting(u32),
     Ended,
     Failed(String),
 }
@@ -413,18 +417,23 @@ impl App {
                 if self.source_status == SourceStatus::Loading && self.live {
                     self.source_status = SourceStatus::Live;
                 }
+                if matches!(self.source_status, SourceStatus::Reconnecting(_)) {
+                    self.source_status = SourceStatus::Live;
+                }
                 for d in items {
                     let applied = self.session.apply(d);
                     self.reconcile(applied);
                 }
+                self.compact_session();
             }
             SourceMsg::Format(f) => self.format = Some(f),
             SourceMsg::State(s) => {
                 self.source_status = match s {
                     SourceState::Loading => SourceStatus::Loading,
-                    SourceState::Live
-                    | SourceState::Connecting { .. }
-                    | SourceState::Reconnecting { .. } => SourceStatus::Live,
+                    SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
+                    SourceState::Reconnecting { attempt, .. } => {
+                        SourceStatus::Reconnecting(attempt)
+                    }
                     SourceState::Ended => SourceStatus::Ended,
                     SourceState::Restarted { reason } => {
                         // The source re-sends from the start: fold it again from scratch.
@@ -447,6 +456,31 @@ impl App {
                 self.source_status = SourceStatus::Failed(e.to_string());
             }
         }
+    }
+
+    /// Memory bound on endless streams: drops the oldest finished rows past
+    /// `Session::item_cap` and remaps the selection and filtered rows (the status bar shows the
+    /// dropped count).
+    fn compact_session(&mut self) {
+        let selected = self.view.selected_item(&self.session);
+        let Some(c) = self.session.compact_if_needed() else {
+            return;
+        };
+        if let Some(rows) = &mut self.view.rows {
+            *rows = rows.iter().filter_map(|&r| c.item(r)).collect();
+        }
+        let new_sel = selected
+            .and_then(|i| c.item(i))
+            .and_then(|i| self.view.row_of(i));
+        let last = self.row_count().saturating_sub(1);
+        self.view.feed.selected = if self.view.feed.follow {
+            last
+        } else {
+            new_sel.unwrap_or(0).min(last)
+        };
+        self.view.feed.offset = 0;
+        self.detail = DetailCache::default();
+        self.reset_detail();
     }
 
     /// Updates the view for one change of the session (by key, no rescans).
@@ -857,9 +891,20 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }
+    // Token from --token-file / RAWP_TOKEN; its warnings go to stderr before the TUI starts.
+    let net = match NetConfig::resolve(open.net.token_file.as_deref()) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return Ok(2);
+        }
+    };
+    for w in &net.warnings {
+        eprintln!("rawpv: warning: {w}");
+    }
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let cancel = CancellationToken::new();
-    let source = spawn_source(kind, tx, cancel.clone());
+    let source = spawn_source_with(kind, net, tx, cancel.clone());
     let mut tui = Tui::init()?;
     let result = event_loop(&mut app, &mut tui, rx).await;
     cancel.cancel();

@@ -21,6 +21,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let (state, state_style) = match &app.source_status {
         SourceStatus::Loading => ("loading".to_owned(), t.status_running),
         SourceStatus::Live => ("live".to_owned(), t.status_ok),
+        SourceStatus::Reconnecting(n) => (format!("reconnecting (attempt {n})"), t.status_running),
         SourceStatus::Ended => ("ended".to_owned(), t.dim),
         SourceStatus::Failed(e) => (format!("failed: {e}"), t.status_failed),
     };
@@ -56,6 +57,12 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         spans.push(Span::styled(
             format!(" · {findings} findings"),
             t.finding_warning,
+        ));
+    }
+    if app.session.dropped_items > 0 {
+        spans.push(Span::styled(
+            format!(" · {} oldest rows dropped", app.session.dropped_items),
+            t.dim,
         ));
     }
     if let Some(f) = &app.view.filter {
