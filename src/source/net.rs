@@ -240,6 +240,15 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
     let mut resume = Resume::default();
     let mut dec = LineDecoder::new(cfg.max_frame_bytes);
     let client = if is_websocket(url) {
+        // A URL that already says `?after=N` starts counting positions at N.
+        resume.pos = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| {
+                u.query_pairs()
+                    .find(|(k, _)| k == "after")
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+            })
+            .unwrap_or(0);
         None
     } else {
         match super::sse::client(cfg) {
