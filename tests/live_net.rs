@@ -354,7 +354,11 @@ async fn client_limit_unknown_paths_and_upgrade_on_any_path() {
     let second = http.get(format!("http://{addr}/sse")).send().await.unwrap();
     assert_eq!(second.status().as_u16(), 503);
     drop(first);
-    let missing = http.get(format!("http://{addr}/nope")).send().await.unwrap();
+    let missing = http
+        .get(format!("http://{addr}/nope"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     // Once the first client is gone its slot frees; WebSocket works on any path.
     let mut ok = false;
