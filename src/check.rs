@@ -472,10 +472,24 @@ fn check_output_type(
         let pair_ok = |a: OutputType, b: OutputType| {
             (expected == a && *got == b) || (expected == b && *got == a)
         };
-        match category {
-            Some(Category::Filesystem) if pair_ok(OutputType::Diff, OutputType::Empty) => return,
-            Some(Category::Search) if pair_ok(OutputType::Text, OutputType::FileList) => return,
-            _ => {}
+        let lenient = match category {
+            Some(Category::Filesystem) => pair_ok(OutputType::Diff, OutputType::Empty),
+            Some(Category::Search) => pair_ok(OutputType::Text, OutputType::FileList),
+            Some(
+                Category::Shell
+                | Category::Web
+                | Category::Notebook
+                | Category::TaskManagement
+                | Category::Agent
+                | Category::Planning
+                | Category::Mcp
+                | Category::Custom
+                | Category::Unknown(_),
+            )
+            | None => false,
+        };
+        if lenient {
+            return;
         }
     }
     let level = if rule == Rule::Catalog {
