@@ -39,7 +39,7 @@ pub enum DetailSource {
     Invocation {
         inv: Box<Invocation>,
         /// The tool's current catalog entry (for the SPEC 3.4 expected `output_type`).
-        entry: Option<CatalogTool>,
+        entry: Option<Box<CatalogTool>>,
         /// The source ended (an open call has "no result").
         ended: bool,
         /// Findings about this call (by id, or by the line of its request or result).
