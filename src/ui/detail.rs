@@ -58,7 +58,7 @@ impl DetailSource {
                 let entry = session
                     .catalog()
                     .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
-                    .cloned();
+                    .map(|t| Box::new(t.clone()));
                 let findings = session
                     .findings
                     .iter()
@@ -155,7 +155,7 @@ pub fn build_detail_lines(
             ended,
             findings,
         } => {
-            let mut lines = build_invocation(inv, entry.as_ref(), *ended, &cx, opts);
+            let mut lines = build_invocation(inv, entry.as_deref(), *ended, &cx, opts);
             // After the header's first line (tool, status, duration).
             let at = lines.len().min(1);
             lines.splice(at..at, build_finding_lines(findings, theme));
