@@ -251,9 +251,12 @@ pub fn diff_hunks(old: &str, new: &str, base: u64, whole_files: bool) -> Vec<Hun
     hunks
 }
 
+/// Byte ranges within one line.
+pub type Ranges = Vec<Range<usize>>;
+
 /// Byte ranges of changed words in `old` and `new`, or `None` when the lines are too long or too
 /// different for emphasis to help.
-pub fn word_emphasis(old: &str, new: &str) -> Option<(Vec<Range<usize>>, Vec<Range<usize>>)> {
+pub fn word_emphasis(old: &str, new: &str) -> Option<(Ranges, Ranges)> {
     if old.len() > EMPH_MAX_LINE_BYTES || new.len() > EMPH_MAX_LINE_BYTES {
         return None;
     }
@@ -354,8 +357,7 @@ pub fn build_patch_lines(patch: &Patch, cx: &RenderCtx<'_>) -> Rendered {
             side: cx.side_by_side && cx.width >= SIDE_BY_SIDE_MIN_WIDTH,
         };
         let syntax = if highlight {
-            let path = f.display_path();
-            super::highlight::find_syntax(None, Some(path), "")
+            super::highlight::find_syntax(None, Some(f.display_path()), "")
         } else {
             None
         };
@@ -790,6 +792,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::many_single_char_names)]
     fn crlf_shown_and_side_by_side() {
         let t = Theme::dark();
         let d = "--- a\n+++ b\n@@ -1,2 +1,2 @@\n-old line\r\n+new line\r\n same\n";

@@ -163,9 +163,9 @@ fn unquote(s: &str) -> String {
 /// Paths of `diff --git a/x b/y` (best effort with spaces: split where ` b/` starts).
 fn git_paths(rest: &str) -> (Option<String>, Option<String>) {
     let rest = rest.trim_end_matches('\r');
-    if rest.starts_with('"') {
+    if let Some(tail) = rest.strip_prefix('"') {
         // Quoted: `"a/x" "b/y"` or `"a/x" b/y`.
-        if let Some(end) = rest[1..].find("\" ") {
+        if let Some(end) = tail.find("\" ") {
             let a = &rest[..end + 2];
             let b = &rest[end + 3..];
             return (
@@ -174,17 +174,16 @@ fn git_paths(rest: &str) -> (Option<String>, Option<String>) {
             );
         }
     }
-    match rest.find(" b/") {
-        Some(i) => (
+    if let Some(i) = rest.find(" b/") {
+        (
             Some(strip_ab(&rest[..i]).to_owned()),
             Some(strip_ab(&unquote(&rest[i + 1..])).to_owned()),
-        ),
-        None => {
-            let mut it = rest.splitn(2, ' ');
-            let a = it.next().map(|a| strip_ab(a).to_owned());
-            let b = it.next().map(|b| strip_ab(b).to_owned());
-            (a, b)
-        }
+        )
+    } else {
+        let mut it = rest.splitn(2, ' ');
+        let a = it.next().map(|a| strip_ab(a).to_owned());
+        let b = it.next().map(|b| strip_ab(b).to_owned());
+        (a, b)
     }
 }
 
