@@ -285,11 +285,27 @@ pub fn word_emphasis(old: &str, new: &str) -> Option<(Ranges, Ranges)> {
             }
         }
     }
-    Some((o, n))
+    Some((merge_gaps(o, old), merge_gaps(n, new)))
 }
 
-/// Appends a range, merging it with the previous one when adjacent; whitespace-only ranges are
-/// dropped (emphasised blanks read as noise).
+/// Joins emphasis ranges separated only by whitespace (`should be`, not `should` + `be`).
+fn merge_gaps(v: Ranges, text: &str) -> Ranges {
+    let mut out: Ranges = Vec::with_capacity(v.len());
+    for r in v {
+        if let Some(last) = out.last_mut()
+            && text
+                .get(last.end..r.start)
+                .is_some_and(|gap| gap.chars().all(char::is_whitespace))
+        {
+            last.end = r.end;
+            continue;
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// Appends a range, merging it with the previous one when adjacent.
 fn push_range(v: &mut Vec<Range<usize>>, r: Range<usize>) {
     if let Some(last) = v.last_mut()
         && last.end == r.start
@@ -615,7 +631,7 @@ impl Painter<'_, '_> {
     fn side_by_side(&self, out: &mut Out, rows: &[Row<'_>], pairs: &[(usize, usize)]) {
         let theme = self.theme;
         let half = (usize::from(self.cx.width).saturating_sub(1)) / 2;
-        let cell = |r: Option<&Row<'_>>, num: Option<u64>| -> Vec<Span<'static>> {
+        let cell = |r: Option<&Row<'_>>, num: Option<u64>, pad: bool| -> Vec<Span<'static>> {
             let mut spans = vec![Span::styled(
                 format!("{} │", self.num(num)),
                 theme.diff_gutter,
@@ -623,7 +639,7 @@ impl Painter<'_, '_> {
             if let Some(r) = r {
                 spans.extend(self.content(r));
             }
-            fit(spans, half)
+            fit(spans, half, pad)
         };
         let paired_add = |k: usize| pairs.iter().any(|&(_, a)| a == k);
         let mut k = 0;
@@ -634,19 +650,30 @@ impl Painter<'_, '_> {
                 continue;
             }
             let r = &rows[k];
+            // A `\ No newline` marker belongs to the side of the row before it.
+            let prev = k.checked_sub(1).map(|p| rows[p].kind);
             let (left, right) = match r.kind {
+                LineKind::NoNewline if prev == Some(LineKind::Del) => {
+                    (cell(Some(r), None, true), cell(None, None, false))
+                }
+                LineKind::NoNewline if prev == Some(LineKind::Add) => {
+                    (cell(None, None, true), cell(Some(r), None, false))
+                }
                 LineKind::Context | LineKind::NoNewline => {
-                    (cell(Some(r), r.old), cell(Some(r), r.new))
+                    (cell(Some(r), r.old, true), cell(Some(r), r.new, false))
                 }
                 LineKind::Del => match pairs.iter().find(|&&(d, _)| d == k) {
-                    Some(&(_, a)) => (cell(Some(r), r.old), cell(Some(&rows[a]), rows[a].new)),
-                    None => (cell(Some(r), r.old), cell(None, None)),
+                    Some(&(_, a)) => (
+                        cell(Some(r), r.old, true),
+                        cell(Some(&rows[a]), rows[a].new, false),
+                    ),
+                    None => (cell(Some(r), r.old, true), cell(None, None, false)),
                 },
                 LineKind::Add if paired_add(k) => {
                     k += 1;
                     continue;
                 }
-                LineKind::Add => (cell(None, None), cell(Some(r), r.new)),
+                LineKind::Add => (cell(None, None, true), cell(Some(r), r.new, false)),
             };
             let mut spans = left;
             spans.push(Span::styled("┃", theme.border));
@@ -689,8 +716,9 @@ fn emphasised(
     spans
 }
 
-/// Cuts or pads spans to exactly `width` columns (a cut line ends in `…`).
-fn fit(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+/// Cuts spans to at most `width` columns (a cut line ends in `…`), padding to exactly `width`
+/// when `pad`.
+fn fit(spans: Vec<Span<'static>>, width: usize, pad: bool) -> Vec<Span<'static>> {
     let mut out = Vec::new();
     let mut col = 0;
     let total: usize = spans
@@ -722,7 +750,7 @@ fn fit(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
         out.push(Span::raw("…"));
         col += 1;
     }
-    if col < width {
+    if pad && col < width {
         out.push(Span::raw(" ".repeat(width - col)));
     }
     out
@@ -808,6 +836,10 @@ mod tests {
         let row = rows.lines().nth(2).unwrap();
         assert!(row.starts_with("1 │-old line␍"), "{row}");
         assert!(row.contains("┃1 │+new line␍"), "{row}");
-        assert_eq!(crate::render::wrap::line_width(&r.lines[2]), 139);
+        assert!(crate::render::wrap::line_width(&r.lines[2]) <= 139);
+        assert_eq!(
+            rows.lines().nth(2).unwrap().chars().position(|c| c == '┃'),
+            rows.lines().nth(3).unwrap().chars().position(|c| c == '┃')
+        );
     }
 }
