@@ -1,11 +1,1065 @@
-//! The interactive viewer (not built yet): owns the session, view state and the terminal.
+//! The interactive viewer: owns the session, the view state, the render cache and the terminal;
+//! runs the event loop (STYLE 4.4, 4.7).
+//!
+//! Who calls it: `main.rs` through [`run`]; tests build an [`App`] headless with
+//! [`App::headless`], drive it with [`App::update`] and draw it into a `TestBackend` after
+//! [`App::prepare`].
+//!
+//! Invariants:
+//! * One terminal owner: only the loop in [`run`] reads input and draws. The source task and
+//!   render jobs send messages; they never touch the app.
+//! * Draw on change: `update` returns whether anything visible changed; the [`FrameScheduler`]
+//!   draws at most once per [`MIN_FRAME`]; the only timer is the elapsed-time tick, armed only
+//!   while a call runs on a live source.
+//! * Heavy detail renders run on `spawn_blocking`, tagged with a generation; a result is used
+//!   only if it is for the selected item. Plain text stands in meanwhile.
 
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use crossterm::event::{
+    Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
+use futures::StreamExt;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use regex::{Regex, RegexBuilder};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::action::Action;
 use crate::cli::OpenArgs;
-use crate::source::SourceKind;
+use crate::import::{Decoded, Format};
+use crate::keymap::Keymap;
+use crate::protocol::Timestamp;
+use crate::session::{Applied, Session};
+use crate::source::{
+    CHANNEL_CAPACITY, NetConfig, SourceKind, SourceMsg, SourceState, spawn_source_with,
+};
+use crate::theme::Theme;
+use crate::tui::Tui;
+use crate::ui::detail::{self as detail_ui, DetailOpts, DetailSource};
+use crate::ui::{self, Areas};
+use crate::view::{self, Filter, Mode, Pane, Tab, ViewState};
+
+/// Shortest time between two draws (STYLE 4.7: 16 ms).
+pub const MIN_FRAME: Duration = Duration::from_millis(16);
+/// Period of the elapsed-time tick while a call runs on a live source.
+pub const TICK: Duration = Duration::from_millis(250);
+/// Source batches taken per loop turn before input gets its turn again.
+pub const BATCHES_PER_TURN: usize = 4;
+/// Rows a mouse wheel notch moves.
+const WHEEL_ROWS: usize = 3;
+
+/// Reading state of the source, for the status bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceStatus {
+    Loading,
+    Live,
+    /// A network source lost its connection and is retrying (attempt 1, 2, …).
+    Reconnecting(u32),
+    Ended,
+    Failed(String),
+}
+
+/// A message into the app.
+#[derive(Debug)]
+pub enum Msg {
+    /// Terminal input (keys, mouse, resize).
+    Term(Event),
+    /// A user intent (tests, mouse, keymap).
+    Action(Action),
+    Source(SourceMsg),
+    Rendered(RenderDone),
+    /// Wall clock (epoch ms) for running calls' elapsed time.
+    Tick(Timestamp),
+}
+
+/// What identifies a cached detail rendering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetailKey {
+    pub item: usize,
+    pub rev: u64,
+    pub opts: DetailOpts,
+    pub wrap: bool,
+    pub theme: u8,
+}
+
+/// The detail pane's render cache: wrapped lines for one key.
+#[derive(Debug, Clone, Default)]
+pub struct DetailCache {
+    pub key: Option<DetailKey>,
+    pub lines: Vec<Line<'static>>,
+}
+
+/// A heavy detail render to run off the app task.
+#[derive(Debug)]
+pub struct RenderJob {
+    pub generation: u64,
+    pub key: DetailKey,
+    pub src: DetailSource,
+    pub theme: Theme,
+}
+
+impl RenderJob {
+    /// Runs the render (blocking; call on `spawn_blocking`).
+    pub fn run(self) -> RenderDone {
+        let lines = build_wrapped(&self.src, &self.theme, self.key);
+        RenderDone {
+            generation: self.generation,
+            key: self.key,
+            lines,
+        }
+    }
+}
+
+/// A finished render job.
+#[derive(Debug)]
+pub struct RenderDone {
+    pub generation: u64,
+    pub key: DetailKey,
+    pub lines: Vec<Line<'static>>,
+}
+
+fn build_wrapped(src: &DetailSource, theme: &Theme, key: DetailKey) -> Vec<Line<'static>> {
+    let lines = detail_ui::build_detail_lines(src, theme, key.opts);
+    if key.wrap {
+        let w = usize::from(key.opts.width);
+        lines.iter().flat_map(|l| ui::wrap_line(l, w)).collect()
+    } else {
+        lines
+    }
+}
+
+/// Coalesces draw requests: draws when dirty, at most once per `min` (STYLE 4.7).
+#[derive(Debug, Clone)]
+pub struct FrameScheduler {
+    min: Duration,
+    last: Option<Instant>,
+    dirty: bool,
+}
+
+impl FrameScheduler {
+    pub fn new(min: Duration) -> Self {
+        Self {
+            min,
+            last: None,
+            dirty: true,
+        }
+    }
+
+    /// Something changed: draw at the next allowed instant.
+    pub fn request(&mut self) {
+        self.dirty = true;
+    }
+
+    /// When to draw next: `None` when nothing changed.
+    pub fn deadline(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(self.last.map_or_else(Instant::now, |l| l + self.min))
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drew(&mut self, now: Instant) {
+        self.last = Some(now);
+        self.dirty = false;
+    }
+}
+
+/// The viewer's state.
+#[derive(Debug)]
+pub struct App {
+    pub session: Session,
+    pub view: ViewState,
+    pub theme: Theme,
+    pub keymap: Keymap,
+    pub source_label: String,
+    pub source_status: SourceStatus,
+    pub format: Option<Format>,
+    /// A standing hint for the status bar (e.g. "showing the demo").
+    pub hint: Option<String>,
+    /// The compiled search (case-insensitive unless the query has an upper-case letter).
+    pub search_re: Option<Regex>,
+    pub detail: DetailCache,
+    pub areas: Areas,
+    /// Wall clock from the last tick; `None` in tests (no elapsed times drawn).
+    pub now: Option<Timestamp>,
+    pub quit: bool,
+    /// Ctrl-Z was pressed; the loop suspends and clears this.
+    pub suspend_requested: bool,
+    /// The source is live (stdin, follow, network): select new rows as they arrive.
+    pub live: bool,
+    generation: u64,
+    in_flight: bool,
+    /// Render jobs waiting to be spawned by the loop (or run inline by tests).
+    pub jobs: Vec<RenderJob>,
+}
+
+impl App {
+    /// An app waiting for a source.
+    pub fn new(source_label: impl Into<String>, live: bool) -> Self {
+        let mut view = ViewState::default();
+        view.feed.follow = live;
+        Self {
+            session: Session::new(),
+            view,
+            theme: if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                Theme::mono()
+            } else {
+                Theme::dark()
+            },
+            keymap: Keymap::default(),
+            source_label: source_label.into(),
+            source_status: SourceStatus::Loading,
+            format: None,
+            hint: None,
+            search_re: None,
+            detail: DetailCache::default(),
+            areas: Areas::default(),
+            now: None,
+            quit: false,
+            suspend_requested: false,
+            live,
+            generation: 0,
+            in_flight: false,
+            jobs: Vec::new(),
+        }
+    }
+
+    /// A finished app over decoded items, without a terminal (tests, benches). Dark theme.
+    pub fn headless(items: Vec<Decoded>, source_label: &str) -> Self {
+        let mut app = Self::new(source_label, false);
+        app.theme = Theme::dark();
+        app.update(Msg::Source(SourceMsg::Batch(items)));
+        app.update(Msg::Source(SourceMsg::Eof));
+        app
+    }
+
+    /// Whether the elapsed-time tick should run.
+    pub fn animating(&self) -> bool {
+        self.live && !self.session.ended && self.session.counts.running > 0
+    }
+
+    /// Applies one message; returns whether a redraw is needed.
+    pub fn update(&mut self, msg: Msg) -> bool {
+        match msg {
+            Msg::Term(ev) => self.on_term(&ev),
+            Msg::Action(a) => {
+                self.apply_action(a);
+                true
+            }
+            Msg::Source(m) => {
+                self.on_source(m);
+                true
+            }
+            Msg::Rendered(done) => self.on_rendered(done),
+            Msg::Tick(now) => {
+                self.now = Some(now);
+                self.animating()
+            }
+        }
+    }
+
+    fn on_term(&mut self, ev: &Event) -> bool {
+        match ev {
+            Event::Key(k) if k.kind == KeyEventKind::Press => {
+                self.on_key(k);
+                true
+            }
+            Event::Mouse(m) => {
+                let (col, row) = (m.column, m.row);
+                match m.kind {
+                    MouseEventKind::ScrollDown => self.wheel(col, row, true),
+                    MouseEventKind::ScrollUp => self.wheel(col, row, false),
+                    MouseEventKind::Down(MouseButton::Left) => self.click(col, row),
+                    _ => return false,
+                }
+                true
+            }
+            Event::Resize(..) | Event::FocusGained => true,
+            Event::Key(_) | Event::FocusLost | Event::Paste(_) => false,
+        }
+    }
+
+    fn on_key(&mut self, k: &KeyEvent) {
+        self.view.message = None;
+        if self.view.help {
+            if let Some(a @ (Action::ToggleHelp | Action::Cancel | Action::Quit)) =
+                self.keymap.action(k)
+            {
+                if a == Action::Quit && k.modifiers.contains(KeyModifiers::CONTROL) {
+                    self.quit = true;
+                }
+                self.view.help = false;
+            }
+            return;
+        }
+        match self.view.mode {
+            Mode::Normal => {
+                if let Some(a) = self.keymap.action(k) {
+                    self.apply_action(a);
+                }
+            }
+            Mode::Search | Mode::Filter => self.on_input_key(k),
+        }
+    }
+
+    fn on_input_key(&mut self, k: &KeyEvent) {
+        match k.code {
+            KeyCode::Esc => self.end_input(false),
+            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.end_input(false);
+            }
+            KeyCode::Enter => self.end_input(true),
+            KeyCode::Backspace => {
+                self.view.input.pop();
+                self.preview_input();
+            }
+            KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.view.input.push(c);
+                self.preview_input();
+            }
+            _ => {}
+        }
+    }
+
+    /// Types text into the search / filter prompt (tests).
+    pub fn type_text(&mut self, s: &str) {
+        for c in s.chars() {
+            self.on_key(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+    }
+
+    /// Sends one key (tests).
+    pub fn press(&mut self, code: KeyCode) -> bool {
+        self.update(Msg::Term(Event::Key(KeyEvent::new(
+            code,
+            KeyModifiers::NONE,
+        ))))
+    }
+
+    fn preview_input(&mut self) {
+        if self.view.mode == Mode::Search {
+            // Highlight as you type; errors wait for Enter.
+            self.search_re = compile_search(&self.view.input).ok().flatten();
+        }
+    }
+
+    fn end_input(&mut self, commit: bool) {
+        let mode = std::mem::take(&mut self.view.mode);
+        let input = std::mem::take(&mut self.view.input);
+        match mode {
+            Mode::Normal => {}
+            Mode::Search => {
+                if commit {
+                    self.set_search(&input);
+                    if self.search_re.is_some() && !self.current_matches() {
+                        self.search_step(true);
+                    }
+                } else {
+                    // Back to the committed search.
+                    let q = self.view.search.clone().unwrap_or_default();
+                    self.search_re = compile_search(&q).ok().flatten();
+                }
+            }
+            Mode::Filter => {
+                if commit {
+                    self.set_filter(Filter::parse(&input));
+                }
+            }
+        }
+    }
+
+    /// Sets (or with empty text clears) the search; a bad regex leaves a message.
+    pub fn set_search(&mut self, query: &str) {
+        match compile_search(query) {
+            Ok(re) => {
+                self.search_re = re;
+                self.view.search = (!query.is_empty()).then(|| query.to_owned());
+            }
+            Err(e) => {
+                self.view.message = Some(format!("bad regex: {e}"));
+            }
+        }
+    }
+
+    /// Sets or clears the filter, rebuilding the visible rows; keeps the selected item selected
+    /// when it stays visible.
+    pub fn set_filter(&mut self, filter: Option<Filter>) {
+        let selected_item = self.view.selected_item(&self.session);
+        self.view.rows = filter.as_ref().map(|f| {
+            (0..self.session.items.len())
+                .filter(|&i| f.matches(&self.session, i))
+                .collect()
+        });
+        self.view.filter = filter;
+        let row = selected_item.map_or(0, |i| match &self.view.rows {
+            Some(r) => r.partition_point(|&x| x < i),
+            None => i,
+        });
+        self.view.feed.selected = row.min(self.view.row_count(&self.session).saturating_sub(1));
+        self.reset_detail();
+    }
+
+    fn current_matches(&self) -> bool {
+        match (&self.search_re, self.view.selected_item(&self.session)) {
+            (Some(re), Some(i)) => re.is_match(&view::haystack(&self.session, i)),
+            _ => false,
+        }
+    }
+
+    fn on_source(&mut self, m: SourceMsg) {
+        match m {
+            SourceMsg::Batch(items) => {
+                if self.source_status == SourceStatus::Loading && self.live {
+                    self.source_status = SourceStatus::Live;
+                }
+                if matches!(self.source_status, SourceStatus::Reconnecting(_)) {
+                    self.source_status = SourceStatus::Live;
+                }
+                for d in items {
+                    let applied = self.session.apply(d);
+                    self.reconcile(applied);
+                }
+                self.compact_session();
+            }
+            SourceMsg::Format(f) => self.format = Some(f),
+            SourceMsg::State(s) => {
+                self.source_status = match s {
+                    SourceState::Loading => SourceStatus::Loading,
+                    SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
+                    SourceState::Reconnecting { attempt, .. } => {
+                        SourceStatus::Reconnecting(attempt)
+                    }
+                    SourceState::Ended => SourceStatus::Ended,
+                    SourceState::Restarted { reason } => {
+                        // The source re-sends from the start: fold it again from scratch.
+                        self.session = Session::new();
+                        self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
+                        self.view.feed.selected = 0;
+                        self.view.feed.offset = 0;
+                        self.detail = DetailCache::default();
+                        self.view.message = Some(format!("input restarted: {reason}"));
+                        SourceStatus::Live
+                    }
+                };
+            }
+            SourceMsg::Eof => {
+                self.session.finish();
+                self.source_status = SourceStatus::Ended;
+            }
+            SourceMsg::Failed(e) => {
+                self.session.finish();
+                self.source_status = SourceStatus::Failed(e.to_string());
+            }
+        }
+    }
+
+    /// Memory bound on endless streams: drops the oldest finished rows past
+    /// `Session::item_cap` and remaps the selection and filtered rows (the status bar shows the
+    /// dropped count).
+    fn compact_session(&mut self) {
+        let selected = self.view.selected_item(&self.session);
+        let Some(c) = self.session.compact_if_needed() else {
+            return;
+        };
+        if let Some(rows) = &mut self.view.rows {
+            *rows = rows.iter().filter_map(|&r| c.item(r)).collect();
+        }
+        let new_sel = selected
+            .and_then(|i| c.item(i))
+            .and_then(|i| self.view.row_of(i));
+        let last = self.row_count().saturating_sub(1);
+        self.view.feed.selected = if self.view.feed.follow {
+            last
+        } else {
+            new_sel.unwrap_or(0).min(last)
+        };
+        self.view.feed.offset = 0;
+        self.detail = DetailCache::default();
+        self.reset_detail();
+    }
+
+    /// Updates the view for one change of the session (by key, no rescans).
+    fn reconcile(&mut self, applied: Applied) {
+        let Some(item) = applied.item else {
+            return;
+        };
+        if let (Some(f), Some(rows)) = (&self.view.filter, &mut self.view.rows)
+            && f.matches(&self.session, item)
+            && let Err(pos) = rows.binary_search(&item)
+        {
+            rows.insert(pos, item);
+            if pos <= self.view.feed.selected && rows.len() > 1 && !applied.new_item {
+                self.view.feed.selected += 1;
+            }
+        }
+        if applied.new_item && self.view.feed.follow {
+            let last = self.view.row_count(&self.session).saturating_sub(1);
+            if self.view.feed.selected != last {
+                self.view.feed.selected = last;
+                self.reset_detail();
+            }
+        }
+    }
+
+    fn on_rendered(&mut self, done: RenderDone) -> bool {
+        if done.generation == self.generation {
+            self.in_flight = false;
+        }
+        if self.view.selected_item(&self.session) != Some(done.key.item) {
+            return false;
+        }
+        self.detail.key = Some(done.key);
+        self.detail.lines = done.lines;
+        true
+    }
+
+    fn row_count(&self) -> usize {
+        self.view.row_count(&self.session)
+    }
+
+    /// Selects visible row `row` (clamped).
+    pub fn select(&mut self, row: usize) {
+        let count = self.row_count();
+        let row = row.min(count.saturating_sub(1));
+        self.view.feed.follow = count > 0 && row + 1 == count && self.live;
+        if row != self.view.feed.selected {
+            self.view.feed.selected = row;
+            self.reset_detail();
+        }
+    }
+
+    fn reset_detail(&mut self) {
+        self.view.detail.scroll = 0;
+        self.view.detail.expanded = false;
+        // A running call's stream is followed by default.
+        self.view.detail.follow_tail =
+            self.view
+                .selected_item(&self.session)
+                .and_then(|i| match self.session.items.get(i) {
+                    Some(crate::session::Item::Invocation(k)) => {
+                        Some(self.session.invocations[*k].status.is_open())
+                    }
+                    Some(crate::session::Item::Message(_) | crate::session::Item::Event(_))
+                    | None => None,
+                })
+                .unwrap_or(false)
+                && !self.session.ended;
+    }
+
+    fn scroll_detail(&mut self, down: bool, n: usize) {
+        let d = &mut self.view.detail;
+        if down {
+            let max = self
+                .detail
+                .lines
+                .len()
+                .saturating_sub(usize::from(d.height));
+            d.scroll = (d.scroll + n).min(max);
+        } else {
+            d.scroll = d.scroll.saturating_sub(n);
+            d.follow_tail = false;
+        }
+    }
+
+    fn scroll_panel(&mut self, down: bool, n: usize) {
+        if down {
+            self.view.panel_scroll += n;
+        } else {
+            self.view.panel_scroll = self.view.panel_scroll.saturating_sub(n);
+        }
+    }
+
+    fn move_focused(&mut self, down: bool, n: usize) {
+        match (self.view.focus, self.view.tab) {
+            (Pane::Feed, _) => {
+                let sel = self.view.feed.selected;
+                self.select(if down { sel + n } else { sel.saturating_sub(n) });
+            }
+            (Pane::Detail, Tab::Detail) => self.scroll_detail(down, n),
+            (Pane::Detail, Tab::Catalog | Tab::Problems) => self.scroll_panel(down, n),
+        }
+    }
+
+    fn wheel(&mut self, col: u16, row: u16, down: bool) {
+        if Areas::hit(self.areas.feed, col, row) {
+            let sel = self.view.feed.selected;
+            self.select(if down {
+                sel + WHEEL_ROWS
+            } else {
+                sel.saturating_sub(WHEEL_ROWS)
+            });
+        } else if Areas::hit(self.areas.detail, col, row) {
+            match self.view.tab {
+                Tab::Detail => self.scroll_detail(down, WHEEL_ROWS),
+                Tab::Catalog | Tab::Problems => self.scroll_panel(down, WHEEL_ROWS),
+            }
+        }
+    }
+
+    fn click(&mut self, col: u16, row: u16) {
+        let inner = Areas::inner(self.areas.feed);
+        if Areas::hit(inner, col, row) {
+            self.view.focus = Pane::Feed;
+            let r = self.view.feed.offset + usize::from(row - inner.y);
+            if r < self.row_count() {
+                self.select(r);
+            }
+        } else if Areas::hit(self.areas.detail, col, row) {
+            self.view.focus = Pane::Detail;
+        }
+    }
+
+    /// Selects the next (or previous) visible row after the selection for which `pred` holds.
+    /// With `wrap`, continues from the other end. Returns whether one was found.
+    fn jump(&mut self, forward: bool, wrap: bool, pred: impl Fn(&Session, usize) -> bool) -> bool {
+        let count = self.row_count();
+        let sel = self.view.feed.selected;
+        let order: Box<dyn Iterator<Item = usize>> = match (forward, wrap) {
+            (true, false) => Box::new(sel + 1..count),
+            (true, true) => Box::new((sel + 1..count).chain(0..=sel.min(count.saturating_sub(1)))),
+            (false, false) => Box::new((0..sel).rev()),
+            (false, true) => Box::new((0..sel).rev().chain((sel..count).rev())),
+        };
+        for r in order {
+            if let Some(i) = self.view.item_at(r)
+                && pred(&self.session, i)
+            {
+                self.view.focus = Pane::Feed;
+                self.select(r);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn search_step(&mut self, forward: bool) {
+        let Some(re) = self.search_re.clone() else {
+            self.view.message = Some("no search: press / to search".into());
+            return;
+        };
+        if !self.jump(forward, true, |s, i| re.is_match(&view::haystack(s, i))) {
+            self.view.message = Some(format!("no match for /{}", re.as_str()));
+        }
+    }
+
+    /// Applies a user intent.
+    pub fn apply_action(&mut self, a: Action) {
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Suspend => self.suspend_requested = true,
+            Action::MoveDown => self.move_focused(true, 1),
+            Action::MoveUp => self.move_focused(false, 1),
+            Action::PageDown | Action::PageUp => {
+                let h = match self.view.focus {
+                    Pane::Feed => self.view.feed.height,
+                    Pane::Detail => self.view.detail.height,
+                };
+                self.move_focused(a == Action::PageDown, usize::from(h.max(2) - 1));
+            }
+            Action::Top => match (self.view.focus, self.view.tab) {
+                (Pane::Feed, _) => self.select(0),
+                (Pane::Detail, Tab::Detail) => {
+                    self.view.detail.scroll = 0;
+                    self.view.detail.follow_tail = false;
+                }
+                (Pane::Detail, Tab::Catalog | Tab::Problems) => self.view.panel_scroll = 0,
+            },
+            Action::Bottom => match (self.view.focus, self.view.tab) {
+                (Pane::Feed, _) => {
+                    self.select(usize::MAX);
+                    self.view.feed.follow = true;
+                }
+                (Pane::Detail, Tab::Detail) => self.follow_tail(),
+                (Pane::Detail, Tab::Catalog | Tab::Problems) => {
+                    self.view.panel_scroll = usize::MAX / 2;
+                }
+            },
+            Action::FocusNext => {
+                self.view.focus = match self.view.focus {
+                    Pane::Feed => Pane::Detail,
+                    Pane::Detail => Pane::Feed,
+                };
+            }
+            Action::Open => match self.view.focus {
+                Pane::Feed => self.view.focus = Pane::Detail,
+                Pane::Detail => self.view.detail.expanded = !self.view.detail.expanded,
+            },
+            Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
+            Action::Follow => self.follow_tail(),
+            Action::ToggleWrap => self.view.detail.wrap = !self.view.detail.wrap,
+            Action::ToggleSideBySide => {
+                self.view.detail.side_by_side = !self.view.detail.side_by_side;
+            }
+            Action::StartSearch => {
+                self.view.mode = Mode::Search;
+                self.view.input.clear();
+            }
+            Action::SearchNext => self.search_step(true),
+            Action::SearchPrev => self.search_step(false),
+            Action::NextError | Action::PrevError => {
+                if !self.jump(a == Action::NextError, false, view::is_error) {
+                    self.view.message = Some("no more errors".into());
+                }
+            }
+            Action::NextPrompt | Action::PrevPrompt => {
+                if !self.jump(a == Action::NextPrompt, false, view::is_prompt) {
+                    self.view.message = Some("no more prompts".into());
+                }
+            }
+            Action::StartFilter => {
+                self.view.mode = Mode::Filter;
+                self.view.input = self
+                    .view
+                    .filter
+                    .as_ref()
+                    .map(|f| f.raw.clone())
+                    .unwrap_or_default();
+            }
+            Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
+            Action::ShowProblems => self.toggle_tab(Tab::Problems),
+            Action::ToggleHelp => self.view.help = !self.view.help,
+            Action::Cancel => {
+                if self.view.help {
+                    self.view.help = false;
+                } else if self.view.search.is_some() {
+                    self.view.search = None;
+                    self.search_re = None;
+                } else if self.view.filter.is_some() {
+                    self.set_filter(None);
+                } else if self.view.tab != Tab::Detail {
+                    self.view.tab = Tab::Detail;
+                }
+            }
+        }
+    }
+
+    fn follow_tail(&mut self) {
+        self.view.detail.follow_tail = true;
+        self.view.detail.scroll = self
+            .detail
+            .lines
+            .len()
+            .saturating_sub(usize::from(self.view.detail.height));
+    }
+
+    fn toggle_tab(&mut self, tab: Tab) {
+        self.view.panel_scroll = 0;
+        self.view.tab = if self.view.tab == tab {
+            Tab::Detail
+        } else {
+            tab
+        };
+    }
+
+    /// Lays the screen out for `area` and brings view state and caches up to date: clamps the
+    /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
+    /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
+    pub fn prepare(&mut self, area: Rect) {
+        self.areas = Areas::compute(area);
+        let feed_h = Areas::inner(self.areas.feed).height;
+        let detail_inner = Areas::inner(self.areas.detail);
+        self.view.feed.height = feed_h;
+        self.view.detail.height = detail_inner.height;
+        let count = self.row_count();
+        let h = usize::from(feed_h.max(1));
+        let f = &mut self.view.feed;
+        f.selected = f.selected.min(count.saturating_sub(1));
+        if f.selected < f.offset {
+            f.offset = f.selected;
+        } else if f.selected >= f.offset + h {
+            f.offset = f.selected + 1 - h;
+        }
+        f.offset = f.offset.min(count.saturating_sub(h));
+        self.view.panel_scroll = self
+            .view
+            .panel_scroll
+            .min(self.panel_len().saturating_sub(1));
+        if self.view.tab == Tab::Detail
+            && let Some(item) = self.view.selected_item(&self.session)
+        {
+            let key = DetailKey {
+                item,
+                rev: detail_ui::item_rev(&self.session, item),
+                opts: DetailOpts {
+                    width: detail_inner.width.max(1),
+                    expanded: self.view.detail.expanded,
+                    side_by_side: self.view.detail.side_by_side,
+                },
+                wrap: self.view.detail.wrap,
+                theme: self.theme.id,
+            };
+            if self.detail.key != Some(key) {
+                self.refresh_detail(key);
+            }
+        }
+        let d = &mut self.view.detail;
+        let max = self
+            .detail
+            .lines
+            .len()
+            .saturating_sub(usize::from(d.height));
+        if d.follow_tail {
+            d.scroll = max;
+        }
+        d.scroll = d.scroll.min(max);
+    }
+
+    fn panel_len(&self) -> usize {
+        match self.view.tab {
+            Tab::Detail => 0,
+            Tab::Catalog => self.session.catalog().map_or(0, |c| c.tools.len()),
+            Tab::Problems => self.session.findings.len(),
+        }
+    }
+
+    fn refresh_detail(&mut self, key: DetailKey) {
+        let Some(src) = DetailSource::from_session(&self.session, key.item) else {
+            return;
+        };
+        if detail_ui::is_heavy(&self.session, key.item) {
+            let same_item = self.detail.key.is_some_and(|k| k.item == key.item);
+            if !same_item {
+                self.detail.key = None;
+                self.detail.lines = detail_ui::build_placeholder_lines(
+                    &self.session,
+                    key.item,
+                    &self.theme,
+                    usize::from(self.view.detail.height),
+                );
+            }
+            if !self.in_flight {
+                self.generation += 1;
+                self.in_flight = true;
+                self.jobs.push(RenderJob {
+                    generation: self.generation,
+                    key,
+                    src,
+                    theme: self.theme,
+                });
+            }
+            return;
+        }
+        self.detail.lines = build_wrapped(&src, &self.theme, key);
+        self.detail.key = Some(key);
+    }
+
+    /// Runs queued render jobs inline (tests; the loop spawns them instead).
+    pub fn run_jobs_inline(&mut self) {
+        for job in std::mem::take(&mut self.jobs) {
+            let done = job.run();
+            self.update(Msg::Rendered(done));
+        }
+    }
+}
+
+/// Compiles a search query: smart case (case-insensitive unless it has an upper-case letter).
+/// Empty gives `Ok(None)`.
+///
+/// # Errors
+/// The regex does not compile (message from the `regex` crate).
+pub fn compile_search(q: &str) -> Result<Option<Regex>, regex::Error> {
+    if q.is_empty() {
+        return Ok(None);
+    }
+    let insensitive = !q.chars().any(char::is_uppercase);
+    RegexBuilder::new(q)
+        .case_insensitive(insensitive)
+        .size_limit(1 << 20)
+        .build()
+        .map(Some)
+}
 
 /// Runs the TUI on `kind`; returns the exit code.
-#[allow(clippy::unused_async)]
-pub async fn run(kind: SourceKind, _open: &OpenArgs) -> color_eyre::Result<i32> {
-    eprintln!("rawpv: the TUI is not built yet ({})", kind.label());
-    Ok(2)
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
+    if !std::io::stdout().is_terminal() {
+        eprintln!("rawpv: the viewer needs a terminal; use `rawpv print INPUT` for plain output");
+        return Ok(2);
+    }
+    let live = matches!(
+        kind,
+        SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
+    );
+    let mut app = App::new(kind.label(), live);
+    if kind == SourceKind::Demo && open.input.is_none() {
+        app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
+    }
+    // Token from --token-file / RAWP_TOKEN; its warnings go to stderr before the TUI starts.
+    let net = match NetConfig::resolve(open.net.token_file.as_deref()) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return Ok(2);
+        }
+    };
+    for w in &net.warnings {
+        eprintln!("rawpv: warning: {w}");
+    }
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let cancel = CancellationToken::new();
+    let source = spawn_source_with(kind, net, tx, cancel.clone());
+    let mut tui = Tui::init()?;
+    let result = event_loop(&mut app, &mut tui, rx).await;
+    cancel.cancel();
+    drop(tui);
+    let _ = tokio::time::timeout(Duration::from_secs(1), source).await;
+    result.map(|()| 0)
+}
+
+async fn event_loop(
+    app: &mut App,
+    tui: &mut Tui,
+    mut rx: mpsc::Receiver<SourceMsg>,
+) -> color_eyre::Result<()> {
+    let mut events = EventStream::new();
+    let (render_tx, mut render_rx) = mpsc::channel::<RenderDone>(16);
+    let mut sched = FrameScheduler::new(MIN_FRAME);
+    let mut batch = Vec::with_capacity(BATCHES_PER_TURN);
+    let mut source_open = true;
+    let mut signals = Signals::new()?;
+    let mut next_tick = Instant::now() + TICK;
+    while !app.quit {
+        let draw_at = sched.deadline();
+        let ticking = app.animating();
+        tokio::select! {
+            biased;
+            ev = events.next() => match ev {
+                Some(Ok(ev)) => {
+                    if app.update(Msg::Term(ev)) {
+                        sched.request();
+                    }
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            () = signals.recv() => break,
+            () = sleep_until_opt(draw_at), if draw_at.is_some() => {
+                let size = tui.size()?;
+                app.prepare(Rect::new(0, 0, size.width, size.height));
+                for job in std::mem::take(&mut app.jobs) {
+                    let tx = render_tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.blocking_send(job.run());
+                    });
+                }
+                tui.draw(|f| ui::draw(f, app))?;
+                sched.drew(Instant::now());
+            }
+            Some(done) = render_rx.recv() => {
+                if app.update(Msg::Rendered(done)) {
+                    sched.request();
+                }
+            }
+            n = rx.recv_many(&mut batch, BATCHES_PER_TURN), if source_open => {
+                if n == 0 {
+                    source_open = false;
+                }
+                for m in batch.drain(..) {
+                    app.update(Msg::Source(m));
+                }
+                sched.request();
+            }
+            () = tokio::time::sleep_until(next_tick), if ticking => {
+                next_tick = Instant::now() + TICK;
+                let now = Timestamp(chrono::Utc::now().timestamp_millis());
+                if app.update(Msg::Tick(now)) {
+                    sched.request();
+                }
+            }
+        }
+        if app.suspend_requested {
+            app.suspend_requested = false;
+            tui.suspend()?;
+            sched.request();
+        }
+    }
+    Ok(())
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP as one stream: any of them quits (restoring the terminal).
+struct Signals {
+    #[cfg(unix)]
+    sigs: [tokio::signal::unix::Signal; 3],
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                sigs: [
+                    signal(SignalKind::interrupt())?,
+                    signal(SignalKind::terminate())?,
+                    signal(SignalKind::hangup())?,
+                ],
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            let [a, b, c] = &mut self.sigs;
+            tokio::select! {
+                _ = a.recv() => {}
+                _ = b.recv() => {}
+                _ = c.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending::<()>().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn frames_are_coalesced_to_the_minimum_interval() {
+        let mut s = FrameScheduler::new(MIN_FRAME);
+        let t0 = Instant::now();
+        assert_eq!(s.deadline(), Some(t0), "first frame is due at once");
+        s.drew(t0);
+        assert_eq!(s.deadline(), None, "idle: no deadline, no timer");
+        tokio::time::advance(Duration::from_millis(3)).await;
+        s.request();
+        s.request();
+        assert_eq!(s.deadline(), Some(t0 + MIN_FRAME), "waits out the interval");
+        tokio::time::sleep_until(s.deadline().unwrap_or(t0)).await;
+        assert_eq!(Instant::now() - t0, MIN_FRAME);
+        s.drew(Instant::now());
+        tokio::time::advance(Duration::from_millis(100)).await;
+        s.request();
+        assert!(
+            s.deadline().is_some_and(|d| d <= Instant::now()),
+            "late request draws at once"
+        );
+    }
+
+    #[test]
+    fn smart_case() {
+        let re = compile_search("foo").unwrap().unwrap();
+        assert!(re.is_match("FOO"));
+        let re = compile_search("Foo").unwrap().unwrap();
+        assert!(!re.is_match("foo"));
+        assert!(compile_search("(").is_err());
+        assert!(compile_search("").unwrap().is_none());
+    }
 }

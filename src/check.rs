@@ -1,20 +1,627 @@
-//! Conformance checks over frames and sessions (SPEC 3.7, SPEC 3.4, SPEC 5).
+//! Conformance checks over frames and sessions (SPEC 3.1–3.5, 3.7; SPEC 5 pairing).
 //!
-//! Who calls it: the reducer (`crate::session`) runs [`frame_findings`] on every frame before
-//! folding it and [`end_findings`] when the source ends, so live and replay see the same findings;
-//! `rawpv check` prints them.
+//! Who calls it: the reducer (`crate::session`) runs [`frame_findings`] on every frame *before*
+//! folding it and [`end_findings`] once when the source ends, so live mode, replay, the problems
+//! panel and `rawpv check` all see the same findings.
+//!
+//! Rules that live elsewhere: result/stream without a request, duplicate `invocation_id`, duplicate
+//! result, malformed lines, unknown frame types and payload shape errors are reported by the
+//! reducer itself (codes in [`crate::finding::code`]). The codes of this module are in [`code`].
+//!
+//! Levels (calibrated so converted Claude Code / Anthropic files get no error the adapter caused):
+//!
+//! | rule | code | level |
+//! |---|---|---|
+//! | required field absent (SPEC 3.1–3.5 tables) | `missing-field` | error |
+//! | `status`, `stream_type`, `output_type`, `severity` outside the enum | `unknown-enum-value` | error |
+//! | catalog `category` / tool `status` / declared `output_type` outside the enum | `unknown-enum-value` | warning |
+//! | request `input` not an object | `input-not-object` | warning |
+//! | request for a tool absent from the agent's catalog | `tool-not-in-catalog` | error (warning when the catalog was derived by an importer) |
+//! | request for an `unavailable` tool | `tool-unavailable` | error |
+//! | request for a tool under a `fatal` diagnostic | `tool-fatal-diagnostic` | error |
+//! | request for a `degraded` tool | `tool-degraded` | info |
+//! | `invocation_id` not a UUID v4 (skipped for imported frames) | `invocation-id-not-uuid-v4` | warning |
+//! | stream `sequence` already received | `stream-sequence-duplicate` | error |
+//! | stream `sequence` gap, found when the result arrives | `stream-sequence-gap` | error (warning when still open at the end) |
+//! | stream/result `tool_name` differs from the request's | `tool-name-mismatch` | error |
+//! | `output_type` differs from the SPEC 3.4 rule | `output-type-mismatch` | error when the catalog declared it, else warning |
+//! | request never answered by the end of the session | `request-never-answered` | warning |
+//! | unavailable/degraded tool without `status_description` | `status-description-missing` | info |
+//! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
+//!
+//! Leniency in the SPEC 3.4 rule (documented choices, [ours]): filesystem writes accept `diff` or
+//! `empty` (SPEC 4 lists both for Write); `search` accepts `text` or `file_list`; a result that is
+//! not `success` may also be `text` (an error message); an empty output (`null`, `""`, `{}`, `[]`)
+//! may always be `empty`.
+//!
+//! Cost: each frame is checked in O(tools in the current catalog + log chunks) with no rescans of
+//! the session; stream gaps are computed once per invocation, when its result arrives or at the end.
 //! Invariants: pure functions of (session so far, frame); never panic.
 
-use crate::finding::Finding;
-use crate::protocol::Frame;
-use crate::session::Session;
+use serde_json::Value;
 
-/// Findings about one frame, given the session before it is applied.
-pub fn frame_findings(_session: &Session, _frame: &Frame) -> Vec<Finding> {
-    Vec::new()
+use crate::finding::{Finding, Level};
+use crate::protocol::rules::{Rule, expected_output_type, known_category};
+use crate::protocol::{
+    Body, CatalogPublish, CatalogTool, Category, Frame, OutputType, ResultStatus, Severity,
+    ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream, ToolStatus,
+};
+use crate::session::{Invocation, Session};
+
+/// Stable codes of the checker's findings. Never rename one (the JSON output of `rawpv check` is
+/// read by CI pipelines); only add.
+pub mod code {
+    /// A required field of a tool frame or catalog entry is absent (SPEC 3.1–3.5).
+    pub const MISSING_FIELD: &str = "missing-field";
+    /// An enum field holds a value outside the spec (SPEC 3.2–3.5).
+    pub const UNKNOWN_ENUM_VALUE: &str = "unknown-enum-value";
+    /// A request's `input` is not a JSON object (SPEC 3.1).
+    pub const INPUT_NOT_OBJECT: &str = "input-not-object";
+    /// A request names a tool absent from the current catalog (SPEC 3.7).
+    pub const TOOL_NOT_IN_CATALOG: &str = "tool-not-in-catalog";
+    /// A request names a tool whose catalog status is `unavailable` (SPEC 3.5, 3.7).
+    pub const TOOL_UNAVAILABLE: &str = "tool-unavailable";
+    /// A request names a tool with a `fatal` catalog diagnostic (SPEC 3.5, 3.7).
+    pub const TOOL_FATAL_DIAGNOSTIC: &str = "tool-fatal-diagnostic";
+    /// A request names a `degraded` tool: the user should be told (SPEC 3.5).
+    pub const TOOL_DEGRADED: &str = "tool-degraded";
+    /// An `invocation_id` that is not a UUID v4 (SPEC 3.1, 3.7).
+    pub const INVOCATION_ID_NOT_UUID_V4: &str = "invocation-id-not-uuid-v4";
+    /// A stream chunk repeats a `sequence` already received (SPEC 3.3, 3.7).
+    pub const STREAM_SEQUENCE_DUPLICATE: &str = "stream-sequence-duplicate";
+    /// Stream `sequence` numbers do not run 0, 1, 2, … without holes (SPEC 3.3, 3.7).
+    pub const STREAM_SEQUENCE_GAP: &str = "stream-sequence-gap";
+    /// A stream or result `tool_name` differs from its request's (SPEC 3.2, 3.3).
+    pub const TOOL_NAME_MISMATCH: &str = "tool-name-mismatch";
+    /// A result's `output_type` differs from what the SPEC 3.4 rule picks.
+    pub const OUTPUT_TYPE_MISMATCH: &str = "output-type-mismatch";
+    /// A request with no result by the end of the session (SPEC 3.7, SPEC 5).
+    pub const REQUEST_NEVER_ANSWERED: &str = "request-never-answered";
+    /// An unavailable or degraded tool without `status_description` (SPEC 3.5 SHOULD).
+    pub const STATUS_DESCRIPTION_MISSING: &str = "status-description-missing";
+    /// The same tool name twice in one `tool.catalog.publish` (SPEC 3.5).
+    pub const DUPLICATE_CATALOG_TOOL: &str = "duplicate-catalog-tool";
+
+    /// Every code of this module, for docs and tests.
+    pub const ALL: &[&str] = &[
+        MISSING_FIELD,
+        UNKNOWN_ENUM_VALUE,
+        INPUT_NOT_OBJECT,
+        TOOL_NOT_IN_CATALOG,
+        TOOL_UNAVAILABLE,
+        TOOL_FATAL_DIAGNOSTIC,
+        TOOL_DEGRADED,
+        INVOCATION_ID_NOT_UUID_V4,
+        STREAM_SEQUENCE_DUPLICATE,
+        STREAM_SEQUENCE_GAP,
+        TOOL_NAME_MISMATCH,
+        OUTPUT_TYPE_MISMATCH,
+        REQUEST_NEVER_ANSWERED,
+        STATUS_DESCRIPTION_MISSING,
+        DUPLICATE_CATALOG_TOOL,
+    ];
 }
 
-/// Findings that can only be made once the source ended (e.g. requests never answered).
-pub fn end_findings(_session: &Session) -> Vec<Finding> {
-    Vec::new()
+/// Metadata keys importers set on the frames they build; such frames keep the source's ids.
+const IMPORTER_METADATA: &[&str] = &["claude_code", "anthropic"];
+
+/// Whether `id` is a hyphenated UUID of version 4 (SPEC 3.1).
+pub fn is_uuid_v4(id: &str) -> bool {
+    uuid::Uuid::try_parse(id).is_ok_and(|u| u.get_version_num() == 4)
+}
+
+/// Whether the frame was built by an importer (Claude Code, Anthropic API).
+pub fn is_imported(frame: &Frame) -> bool {
+    IMPORTER_METADATA
+        .iter()
+        .any(|k| frame.envelope.metadata.contains_key(*k))
+}
+
+/// Collects findings about one frame.
+struct Out<'a> {
+    line: u64,
+    invocation: Option<&'a str>,
+    findings: Vec<Finding>,
+}
+
+impl Out<'_> {
+    fn push(&mut self, level: Level, code: &'static str, spec: &'static str, msg: String) {
+        let mut f = Finding::new(level, code, spec, self.line, msg);
+        if let Some(id) = self.invocation.filter(|id| !id.is_empty()) {
+            f = f.for_invocation(id);
+        }
+        self.findings.push(f);
+    }
+
+    fn missing(&mut self, frame_type: &str, field: &str, spec: &'static str) {
+        self.push(
+            Level::Error,
+            code::MISSING_FIELD,
+            spec,
+            format!("{frame_type} without required field `{field}`"),
+        );
+    }
+}
+
+/// Findings about one frame, given the session before it is applied.
+pub fn frame_findings(session: &Session, frame: &Frame) -> Vec<Finding> {
+    let mut out = Out {
+        line: frame.origin.line,
+        invocation: frame.invocation_id(),
+        findings: Vec::new(),
+    };
+    match &frame.body {
+        Body::Request(r) => check_request(session, frame, r, &mut out),
+        Body::Stream(s) => check_stream(session, s, &mut out),
+        Body::Result(r) => check_result(session, r, &mut out),
+        Body::Catalog(c) => {
+            let derived = frame
+                .envelope
+                .metadata
+                .get("rawpv_derived")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            check_catalog(c, derived, &mut out);
+        }
+        // SPEC 3.6 bodies are not public: nothing to enforce beyond what the reducer does.
+        Body::Generic(_) => {}
+    }
+    out.findings
+}
+
+/// Findings that can only be made once the source ended: requests never answered and the stream
+/// gaps of those still-open invocations.
+pub fn end_findings(session: &Session) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for inv in session.invocations.iter().filter(|i| i.status.is_open()) {
+        let mut out = Out {
+            line: inv.request_line,
+            invocation: Some(&inv.invocation_id),
+            findings: Vec::new(),
+        };
+        out.push(
+            Level::Warning,
+            code::REQUEST_NEVER_ANSWERED,
+            "SPEC 3.7",
+            format!(
+                "{} request {:?} never got a result",
+                name_or_unnamed(&inv.tool_name),
+                inv.invocation_id
+            ),
+        );
+        push_gaps(inv, Level::Warning, &mut out);
+        findings.append(&mut out.findings);
+    }
+    findings
+}
+
+fn name_or_unnamed(name: &str) -> &str {
+    if name.is_empty() { "(unnamed)" } else { name }
+}
+
+/// The current catalog's entry for `name` (the first one when listed twice).
+fn catalog_entry<'s>(session: &'s Session, name: &str) -> Option<&'s CatalogTool> {
+    session
+        .catalog()
+        .and_then(|c| c.tools.iter().find(|t| t.name == name))
+}
+
+fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &mut Out<'_>) {
+    const T: &str = "tool.invoke.request";
+    const S: &str = "SPEC 3.1";
+    match r.invocation_id.as_deref() {
+        None | Some("") => out.missing(T, "invocation_id", S),
+        Some(id) => {
+            if !is_imported(frame) && !is_uuid_v4(id) {
+                out.push(
+                    Level::Warning,
+                    code::INVOCATION_ID_NOT_UUID_V4,
+                    "SPEC 3.7",
+                    format!("invocation_id {id:?} is not a UUID v4"),
+                );
+            }
+        }
+    }
+    match &r.input {
+        None => out.missing(T, "input", S),
+        Some(Value::Object(_)) => {}
+        Some(other) => out.push(
+            Level::Warning,
+            code::INPUT_NOT_OBJECT,
+            S,
+            format!("input is {}, not an object", json_kind(other)),
+        ),
+    }
+    let Some(name) = r.tool_name.as_deref().filter(|n| !n.is_empty()) else {
+        out.missing(T, "tool_name", S);
+        return;
+    };
+    let Some(publish) = session.publishes.last() else {
+        return; // no catalog: nothing to compare with
+    };
+    let derived = publish.derived;
+    let Some(entry) = catalog_entry(session, name) else {
+        let (level, whose) = if derived {
+            (Level::Warning, "the derived catalog")
+        } else {
+            (Level::Error, "the current catalog")
+        };
+        out.push(
+            level,
+            code::TOOL_NOT_IN_CATALOG,
+            "SPEC 3.7",
+            format!("request for {name}, which is not in {whose}"),
+        );
+        return;
+    };
+    let why = entry
+        .status_description
+        .as_deref()
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    match entry.effective_status() {
+        ToolStatus::Unavailable => out.push(
+            Level::Error,
+            code::TOOL_UNAVAILABLE,
+            "SPEC 3.5",
+            format!("request for {name}, which the catalog marks unavailable{why}"),
+        ),
+        ToolStatus::Degraded => out.push(
+            Level::Info,
+            code::TOOL_DEGRADED,
+            "SPEC 3.5",
+            format!("request for {name}, which the catalog marks degraded{why}"),
+        ),
+        ToolStatus::Available | ToolStatus::Unknown(_) => {}
+    }
+    if let Some(catalog) = session.catalog()
+        && let Some(d) = catalog
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name))
+    {
+        let code = d.code.as_deref().unwrap_or("?");
+        out.push(
+            Level::Error,
+            code::TOOL_FATAL_DIAGNOSTIC,
+            "SPEC 3.5",
+            format!("request for {name}, which has a fatal catalog diagnostic ({code})"),
+        );
+    }
+}
+
+fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
+    const T: &str = "tool.invoke.stream";
+    const S: &str = "SPEC 3.3";
+    if s.invocation_id.as_deref().is_none_or(str::is_empty) {
+        out.missing(T, "invocation_id", S);
+    }
+    if s.tool_name.is_none() {
+        out.missing(T, "tool_name", S);
+    }
+    match &s.stream_type {
+        None => out.missing(T, "stream_type", S),
+        Some(t) if !t.is_known() => out.push(
+            Level::Error,
+            code::UNKNOWN_ENUM_VALUE,
+            S,
+            format!(
+                "stream_type {:?} is not stdout, stderr or progress",
+                t.as_str()
+            ),
+        ),
+        Some(_) => {}
+    }
+    if s.chunk.is_none() {
+        out.missing(T, "chunk", S);
+    }
+    if s.sequence.is_none() {
+        out.missing(T, "sequence", S);
+    }
+    let Some(inv) = s
+        .invocation_id
+        .as_deref()
+        .and_then(|id| session.invocation(id))
+    else {
+        return; // reported by the reducer (stream-without-request)
+    };
+    name_mismatch(inv, s.tool_name.as_deref(), "stream chunk", out);
+    if let Some(seq) = s.sequence {
+        let chunks = inv.stream.chunks();
+        // Same search as `ChunkBuffer::insert`, so this agrees with what the buffer drops: the
+        // first sequenced chunk after the last one below `seq` (O(1) for in-order chunks).
+        let after = chunks
+            .iter()
+            .rposition(|c| c.sequence.is_some_and(|x| x < seq))
+            .map_or(0, |j| j + 1);
+        let pos = chunks[after..]
+            .iter()
+            .position(|c| c.sequence.is_some())
+            .map_or(chunks.len(), |k| after + k);
+        if chunks.get(pos).is_some_and(|c| c.sequence == Some(seq)) {
+            out.push(
+                Level::Error,
+                code::STREAM_SEQUENCE_DUPLICATE,
+                "SPEC 3.7",
+                format!(
+                    "stream sequence {seq} of {:?} was already received (line {}); this chunk is dropped",
+                    inv.invocation_id, chunks[pos].line
+                ),
+            );
+        }
+    }
+}
+
+fn check_result(session: &Session, r: &ToolInvokeResult, out: &mut Out<'_>) {
+    const T: &str = "tool.invoke.result";
+    const S: &str = "SPEC 3.2";
+    if r.invocation_id.as_deref().is_none_or(str::is_empty) {
+        out.missing(T, "invocation_id", S);
+    }
+    if r.tool_name.is_none() {
+        out.missing(T, "tool_name", S);
+    }
+    match &r.status {
+        None => out.missing(T, "status", S),
+        Some(st) if !st.is_known() => out.push(
+            Level::Error,
+            code::UNKNOWN_ENUM_VALUE,
+            S,
+            format!(
+                "status {:?} is not success, error, timeout or cancelled",
+                st.as_str()
+            ),
+        ),
+        Some(_) => {}
+    }
+    if r.output.is_none() {
+        out.missing(T, "output", S);
+    }
+    match &r.output_type {
+        None => out.missing(T, "output_type", S),
+        Some(ot) if !ot.is_known() => out.push(
+            Level::Error,
+            code::UNKNOWN_ENUM_VALUE,
+            "SPEC 3.4",
+            format!("output_type {:?} is not a SPEC 3.4 value", ot.as_str()),
+        ),
+        Some(_) => {}
+    }
+    let Some(inv) = r
+        .invocation_id
+        .as_deref()
+        .and_then(|id| session.invocation(id))
+    else {
+        return; // reported by the reducer (result-without-request)
+    };
+    if !inv.status.is_open() {
+        return; // reported by the reducer (duplicate-result)
+    }
+    name_mismatch(inv, r.tool_name.as_deref(), "result", out);
+    if let Some(ot) = r.output_type.as_ref().filter(|o| o.is_known()) {
+        check_output_type(session, inv, r, ot, out);
+    }
+    push_gaps(inv, Level::Error, out);
+}
+
+fn name_mismatch(inv: &Invocation, name: Option<&str>, what: &str, out: &mut Out<'_>) {
+    if let Some(name) = name
+        && !inv.tool_name.is_empty()
+        && name != inv.tool_name
+    {
+        out.push(
+            Level::Error,
+            code::TOOL_NAME_MISMATCH,
+            "SPEC 3.2",
+            format!(
+                "{what} names tool {name:?} but its request named {:?}",
+                inv.tool_name
+            ),
+        );
+    }
+}
+
+fn is_empty_output(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::Object(o)) => o.is_empty(),
+        Some(Value::Bool(_) | Value::Number(_)) => false,
+    }
+}
+
+fn check_output_type(
+    session: &Session,
+    inv: &Invocation,
+    r: &ToolInvokeResult,
+    got: &OutputType,
+    out: &mut Out<'_>,
+) {
+    let entry = catalog_entry(session, &inv.tool_name);
+    let output = r.output.as_ref();
+    let (expected, rule) = expected_output_type(&inv.tool_name, entry, output);
+    if *got == expected {
+        return;
+    }
+    // Documented leniency (module doc).
+    if *got == OutputType::Empty && is_empty_output(output) {
+        return;
+    }
+    if *got == OutputType::Text
+        && r.status
+            .as_ref()
+            .is_some_and(|s| *s != ResultStatus::Success)
+    {
+        return;
+    }
+    if rule == Rule::Category {
+        let category = entry
+            .and_then(|e| e.category.clone())
+            .or_else(|| known_category(&inv.tool_name));
+        let pair_ok = |a: OutputType, b: OutputType| {
+            (expected == a && *got == b) || (expected == b && *got == a)
+        };
+        match category {
+            Some(Category::Filesystem) if pair_ok(OutputType::Diff, OutputType::Empty) => return,
+            Some(Category::Search) if pair_ok(OutputType::Text, OutputType::FileList) => return,
+            _ => {}
+        }
+    }
+    let level = if rule == Rule::Catalog {
+        Level::Error
+    } else {
+        Level::Warning
+    };
+    out.push(
+        level,
+        code::OUTPUT_TYPE_MISMATCH,
+        "SPEC 3.4",
+        format!(
+            "{} result has output_type {got} but the SPEC 3.4 {} rule gives {expected}",
+            inv.tool_name,
+            rule.as_str()
+        ),
+    );
+}
+
+fn push_gaps(inv: &Invocation, level: Level, out: &mut Out<'_>) {
+    for (from, to) in inv.stream.gaps() {
+        let range = if from == to {
+            format!("{from}")
+        } else {
+            format!("{from}–{to}")
+        };
+        out.push(
+            level,
+            code::STREAM_SEQUENCE_GAP,
+            "SPEC 3.7",
+            format!(
+                "stream of {:?} is missing sequence {range}",
+                inv.invocation_id
+            ),
+        );
+    }
+}
+
+fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
+    const T: &str = "tool.catalog.publish tool";
+    const S: &str = "SPEC 3.5";
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (i, tool) in c.tools.iter().enumerate() {
+        if tool.name.is_empty() {
+            out.missing(&format!("{T} #{i}"), "name", S);
+            continue;
+        }
+        let name = tool.name.as_str();
+        if !seen.insert(name) {
+            out.push(
+                Level::Warning,
+                code::DUPLICATE_CATALOG_TOOL,
+                S,
+                format!("tool {name} is listed more than once; the first entry is used"),
+            );
+        }
+        // Importers derive catalogs from tool names alone; the description is the agent's job.
+        if tool.description.is_none() && !derived {
+            out.missing(&format!("{T} {name}"), "description", S);
+        }
+        if let Some(cat) = tool.category.as_ref().filter(|c| !c.is_known()) {
+            out.push(
+                Level::Warning,
+                code::UNKNOWN_ENUM_VALUE,
+                S,
+                format!(
+                    "tool {name} has category {:?}, not a SPEC 3.5 value",
+                    cat.as_str()
+                ),
+            );
+        }
+        if let Some(ot) = tool.output_type.as_ref().filter(|o| !o.is_known()) {
+            out.push(
+                Level::Warning,
+                code::UNKNOWN_ENUM_VALUE,
+                "SPEC 3.4",
+                format!(
+                    "tool {name} declares output_type {:?}, not a SPEC 3.4 value",
+                    ot.as_str()
+                ),
+            );
+        }
+        let status = tool.effective_status();
+        match &status {
+            ToolStatus::Unknown(s) => out.push(
+                Level::Warning,
+                code::UNKNOWN_ENUM_VALUE,
+                S,
+                format!("tool {name} has status {s:?}, not available, unavailable or degraded"),
+            ),
+            ToolStatus::Unavailable | ToolStatus::Degraded => {
+                if tool.status_description.is_none() {
+                    out.push(
+                        Level::Info,
+                        code::STATUS_DESCRIPTION_MISSING,
+                        S,
+                        format!("tool {name} is {status} without a status_description"),
+                    );
+                }
+            }
+            ToolStatus::Available => {}
+        }
+    }
+    for (i, d) in c.diagnostics.iter().enumerate() {
+        let what = format!("tool.catalog.publish diagnostic #{i}");
+        match &d.severity {
+            None => out.missing(&what, "severity", S),
+            Some(s) if !s.is_known() => out.push(
+                Level::Error,
+                code::UNKNOWN_ENUM_VALUE,
+                S,
+                format!(
+                    "{what} has severity {:?}, not info, warning, error or fatal",
+                    s.as_str()
+                ),
+            ),
+            Some(_) => {}
+        }
+        if d.code.is_none() {
+            out.missing(&what, "code", S);
+        }
+        if d.message.is_none() {
+            out.missing(&what, "message", S);
+        }
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_v4_detection() {
+        assert!(is_uuid_v4("6f1c2b1e-8a4d-4c55-9e1a-0b7a3c2d4e5f"));
+        // version 1
+        assert!(!is_uuid_v4("6f1c2b1e-8a4d-1c55-9e1a-0b7a3c2d4e5f"));
+        assert!(!is_uuid_v4("toolu_01ABC"));
+        assert!(!is_uuid_v4(""));
+    }
+
+    #[test]
+    fn codes_are_unique() {
+        let mut v = code::ALL.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        assert_eq!(v.len(), code::ALL.len());
+    }
 }

@@ -45,6 +45,18 @@ pub mod code {
     pub const DUPLICATE_RESULT: &str = "duplicate-result";
     /// A record of an imported format that the adapter does not understand (kept raw).
     pub const UNRECOGNISED_RECORD: &str = "unrecognised-record";
+    /// An imported `tool_use` with no `tool_result` in the input (SPEC 5 pairing).
+    pub const TOOL_USE_WITHOUT_RESULT: &str = "tool-use-without-result";
+    /// An imported `tool_result` whose `tool_use_id` no `tool_use` in the input has (SPEC 5).
+    pub const TOOL_RESULT_WITHOUT_USE: &str = "tool-result-without-use";
+    /// Text placed before the `tool_result` blocks of a user message (SPEC 5: results first).
+    pub const TEXT_BEFORE_TOOL_RESULT: &str = "text-before-tool-result";
+    /// A `tool_result` that does not directly follow the message holding its `tool_use` (SPEC 5).
+    pub const TOOL_RESULT_NOT_NEXT: &str = "tool-result-not-next";
+    /// Imported records repeating an earlier record's id (resumed sessions); the first is kept.
+    pub const DUPLICATE_RECORD: &str = "duplicate-record";
+    /// An imported input the adapter could not read as a whole (e.g. a cassette it cannot parse).
+    pub const UNREADABLE_INPUT: &str = "unreadable-input";
 }
 
 /// One finding.

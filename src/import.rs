@@ -9,7 +9,12 @@
 //! what they cannot map becomes a `Decoded::Malformed` or a `Decoded::Finding`, and the record is
 //! kept visible as a generic frame where it has content.
 
+pub mod anthropic;
+pub mod cc_map;
+pub mod cc_output;
+pub mod claude_code;
 pub mod rawp;
+pub mod stream_json;
 
 use std::path::Path;
 
@@ -59,15 +64,140 @@ impl Format {
     }
 }
 
-/// Guesses the format from the first bytes of the input (up to a few KiB is enough).
-/// Defaults to RAWP NDJSON.
+/// Guesses the format from the first bytes of the input (up to 64 KiB is enough; a cut last line
+/// is ignored). Defaults to RAWP NDJSON.
+///
+/// * `[` … → a JSON array: of RAWP frames, or Anthropic messages / `[{request, response}]` pairs;
+/// * YAML (`interactions:`, `---`) → an Anthropic VCR cassette;
+/// * JSON lines → by the first lines that decide: RAWP frames (`payload`, dotted `type`),
+///   Claude Code transcript records (`sessionId`/`uuid`/`leafUuid`/`messageId` with a transcript
+///   `type`), stream-json records (`system/init`, `result`, `session_id`), Anthropic messages;
+/// * one multi-line JSON object → Anthropic (request or response body).
 pub fn detect(head: &[u8]) -> Format {
     let text = String::from_utf8_lossy(head);
-    let trimmed = text.trim_start();
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('[') {
-        return Format::RawpJsonArray;
+        return detect_array(trimmed);
+    }
+    if trimmed.starts_with("interactions:") || trimmed.starts_with("---") {
+        return Format::Anthropic;
+    }
+    let mut undecided_json = 0;
+    for line in trimmed.lines().take(50) {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(v) => {
+                if let Some(f) = classify_record(&v) {
+                    return f;
+                }
+                undecided_json += 1;
+            }
+            Err(_) if undecided_json == 0 && trimmed.starts_with('{') => {
+                // A pretty-printed single document (or a first line longer than the head).
+                return detect_document(trimmed);
+            }
+            Err(_) => {}
+        }
     }
     Format::RawpNdjson
+}
+
+/// Classifies one JSON line; `None` when it does not decide.
+fn classify_record(v: &serde_json::Value) -> Option<Format> {
+    let obj = v.as_object()?;
+    let ty = obj.get("type").and_then(serde_json::Value::as_str);
+    if obj.contains_key("payload") || ty.is_some_and(|t| t.contains('.')) {
+        return Some(Format::RawpNdjson);
+    }
+    let has = |k: &str| obj.contains_key(k);
+    match ty {
+        Some("system")
+            if has("session_id")
+                || obj.get("subtype").and_then(|s| s.as_str()) == Some("init")
+                    && !has("sessionId") =>
+        {
+            Some(Format::ClaudeStreamJson)
+        }
+        Some("result") if has("session_id") || has("subtype") => Some(Format::ClaudeStreamJson),
+        Some("assistant" | "user" | "stream_event") if has("session_id") && !has("sessionId") => {
+            Some(Format::ClaudeStreamJson)
+        }
+        Some(
+            "user"
+            | "assistant"
+            | "summary"
+            | "system"
+            | "progress"
+            | "queue-operation"
+            | "file-history-snapshot",
+        ) if has("sessionId") || has("uuid") || has("leafUuid") || has("messageId") => {
+            Some(Format::ClaudeCode)
+        }
+        Some("message") if has("content") => Some(Format::Anthropic),
+        _ if has("role") && has("content") => Some(Format::Anthropic),
+        _ if has("messages") || (has("request") && has("response")) => Some(Format::Anthropic),
+        _ => None,
+    }
+}
+
+/// A JSON array: RAWP frames unless its first element looks like an Anthropic message or
+/// a recorded `{request, response}` pair.
+fn detect_array(text: &str) -> Format {
+    let first = serde_json::from_str::<Vec<serde_json::Value>>(text)
+        .ok()
+        .and_then(|a| a.into_iter().next());
+    if let Some(v) = first {
+        match v.as_object() {
+            Some(o) if o.contains_key("payload") => Format::RawpJsonArray,
+            Some(o)
+                if (o.contains_key("role") && o.contains_key("content"))
+                    || (o.contains_key("request") && o.contains_key("response")) =>
+            {
+                Format::Anthropic
+            }
+            _ => Format::RawpJsonArray,
+        }
+    } else {
+        // Cut head: look at the text.
+        let head = prefix(text, 4096);
+        if head.contains("\"payload\"") {
+            Format::RawpJsonArray
+        } else if head.contains("\"role\"") || head.contains("\"request\"") {
+            Format::Anthropic
+        } else {
+            Format::RawpJsonArray
+        }
+    }
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut n = max.min(s.len());
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    &s[..n]
+}
+
+/// A multi-line JSON document.
+fn detect_document(text: &str) -> Format {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        return classify_record(&v).unwrap_or(Format::RawpNdjson);
+    }
+    let head = prefix(text, 8192);
+    if head.contains("\"payload\"") {
+        Format::RawpNdjson
+    } else if ["\"messages\"", "\"stop_reason\"", "\"role\""]
+        .iter()
+        .any(|k| head.contains(k))
+    {
+        Format::Anthropic
+    } else {
+        Format::RawpNdjson
+    }
 }
 
 /// Turns lines of one format into frames.
@@ -81,11 +211,10 @@ pub trait Decoder: Send {
 /// A decoder for `format`.
 pub fn decoder_for(format: Format) -> Box<dyn Decoder> {
     match format {
-        Format::RawpNdjson
-        | Format::RawpJsonArray
-        | Format::ClaudeCode
-        | Format::ClaudeStreamJson
-        | Format::Anthropic => Box::new(rawp::RawpDecoder),
+        Format::RawpNdjson | Format::RawpJsonArray => Box::new(rawp::RawpDecoder),
+        Format::ClaudeCode => Box::new(claude_code::ClaudeCodeDecoder::new()),
+        Format::ClaudeStreamJson => Box::new(stream_json::StreamJsonDecoder::new()),
+        Format::Anthropic => Box::new(anthropic::AnthropicDecoder::new()),
     }
 }
 
@@ -114,11 +243,17 @@ pub fn load_bytes(bytes: &[u8]) -> Loaded {
     Loaded { format, items }
 }
 
-/// Reads and decodes a file.
+/// Reads and decodes a file. A Claude Code transcript also brings in its subagent files
+/// (`agent-*.jsonl` beside it with the same `sessionId`, `<session>/subagents/agent-*.jsonl`).
 ///
 /// # Errors
 /// The I/O error of reading the file.
 pub fn load_path(path: &Path) -> std::io::Result<Loaded> {
     let bytes = std::fs::read(path)?;
+    let format = detect(&bytes[..bytes.len().min(64 * 1024)]);
+    if format == Format::ClaudeCode {
+        let items = claude_code::load_session(path, &bytes);
+        return Ok(Loaded { format, items });
+    }
     Ok(load_bytes(&bytes))
 }

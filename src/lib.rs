@@ -11,14 +11,20 @@
 //!
 //! `protocol` and `session` never import ratatui.
 
+pub mod action;
 pub mod app;
 pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod finding;
 pub mod import;
+pub mod keymap;
 pub mod protocol;
 pub mod render;
+pub mod serve;
 pub mod session;
 pub mod source;
 pub mod theme;
+pub mod tui;
+pub mod ui;
+pub mod view;

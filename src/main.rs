@@ -33,7 +33,24 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Convert { input }) => cmd::convert::run(&input).await,
         Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
         Some(Command::Stats { input }) => cmd::stats::run(&input).await,
-        Some(Command::Serve { .. }) => cmd::serve::run().await,
+        Some(Command::Serve {
+            file,
+            listen,
+            speed,
+            token_file,
+            max_frame_bytes,
+            max_clients,
+        }) => {
+            cmd::serve::run(cmd::serve::Options {
+                file,
+                listen,
+                speed,
+                token_file,
+                max_frame_bytes,
+                max_clients,
+            })
+            .await
+        }
         None => {
             let kind = match &cli.open.input {
                 Some(i) => SourceKind::from_arg(i, cli.open.follow),

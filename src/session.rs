@@ -340,6 +340,37 @@ pub struct Session {
     pub last_timestamp: Option<Timestamp>,
     /// Feed rows of messages still receiving deltas (few; closed ones are removed).
     open_messages: Vec<usize>,
+    /// Cap on kept feed rows for endless streams (`None`: [`MAX_ITEMS`]; `Some(0)`: no cap).
+    /// Enforced only by [`Session::compact_if_needed`], which the live app calls.
+    pub max_items: Option<usize>,
+    /// Feed rows dropped by compaction so far (shown to the user).
+    pub dropped_items: u64,
+}
+
+/// Default cap on kept feed rows (about 200k rows; a row costs from ~100 bytes to the size of
+/// its output). Past it the oldest finished rows are dropped (see [`Session::compact_if_needed`]).
+pub const MAX_ITEMS: usize = 200_000;
+
+/// What [`Session::compact_if_needed`] removed: old → new index maps for feed rows and
+/// invocations (`None`: removed). Views remap their selections and filtered rows through it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    items: Vec<Option<usize>>,
+    invocations: Vec<Option<usize>>,
+    /// Number of feed rows removed.
+    pub removed_items: usize,
+}
+
+impl Compaction {
+    /// The new index of old feed row `old` (`None` when it was removed or out of range).
+    pub fn item(&self, old: usize) -> Option<usize> {
+        self.items.get(old).copied().flatten()
+    }
+
+    /// The new index of old invocation `old` (`None` when it was removed or out of range).
+    pub fn invocation(&self, old: usize) -> Option<usize> {
+        self.invocations.get(old).copied().flatten()
+    }
 }
 
 impl Session {
@@ -423,6 +454,116 @@ impl Session {
         }
     }
 
+    /// Cap on kept feed rows in effect (0: none).
+    pub fn item_cap(&self) -> usize {
+        self.max_items.unwrap_or(MAX_ITEMS)
+    }
+
+    /// Memory bound for endless streams: when there are more feed rows than [`Self::item_cap`],
+    /// drops the oldest *finished* rows (finished invocations, done messages, events other than
+    /// catalog publishes) down to 90% of the cap, so the O(rows) pass is amortised, and returns
+    /// the index maps. Open invocations, open messages and catalog publishes are always kept.
+    ///
+    /// Invariants kept: every index (`Item::Invocation`, `Invocation::item`, `parent`,
+    /// `children`, `Publish::item`, the id index, open messages) is remapped; a parent that was
+    /// dropped becomes `None`. Counters (`counts`) stay cumulative; findings are kept. A later
+    /// frame for a dropped invocation is treated like one for an unknown id (a finding).
+    pub fn compact_if_needed(&mut self) -> Option<Compaction> {
+        let cap = self.item_cap();
+        if cap == 0 || self.items.len() <= cap {
+            return None;
+        }
+        let target = cap - cap / 10;
+        let mut to_remove = self.items.len() - target;
+        let n = self.items.len();
+        let mut pinned = vec![false; n];
+        for i in self
+            .publishes
+            .iter()
+            .map(|p| p.item)
+            .chain(self.open_messages.iter().copied())
+        {
+            if let Some(x) = pinned.get_mut(i) {
+                *x = true;
+            }
+        }
+        let mut keep = vec![true; n];
+        for (i, it) in self.items.iter().enumerate() {
+            if to_remove == 0 {
+                break;
+            }
+            let droppable = match it {
+                Item::Invocation(k) => !self.invocations[*k].status.is_open(),
+                Item::Message(_) | Item::Event(_) => !pinned[i],
+            };
+            if droppable {
+                keep[i] = false;
+                to_remove -= 1;
+            }
+        }
+        let mut item_map = vec![None; self.items.len()];
+        let mut next = 0;
+        for (i, k) in keep.iter().enumerate() {
+            if *k {
+                item_map[i] = Some(next);
+                next += 1;
+            }
+        }
+        let removed_items = self.items.len() - next;
+        if removed_items == 0 {
+            return None;
+        }
+        let mut inv_map = vec![None; self.invocations.len()];
+        let mut next_inv = 0;
+        for (k, inv) in self.invocations.iter().enumerate() {
+            if item_map[inv.item].is_some() {
+                inv_map[k] = Some(next_inv);
+                next_inv += 1;
+            }
+        }
+        let old_items = std::mem::take(&mut self.items);
+        self.items = old_items
+            .into_iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(it, _)| match it {
+                Item::Invocation(k) => Item::Invocation(inv_map[k].unwrap_or(0)),
+                other => other,
+            })
+            .collect();
+        let old_invs = std::mem::take(&mut self.invocations);
+        self.invocations = old_invs
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| inv_map[*k].is_some())
+            .map(|(_, mut inv)| {
+                inv.item = item_map[inv.item].unwrap_or(0);
+                inv.parent = inv.parent.and_then(|p| inv_map[p]);
+                inv.children = inv.children.iter().filter_map(|&c| inv_map[c]).collect();
+                inv
+            })
+            .collect();
+        self.index = self
+            .invocations
+            .iter()
+            .enumerate()
+            .map(|(i, inv)| (inv.invocation_id.clone(), i))
+            .collect();
+        for p in &mut self.publishes {
+            p.item = item_map[p.item].unwrap_or(0);
+        }
+        for m in &mut self.open_messages {
+            *m = item_map[*m].unwrap_or(0);
+        }
+        self.dropped_items += removed_items as u64;
+        self.revision += 1;
+        Some(Compaction {
+            items: item_map,
+            invocations: inv_map,
+            removed_items,
+        })
+    }
+
     fn push_item(&mut self, item: Item) -> usize {
         self.items.push(item);
         self.items.len() - 1
@@ -445,9 +586,9 @@ impl Session {
             self.last_timestamp = Some(self.last_timestamp.map_or(ts, |l| l.max(ts)));
         }
         let line = frame.origin.line;
-        for f in crate::check::frame_findings(self, &frame) {
-            self.push_finding(f);
-        }
+        // Checked against the session *before* the frame; pushed after it is folded, so findings
+        // about a new request count on its invocation.
+        let checked = crate::check::frame_findings(self, &frame);
         // `x-` types are extension frames (importers use them for records with no RAWP type).
         if let FrameType::Unknown(t) = &frame.frame_type
             && !t.starts_with("x-")
@@ -471,13 +612,17 @@ impl Session {
                 msg,
             ));
         }
-        match frame.body {
+        let applied = match frame.body {
             Body::Request(_) => self.apply_request(frame),
             Body::Stream(_) => self.apply_stream(frame),
             Body::Result(_) => self.apply_result(frame),
             Body::Catalog(_) => self.apply_catalog(frame),
             Body::Generic(_) => self.apply_generic(frame),
+        };
+        for f in checked {
+            self.push_finding(f);
         }
+        applied
     }
 
     fn apply_request(&mut self, frame: Frame) -> Applied {

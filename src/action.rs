@@ -1,0 +1,65 @@
+//! User intents: what a key, a mouse gesture or a test asks the viewer to do.
+//!
+//! Who uses it: the [`crate::keymap`] maps key chords to actions; [`crate::app::App::update`]
+//! applies them to the view state. Actions are plain data (serde `snake_case` names) so a config
+//! file can name them and tests can drive the app without a terminal.
+
+use serde::{Deserialize, Serialize};
+
+/// One user intent. Imperative verbs; the focused pane decides what "down" means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Leave the viewer.
+    Quit,
+    /// Stop the process (Ctrl-Z); the terminal is restored meanwhile.
+    Suspend,
+    /// Next row (feed) or one line down (detail).
+    MoveDown,
+    /// Previous row (feed) or one line up (detail).
+    MoveUp,
+    /// One page down in the focused pane.
+    PageDown,
+    /// One page up in the focused pane.
+    PageUp,
+    /// First row / top of the detail.
+    Top,
+    /// Last row / bottom of the detail (and follow new output).
+    Bottom,
+    /// Switch focus between the feed and the detail pane.
+    FocusNext,
+    /// Open the selected row: focus the detail; in the detail, expand folded output.
+    Open,
+    /// Expand / fold long output in the detail pane.
+    ToggleExpand,
+    /// Resume following the tail of a running call's stream.
+    Follow,
+    /// Wrap long lines in the detail pane.
+    ToggleWrap,
+    /// Show diffs side by side.
+    ToggleSideBySide,
+    /// Start typing a search regex.
+    StartSearch,
+    /// Next row matching the search.
+    SearchNext,
+    /// Previous row matching the search.
+    SearchPrev,
+    /// Next failed call.
+    NextError,
+    /// Previous failed call.
+    PrevError,
+    /// Next user prompt.
+    NextPrompt,
+    /// Previous user prompt.
+    PrevPrompt,
+    /// Start typing a feed filter (`tool:NAME status:STATUS text`).
+    StartFilter,
+    /// Show the tool catalog panel (again: back to the detail).
+    ShowCatalog,
+    /// Show the problems (findings) panel (again: back to the detail).
+    ShowProblems,
+    /// Show or hide the key help.
+    ToggleHelp,
+    /// Close a popup, clear the search, then the filter.
+    Cancel,
+}

@@ -1,0 +1,654 @@
+//! One Claude Code record (transcript line or stream-json message) → RAWP frames (SPEC 4).
+//!
+//! Who calls it: the transcript adapter (`super::claude_code`, after it has ordered the records
+//! and placed subagent runs) and the stream-json adapter (`super::stream_json`, line by line).
+//!
+//! Mapping (per record `type`):
+//! * `assistant`: `text` → `agent.text.done`, `thinking` → `agent.thinking.done` (`redacted` when
+//!   there is no text), `tool_use` → `tool.invoke.request`; at the last record of an API message
+//!   (`message.id`): one `session.usage`, and `session.turn.end` when `stop_reason` ends the turn.
+//! * `user`: `tool_result` → `tool.invoke.result`; typed text → `control.prompt.request`;
+//!   injected / meta / command / interrupt text → `x-claude-code.<kind>`; compact summaries.
+//! * `system`: `compact_boundary` → `session.compacted`; others → `x-claude-code.system`.
+//! * `summary`, `queue-operation`, `file-history-snapshot`, `progress` → `x-claude-code.<type>`;
+//!   anything else → `x-claude-code.<type>`, counted and reported once per type (info).
+//!
+//! Invariants: every frame gets a `seq` (1-based, in emission order) and a `timestamp` (the
+//! record's, else the latest one seen); Claude Code ids go to `metadata.claude_code`; nothing is
+//! dropped; never panics.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value, json};
+
+use super::Decoded;
+use super::cc_output::{INTERRUPTED_MARKER, is_rejection, result_text, tool_output};
+use crate::finding::{Finding, Level, code};
+use crate::protocol::{
+    Body, Delegation, Frame, FrameType, Origin, ResultStatus, Timestamp, ToolInvokeRequest,
+    ToolInvokeResult,
+};
+
+/// Record fields that describe the record rather than its content: kept in
+/// `metadata.claude_code` (ids) or dropped from `x-` payloads (repeated context).
+const CONTEXT_KEYS: &[&str] = &[
+    "type",
+    "parentUuid",
+    "logicalParentUuid",
+    "isSidechain",
+    "userType",
+    "cwd",
+    "sessionId",
+    "session_id",
+    "version",
+    "gitBranch",
+    "uuid",
+    "timestamp",
+    "slug",
+    "isMeta",
+    "agentId",
+    "requestId",
+];
+
+/// Ids copied into `metadata.claude_code`.
+const ID_KEYS: &[&str] = &[
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "isSidechain",
+    "isMeta",
+    "agentId",
+    "requestId",
+    "isCompactSummary",
+    "parent_tool_use_id",
+];
+
+/// Where a record sits: its line, its agent, its file.
+#[derive(Debug, Clone, Copy)]
+pub struct RecCtx<'a> {
+    /// 1-based line in its file.
+    pub line: u64,
+    /// `metadata.delegation_chain` for the record's frames (empty for the main agent).
+    pub chain: &'a [Delegation],
+    /// File name when the record came from a file other than the one opened (subagent files).
+    pub file: Option<&'a str>,
+    /// This record is the last one of its API message (`message.id`): emit usage / turn end.
+    pub last_of_message: bool,
+}
+
+#[derive(Debug)]
+struct Use {
+    name: String,
+    ts: Option<Timestamp>,
+    line: u64,
+    /// Kept only where the result shape needs it (Task description, Read path).
+    input: Option<Value>,
+    answered: bool,
+}
+
+/// The record → frame mapper; keeps the state pairing needs (tool uses seen, timestamps).
+#[derive(Debug)]
+pub struct Mapper {
+    seq: u64,
+    last_ts: Option<Timestamp>,
+    uses: HashMap<String, Use>,
+    /// Tool use ids in request order (for the end-of-input "never answered" findings).
+    order: Vec<String>,
+    unknown: BTreeMap<String, (u64, u64)>,
+    /// The previous record was a `compact_boundary` (its summary follows).
+    after_boundary: bool,
+    /// Frame type prefix for extension frames, e.g. `x-claude-code`.
+    prefix: &'static str,
+}
+
+impl Default for Mapper {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Mapper {
+    pub fn new() -> Self {
+        Self {
+            seq: 0,
+            last_ts: None,
+            uses: HashMap::new(),
+            order: Vec::new(),
+            unknown: BTreeMap::new(),
+            after_boundary: false,
+            prefix: "x-claude-code",
+        }
+    }
+
+    /// Seeds the timestamp given to frames of records that have none (before the first one).
+    pub fn seed_timestamp(&mut self, ts: Option<Timestamp>) {
+        if self.last_ts.is_none() {
+            self.last_ts = ts;
+        }
+    }
+
+    /// The latest timestamp seen.
+    pub fn last_timestamp(&self) -> Option<Timestamp> {
+        self.last_ts
+    }
+
+    /// Number of tool uses seen so far.
+    pub fn uses_seen(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Builds a frame with the envelope filled in (seq, timestamp, session, metadata).
+    pub fn frame(
+        &mut self,
+        frame_type: FrameType,
+        body: Body,
+        rec: Option<&Value>,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+    ) -> Frame {
+        self.seq += 1;
+        let mut f = Frame::new(frame_type, body);
+        f.origin = Origin { line: ctx.line };
+        f.envelope.seq = Some(self.seq);
+        f.envelope.timestamp = ts.or(self.last_ts);
+        if let Some(r) = rec {
+            f.envelope.session_id = r
+                .get("sessionId")
+                .or_else(|| r.get("session_id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let mut cc = Map::new();
+            for k in ID_KEYS {
+                if let Some(v) = r.get(*k).filter(|v| !v.is_null()) {
+                    cc.insert((*k).to_owned(), v.clone());
+                }
+            }
+            if let Some(id) = r.pointer("/message/id") {
+                cc.insert("messageId".into(), id.clone());
+            }
+            if let Some(file) = ctx.file {
+                cc.insert("file".into(), Value::String(file.to_owned()));
+            }
+            if !cc.is_empty() {
+                f.envelope
+                    .metadata
+                    .insert("claude_code".into(), Value::Object(cc));
+            }
+        }
+        if !ctx.chain.is_empty() {
+            f.envelope.metadata.insert(
+                "delegation_chain".into(),
+                serde_json::to_value(ctx.chain).unwrap_or(Value::Null),
+            );
+        }
+        f
+    }
+
+    fn push(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        frame_type: FrameType,
+        payload: Map<String, Value>,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+    ) {
+        let f = self.frame(frame_type, Body::Generic(payload), Some(rec), ctx, ts);
+        out.push(Decoded::frame(f));
+    }
+
+    fn push_ext(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        kind: &str,
+        payload: Map<String, Value>,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+    ) {
+        let t = FrameType::from_wire(&format!("{}.{kind}", self.prefix));
+        self.push(out, t, payload, rec, ctx, ts);
+    }
+
+    /// Maps one record.
+    pub fn record(&mut self, rec: &Value, ctx: &RecCtx<'_>, out: &mut Vec<Decoded>) {
+        let ts = rec.get("timestamp").and_then(Timestamp::from_json);
+        if let Some(t) = ts {
+            self.last_ts = Some(t);
+        }
+        let after_boundary = std::mem::take(&mut self.after_boundary);
+        let rtype = rec.get("type").and_then(Value::as_str).unwrap_or("");
+        match rtype {
+            "assistant" => self.assistant(rec, ctx, ts, out),
+            "user" => self.user(rec, ctx, ts, after_boundary, out),
+            "system" if rec.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+                let meta = rec.get("compactMetadata");
+                let mut p = Map::new();
+                p.insert(
+                    "trigger".into(),
+                    meta.and_then(|m| m.get("trigger"))
+                        .cloned()
+                        .unwrap_or_else(|| json!("auto")),
+                );
+                if let Some(t) = meta.and_then(|m| m.get("preTokens")) {
+                    p.insert("pre_tokens".into(), t.clone());
+                }
+                if let Some(c) = rec.get("content") {
+                    p.insert("content".into(), c.clone());
+                }
+                self.push(out, FrameType::SessionCompacted, p, rec, ctx, ts);
+                self.after_boundary = true;
+            }
+            "system" | "summary" | "queue-operation" | "file-history-snapshot" | "progress" => {
+                self.push_ext(out, rtype, rest(rec), rec, ctx, ts);
+            }
+            other => {
+                let kind: String = if other.is_empty() {
+                    "unknown".to_owned()
+                } else {
+                    other
+                        .chars()
+                        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                        .take(40)
+                        .collect()
+                };
+                let e = self.unknown.entry(kind.clone()).or_insert((0, ctx.line));
+                e.0 += 1;
+                self.push_ext(out, &kind, rest(rec), rec, ctx, ts);
+            }
+        }
+    }
+
+    fn assistant(
+        &mut self,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        let msg = rec.get("message").unwrap_or(&Value::Null);
+        match msg.get("content") {
+            Some(Value::String(s)) => {
+                let p = obj([("text", json!(s))]);
+                self.push(out, FrameType::AgentTextDone, p, rec, ctx, ts);
+            }
+            Some(Value::Array(blocks)) => {
+                for b in blocks {
+                    self.assistant_block(b, rec, ctx, ts, out);
+                }
+            }
+            _ => {}
+        }
+        if ctx.last_of_message {
+            self.message_end(rec, msg, ctx, ts, out);
+        }
+    }
+
+    /// `session.usage` for one API message, and `session.turn.end` when its `stop_reason` ends
+    /// the turn (anything but `tool_use`).
+    pub fn message_end(
+        &mut self,
+        rec: &Value,
+        msg: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        if let Some(Value::Object(u)) = msg.get("usage") {
+            let mut p = u.clone();
+            for k in ["model", "id"] {
+                if let Some(v) = msg.get(k) {
+                    let key = if k == "id" { "message_id" } else { k };
+                    p.insert(key.into(), v.clone());
+                }
+            }
+            self.push(out, FrameType::SessionUsage, p, rec, ctx, ts);
+        }
+        if let Some(sr) = msg.get("stop_reason").and_then(Value::as_str)
+            && sr != "tool_use"
+        {
+            let p = obj([("stop_reason", json!(sr))]);
+            self.push(out, FrameType::SessionTurnEnd, p, rec, ctx, ts);
+        }
+    }
+
+    fn assistant_block(
+        &mut self,
+        b: &Value,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        match b.get("type").and_then(Value::as_str).unwrap_or("") {
+            "text" => {
+                let p = obj([(
+                    "text",
+                    json!(b.get("text").and_then(Value::as_str).unwrap_or("")),
+                )]);
+                self.push(out, FrameType::AgentTextDone, p, rec, ctx, ts);
+            }
+            "thinking" => {
+                let text = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+                let mut p = obj([("text", json!(text))]);
+                if text.is_empty() {
+                    p.insert("redacted".into(), Value::Bool(true));
+                }
+                self.push(out, FrameType::AgentThinkingDone, p, rec, ctx, ts);
+            }
+            "redacted_thinking" => {
+                let p = obj([("text", json!("")), ("redacted", json!(true))]);
+                self.push(out, FrameType::AgentThinkingDone, p, rec, ctx, ts);
+            }
+            "tool_use" => self.tool_use(b, rec, ctx, ts, out),
+            _ => {
+                let p = obj([("block", b.clone())]);
+                self.push_ext(out, "block", p, rec, ctx, ts);
+            }
+        }
+    }
+
+    fn tool_use(
+        &mut self,
+        b: &Value,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        let id = b.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
+        let name = b
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let input = b.get("input").cloned().unwrap_or(Value::Null);
+        let keep = matches!(name.as_str(), "Task" | "Agent" | "Read" | "NotebookRead");
+        if !self.uses.contains_key(&id) {
+            self.order.push(id.clone());
+        }
+        self.uses.insert(
+            id.clone(),
+            Use {
+                name: name.clone(),
+                ts: ts.or(self.last_ts),
+                line: ctx.line,
+                input: keep.then(|| input.clone()),
+                answered: false,
+            },
+        );
+        let req = ToolInvokeRequest {
+            invocation_id: Some(id),
+            tool_name: Some(name),
+            input: Some(input),
+            ..Default::default()
+        };
+        let f = self.frame(
+            FrameType::ToolInvokeRequest,
+            Body::Request(req),
+            Some(rec),
+            ctx,
+            ts,
+        );
+        out.push(Decoded::frame(f));
+    }
+
+    fn user(
+        &mut self,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        after_boundary: bool,
+        out: &mut Vec<Decoded>,
+    ) {
+        let msg = rec.get("message").unwrap_or(&Value::Null);
+        let is_meta = rec.get("isMeta").and_then(Value::as_bool) == Some(true);
+        if rec.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+            let text = result_text(msg.get("content"));
+            if after_boundary {
+                let p = obj([("text", json!(text))]);
+                self.push_ext(out, "compact-summary", p, rec, ctx, ts);
+            } else {
+                let p = obj([("summary", json!(text))]);
+                self.push(out, FrameType::SessionCompacted, p, rec, ctx, ts);
+            }
+            return;
+        }
+        match msg.get("content") {
+            Some(Value::String(s)) => self.user_text(s, is_meta, rec, ctx, ts, out),
+            Some(Value::Array(blocks)) => {
+                let results = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                    .count();
+                for b in blocks {
+                    match b.get("type").and_then(Value::as_str).unwrap_or("") {
+                        "text" => {
+                            let t = b.get("text").and_then(Value::as_str).unwrap_or("");
+                            self.user_text(t, is_meta, rec, ctx, ts, out);
+                        }
+                        "tool_result" => {
+                            let tur = if results == 1 {
+                                rec.get("toolUseResult")
+                                    .or_else(|| rec.get("tool_use_result"))
+                            } else {
+                                None
+                            };
+                            self.tool_result(b, tur, rec, ctx, ts, out);
+                        }
+                        "image" => {
+                            let src = b.get("source");
+                            let mut p = Map::new();
+                            if let Some(mt) = src.and_then(|s| s.get("media_type")) {
+                                p.insert("media_type".into(), mt.clone());
+                            }
+                            if let Some(d) = src.and_then(|s| s.get("data")).and_then(Value::as_str)
+                            {
+                                // Base64: 3 bytes per 4 characters.
+                                p.insert("size".into(), json!(d.len() / 4 * 3));
+                            }
+                            self.push_ext(out, "image", p, rec, ctx, ts);
+                        }
+                        _ => {
+                            let p = obj([("block", b.clone())]);
+                            self.push_ext(out, "block", p, rec, ctx, ts);
+                        }
+                    }
+                }
+            }
+            _ => self.push_ext(out, "user", rest(rec), rec, ctx, ts),
+        }
+    }
+
+    fn user_text(
+        &mut self,
+        text: &str,
+        is_meta: bool,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        match user_text_kind(text, is_meta) {
+            None => {
+                let p = obj([("text", json!(text)), ("input_type", json!("text"))]);
+                self.push(out, FrameType::ControlPromptRequest, p, rec, ctx, ts);
+            }
+            Some(kind) => {
+                let p = obj([("text", json!(text))]);
+                self.push_ext(out, kind, p, rec, ctx, ts);
+            }
+        }
+    }
+
+    fn tool_result(
+        &mut self,
+        b: &Value,
+        tur: Option<&Value>,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        let id = b
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+        let text = result_text(b.get("content"));
+        let (name, started, input) = if let Some(u) = self.uses.get_mut(&id) {
+            u.answered = true;
+            (u.name.clone(), u.ts, u.input.clone())
+        } else {
+            let msg = format!(
+                "tool_result for tool_use_id {id:?}, which no tool_use in this input requested"
+            );
+            out.push(Decoded::Finding(
+                Finding::new(
+                    Level::Warning,
+                    code::TOOL_RESULT_WITHOUT_USE,
+                    "SPEC 5",
+                    ctx.line,
+                    msg,
+                )
+                .for_invocation(id.clone()),
+            ));
+            (String::new(), None, None)
+        };
+        let interrupted = tur
+            .and_then(|t| t.get("interrupted"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        let status = if is_error {
+            if is_rejection(&text) {
+                ResultStatus::Cancelled
+            } else {
+                ResultStatus::Error
+            }
+        } else if interrupted {
+            ResultStatus::Cancelled
+        } else {
+            ResultStatus::Success
+        };
+        let (output, output_type) = tool_output(&name, &text, tur, input.as_ref(), is_error);
+        let end = ts.or(self.last_ts);
+        let duration_ms = match (started, end) {
+            (Some(a), Some(z)) if z.0 >= a.0 => Some((z.0 - a.0) as f64),
+            _ => None,
+        };
+        let res = ToolInvokeResult {
+            invocation_id: Some(id),
+            tool_name: Some(name),
+            status: Some(status),
+            output: Some(output),
+            output_type: Some(output_type),
+            duration_ms,
+            ..Default::default()
+        };
+        let mut f = self.frame(
+            FrameType::ToolInvokeResult,
+            Body::Result(res),
+            Some(rec),
+            ctx,
+            ts,
+        );
+        if let Some(t) = tur
+            && let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code")
+        {
+            cc.insert("toolUseResult".into(), t.clone());
+        }
+        out.push(Decoded::frame(f));
+    }
+
+    /// End of input: a finding for every tool use never answered (SPEC 5) and one info finding
+    /// per record type the adapter did not understand.
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        for id in &self.order {
+            if let Some(u) = self.uses.get(id)
+                && !u.answered
+            {
+                let msg = format!(
+                    "{} call {id:?} has no tool_result in this input (cut off, or still running)",
+                    u.name
+                );
+                out.push(Decoded::Finding(
+                    Finding::new(
+                        Level::Warning,
+                        code::TOOL_USE_WITHOUT_RESULT,
+                        "SPEC 5",
+                        u.line,
+                        msg,
+                    )
+                    .for_invocation(id.clone()),
+                ));
+            }
+        }
+        for (kind, (n, line)) in std::mem::take(&mut self.unknown) {
+            let msg = format!("{n} record(s) of type {kind:?} not understood; kept as raw rows");
+            out.push(Decoded::Finding(Finding::new(
+                Level::Info,
+                code::UNRECOGNISED_RECORD,
+                "SPEC 4",
+                line,
+                msg,
+            )));
+        }
+    }
+}
+
+/// Starts of user text that is a slash command or its output.
+const COMMAND: &[&str] = &[
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "Caveat: The messages below were generated by the user while running local commands",
+];
+/// Starts of user text that Claude Code injected (not typed by the user).
+const INJECTED: &[&str] = &[
+    "<system-reminder>",
+    "<task-notification>",
+    "<ide_selection>",
+    "<ide_opened_file>",
+    "<user-prompt-submit-hook>",
+    "<user_prompt_submit_hook>",
+];
+
+/// How a user text block is shown: `None` for a typed prompt, else the `x-claude-code.<kind>`.
+pub fn user_text_kind(text: &str, is_meta: bool) -> Option<&'static str> {
+    let t = text.trim_start();
+    if t.starts_with(INTERRUPTED_MARKER) {
+        return Some("interrupt");
+    }
+    if is_meta {
+        return Some("meta");
+    }
+    if COMMAND.iter().any(|p| t.starts_with(p)) {
+        Some("command")
+    } else if INJECTED.iter().any(|p| t.starts_with(p)) {
+        Some("injected")
+    } else {
+        None
+    }
+}
+
+/// The record without its context fields (the payload of an `x-` frame).
+fn rest(rec: &Value) -> Map<String, Value> {
+    match rec {
+        Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| !CONTEXT_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        other => obj([("value", other.clone())]),
+    }
+}
+
+fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}

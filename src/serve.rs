@@ -1,0 +1,331 @@
+//! `rawpv serve`: plays a recording as a live stream, over WebSocket and SSE, for testing Edge
+//! Node clients (rawpv itself included) without a master.
+//!
+//! Who calls it: `crate::cmd::serve` (the command) and tests (in-process, on an ephemeral port).
+//!
+//! Wire (the same rules `crate::source::net` reads; \[ours\]):
+//! * `GET /ws` (or any path with `Upgrade: websocket`): one RAWP JSON frame ([`Frame::to_json`])
+//!   per text message; after the last frame a close frame with code 1000.
+//! * `GET /events` or `/sse`: `text/event-stream`; each frame is an event with `id:` = its 1-based
+//!   frame index and `data:` = the frame's JSON; after the last frame `event: end`, then the
+//!   response ends.
+//! * Resume: `?after=N` or `Last-Event-ID: N` starts with frame `N + 1`.
+//! * Auth: with a token configured, `Authorization: Bearer <token>` is required (401 otherwise).
+//! * Pacing: frame *i* goes out `(ts_i − ts_{i−1}) / speed` after frame *i − 1*, each gap capped
+//!   at [`MAX_IDLE`]; frames without a timestamp (or going back in time) go out at once.
+//! * At most `max_clients` streams at once (503 past it); frames over `max_frame_bytes` are
+//!   skipped (they keep their index, so ids never shift).
+//!
+//! Invariants: the served data never contains the token; each connection plays independently.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::import::{Decoded, Loaded};
+use crate::protocol::Frame;
+use crate::source::Token;
+
+/// Longest pause between two frames, after the speed factor.
+pub const MAX_IDLE: Duration = Duration::from_secs(2);
+
+/// One frame ready to send.
+#[derive(Debug, Clone)]
+struct Served {
+    json: Option<Arc<str>>,
+    /// Timestamp in epoch ms.
+    ts: Option<i64>,
+}
+
+/// The frames of a recording, serialised once.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    frames: Vec<Served>,
+}
+
+impl Recording {
+    /// Builds a recording from decoded input. Returns it with warnings for the user (malformed
+    /// lines not served, frames over `max_frame_bytes` skipped).
+    pub fn from_loaded(loaded: &Loaded, max_frame_bytes: usize) -> (Self, Vec<String>) {
+        let mut frames = Vec::new();
+        let mut warnings = Vec::new();
+        let mut malformed = 0u64;
+        for d in &loaded.items {
+            match d {
+                Decoded::Frame(f) => {
+                    let idx = frames.len() + 1;
+                    frames.push(served(f, idx, max_frame_bytes, &mut warnings));
+                }
+                Decoded::Malformed(_) => malformed += 1,
+                Decoded::Finding(_) => {}
+            }
+        }
+        if malformed > 0 {
+            warnings.push(format!(
+                "{malformed} malformed line(s) in the recording are not served"
+            ));
+        }
+        (Self { frames }, warnings)
+    }
+
+    /// Number of frames (including skipped ones).
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
+fn served(f: &Frame, idx: usize, cap: usize, warnings: &mut Vec<String>) -> Served {
+    let json = f.to_json().to_string();
+    let ts = f.envelope.timestamp.map(|t| t.0);
+    if json.len() > cap {
+        warnings.push(format!(
+            "frame {idx} (line {}) is {} bytes, over --max-frame-bytes {cap}; skipped",
+            f.origin.line,
+            json.len()
+        ));
+        return Served { json: None, ts };
+    }
+    Served {
+        json: Some(Arc::from(json)),
+        ts,
+    }
+}
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Playback speed factor (> 0).
+    pub speed: f64,
+    pub token: Option<Token>,
+    pub max_clients: usize,
+}
+
+#[derive(Debug)]
+struct Shared {
+    rec: Recording,
+    cfg: ServeConfig,
+    clients: Arc<Semaphore>,
+}
+
+/// Serves `rec` on `listener` until `shutdown` fires.
+///
+/// # Errors
+/// The accept loop's I/O error.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    rec: Recording,
+    cfg: ServeConfig,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        clients: Arc::new(Semaphore::new(cfg.max_clients.max(1))),
+        rec,
+        cfg,
+    });
+    let app = Router::new().fallback(handle).with_state(shared);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+}
+
+/// The delay before a frame stamped `ts` when the previous one was stamped `prev`.
+pub fn gap(prev: Option<i64>, ts: Option<i64>, speed: f64) -> Duration {
+    match (prev, ts) {
+        (Some(a), Some(b)) if b > a => {
+            let secs = (b - a) as f64 / 1000.0 / speed;
+            Duration::try_from_secs_f64(secs).map_or(MAX_IDLE, |d| d.min(MAX_IDLE))
+        }
+        _ => Duration::ZERO,
+    }
+}
+
+/// `?after=N`, else `Last-Event-ID: N`, else 0.
+fn resume_after(query: Option<&str>, headers: &HeaderMap) -> usize {
+    let from_query = query.and_then(|q| {
+        q.split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == "after")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+    });
+    from_query
+        .or_else(|| {
+            headers
+                .get("last-event-id")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<usize>().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn authorized(token: Option<&Token>, headers: &HeaderMap) -> bool {
+    let Some(token) = token else {
+        return true;
+    };
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| token.matches(t.trim()))
+}
+
+async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
+    let (mut parts, _body) = req.into_parts();
+    if !authorized(s.cfg.token.as_ref(), &parts.headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "a valid Bearer token is required\n",
+        )
+            .into_response();
+    }
+    let path = parts.uri.path().to_owned();
+    let is_upgrade = parts
+        .headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let is_sse = path == "/events" || path == "/sse";
+    if !is_upgrade && !is_sse {
+        return (
+            StatusCode::NOT_FOUND,
+            "rawpv serve: use /ws (WebSocket) or /events (SSE)\n",
+        )
+            .into_response();
+    }
+    let Ok(permit) = s.clients.clone().try_acquire_owned() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "too many clients\n").into_response();
+    };
+    let after = resume_after(parts.uri.query(), &parts.headers);
+    if is_upgrade {
+        match WebSocketUpgrade::from_request_parts(&mut parts, &s).await {
+            Ok(ws) => ws.on_upgrade(move |socket| play_ws(socket, s, after, permit)),
+            Err(rej) => rej.into_response(),
+        }
+    } else {
+        play_sse(s, after, permit).into_response()
+    }
+}
+
+/// Sleeps until frame `i` is due; `prev` is the previous sent frame's timestamp.
+async fn pace(s: &Shared, prev: &mut Option<i64>, i: usize) {
+    let ts = s.rec.frames[i].ts;
+    let d = gap(*prev, ts, s.cfg.speed);
+    if !d.is_zero() {
+        tokio::time::sleep(d).await;
+    }
+    if ts.is_some() {
+        *prev = ts;
+    }
+}
+
+async fn play_ws(
+    mut socket: WebSocket,
+    s: Arc<Shared>,
+    after: usize,
+    _permit: OwnedSemaphorePermit,
+) {
+    let mut prev = None;
+    for i in after..s.rec.frames.len() {
+        pace(&s, &mut prev, i).await;
+        let Some(json) = &s.rec.frames[i].json else {
+            continue;
+        };
+        if socket
+            .send(Message::Text(json.as_ref().into()))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+    let close = CloseFrame {
+        code: close_code::NORMAL,
+        reason: "end of recording".into(),
+    };
+    if socket.send(Message::Close(Some(close))).await.is_err() {
+        return;
+    }
+    // Wait briefly for the client's close reply.
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(Ok(m)) = socket.recv().await {
+            if matches!(m, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+fn play_sse(
+    s: Arc<Shared>,
+    after: usize,
+    permit: OwnedSemaphorePermit,
+) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    struct St {
+        s: Arc<Shared>,
+        i: usize,
+        prev: Option<i64>,
+        done: bool,
+        _permit: OwnedSemaphorePermit,
+    }
+    let st = St {
+        s,
+        i: after,
+        prev: None,
+        done: false,
+        _permit: permit,
+    };
+    let stream = futures::stream::unfold(st, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        while st.i < st.s.rec.frames.len() {
+            let i = st.i;
+            st.i += 1;
+            pace(&st.s, &mut st.prev, i).await;
+            if let Some(json) = &st.s.rec.frames[i].json {
+                let ev = Event::default().id((i + 1).to_string()).data(json.as_ref());
+                return Some((Ok(ev), st));
+            }
+        }
+        st.done = true;
+        Some((Ok(Event::default().event("end").data("")), st))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_follow_timestamps_speed_and_the_idle_cap() {
+        assert_eq!(gap(Some(0), Some(500), 1.0), Duration::from_millis(500));
+        assert_eq!(gap(Some(0), Some(500), 2.0), Duration::from_millis(250));
+        assert_eq!(gap(Some(0), Some(3_600_000), 1.0), MAX_IDLE);
+        assert_eq!(gap(None, Some(5), 1.0), Duration::ZERO);
+        assert_eq!(gap(Some(9), Some(5), 1.0), Duration::ZERO);
+        assert_eq!(gap(Some(9), None, 1.0), Duration::ZERO);
+    }
+
+    #[test]
+    fn resume_from_query_or_header() {
+        let mut h = HeaderMap::new();
+        assert_eq!(resume_after(Some("x=1&after=7"), &h), 7);
+        h.insert("last-event-id", "4".parse().unwrap());
+        assert_eq!(resume_after(None, &h), 4);
+        assert_eq!(resume_after(Some("after=9"), &h), 9);
+    }
+}

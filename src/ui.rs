@@ -1,0 +1,288 @@
+//! Top-level layout and drawing: `draw(frame, &App)` places the feed, the right-hand pane
+//! (detail, catalog or problems), the status bar and popups (STYLE 4.2, 4.6).
+//!
+//! Who calls it: [`crate::app::run`] inside `Tui::draw`, and the screen tests on `TestBackend`.
+//! Invariants: drawing is a pure function of the app (no I/O, no state changes); every widget
+//! builds only what is visible (the feed's visible rows, the detail's visible lines), so nothing
+//! on the draw path is proportional to the session's size. [`App::prepare`] must have run for the
+//! current size first (it computes [`Areas`] and scroll offsets).
+//!
+//! [`App::prepare`]: crate::app::App::prepare
+
+pub mod catalog;
+pub mod detail;
+pub mod feed;
+pub mod help;
+pub mod problems;
+pub mod status_bar;
+pub mod stream;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use regex::Regex;
+use unicode_width::UnicodeWidthChar;
+
+use crate::app::App;
+
+/// Rows taken by the status bar.
+pub const STATUS_HEIGHT: u16 = 2;
+/// At this width and above the detail pane sits right of the feed; below, under it.
+pub const SIDE_BY_SIDE_MIN_WIDTH: u16 = 100;
+
+/// Where each part goes for a terminal size. Pane areas include their borders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Areas {
+    pub feed: Rect,
+    pub detail: Rect,
+    pub status: Rect,
+}
+
+impl Areas {
+    /// The layout for a terminal area.
+    pub fn compute(area: Rect) -> Self {
+        let [main, status] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(STATUS_HEIGHT)]).areas(area);
+        let dir = if main.width >= SIDE_BY_SIDE_MIN_WIDTH {
+            Direction::Horizontal
+        } else {
+            Direction::Vertical
+        };
+        let parts = Layout::default()
+            .direction(dir)
+            .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
+            .split(main);
+        Self {
+            feed: parts[0],
+            detail: parts[1],
+            status,
+        }
+    }
+
+    /// Inner area of a bordered pane.
+    pub fn inner(r: Rect) -> Rect {
+        Rect {
+            x: r.x.saturating_add(1),
+            y: r.y.saturating_add(1),
+            width: r.width.saturating_sub(2),
+            height: r.height.saturating_sub(2),
+        }
+    }
+
+    /// Whether a cell lies in an area.
+    pub fn hit(r: Rect, col: u16, row: u16) -> bool {
+        r.contains(Position::new(col, row))
+    }
+}
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let areas = app.areas;
+    let buf = frame.buffer_mut();
+    feed::render_feed(areas.feed, buf, app);
+    match app.view.tab {
+        crate::view::Tab::Detail => detail::render_detail(areas.detail, buf, app),
+        crate::view::Tab::Catalog => {
+            let block = pane_block(app, " Catalog ", crate::view::Pane::Detail);
+            let inner = block.inner(areas.detail);
+            ratatui::widgets::Widget::render(block, areas.detail, buf);
+            catalog::render_catalog(inner, buf, &app.session, &app.theme, app.view.panel_scroll);
+        }
+        crate::view::Tab::Problems => {
+            let block = pane_block(app, " Problems ", crate::view::Pane::Detail);
+            let inner = block.inner(areas.detail);
+            ratatui::widgets::Widget::render(block, areas.detail, buf);
+            problems::render_problems(inner, buf, &app.session, &app.theme, app.view.panel_scroll);
+        }
+    }
+    status_bar::render_status(areas.status, buf, app);
+    if app.view.help {
+        help::render_help(frame.area(), frame.buffer_mut(), app);
+    }
+}
+
+/// A bordered block whose border shows focus.
+pub fn pane_block<'a>(
+    app: &App,
+    title: impl Into<Line<'a>>,
+    pane: crate::view::Pane,
+) -> ratatui::widgets::Block<'a> {
+    let focused = app.view.focus == pane && !app.view.help;
+    ratatui::widgets::Block::bordered()
+        .border_style(app.theme.border(focused))
+        .title(title)
+}
+
+/// Display width of a string in columns.
+pub fn width_of(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// Cuts `s` to at most `width` columns, ending with `…` when cut.
+pub fn truncate(s: &str, width: usize) -> String {
+    if width_of(s) <= width {
+        return s.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > width - 1 {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// `truncate` then pad with spaces to exactly `width` columns (left-aligned).
+pub fn fit(s: &str, width: usize) -> String {
+    let mut t = truncate(s, width);
+    let w = width_of(&t);
+    t.extend(std::iter::repeat_n(' ', width.saturating_sub(w)));
+    t
+}
+
+/// `truncate` then pad on the left to exactly `width` columns (right-aligned).
+pub fn fit_right(s: &str, width: usize) -> String {
+    let t = truncate(s, width);
+    let w = width_of(&t);
+    let mut out: String = std::iter::repeat_n(' ', width.saturating_sub(w)).collect();
+    out.push_str(&t);
+    out
+}
+
+/// Human duration: `850ms`, `1.2s`, `12m03s`, `1h02m`.
+pub fn fmt_duration(ms: f64) -> String {
+    if !ms.is_finite() || ms < 0.0 {
+        return "?".to_owned();
+    }
+    if ms < 1000.0 {
+        return format!("{ms:.0}ms");
+    }
+    let s = ms / 1000.0;
+    if s < 60.0 {
+        return format!("{s:.1}s");
+    }
+    let total = s as u64;
+    if total < 3600 {
+        return format!("{}m{:02}s", total / 60, total % 60);
+    }
+    format!("{}h{:02}m", total / 3600, (total % 3600) / 60)
+}
+
+/// Re-styles the parts of `line` that `re` matches with `style` (patched over the span's own).
+/// Work is bounded by the line's length; called only for drawn lines.
+pub fn highlight_matches(line: Line<'static>, re: &Regex, style: Style) -> Line<'static> {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let ranges: Vec<(usize, usize)> = re
+        .find_iter(&text)
+        .filter(|m| !m.is_empty())
+        .map(|m| (m.start(), m.end()))
+        .collect();
+    if ranges.is_empty() {
+        return line;
+    }
+    let mut spans = Vec::with_capacity(line.spans.len() + ranges.len() * 2);
+    let mut pos = 0usize; // byte offset of the current span in `text`
+    for span in line.spans {
+        let s = span.content.as_ref();
+        let (start, end) = (pos, pos + s.len());
+        let mut cut = start;
+        for &(a, b) in &ranges {
+            if b <= cut || a >= end {
+                continue;
+            }
+            let a = a.max(cut);
+            let b = b.min(end);
+            if a > cut {
+                spans.push(Span::styled(
+                    s[cut - start..a - start].to_owned(),
+                    span.style,
+                ));
+            }
+            spans.push(Span::styled(
+                s[a - start..b - start].to_owned(),
+                span.style.patch(style),
+            ));
+            cut = b;
+        }
+        if cut < end {
+            spans.push(Span::styled(s[cut - start..].to_owned(), span.style));
+        }
+        pos = end;
+    }
+    Line {
+        spans,
+        style: line.style,
+        alignment: line.alignment,
+    }
+}
+
+/// Splits a line into lines of at most `width` columns (hard wrap at character boundaries).
+pub fn wrap_line(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut cur: Vec<Span<'static>> = Vec::new();
+    let mut w = 0usize;
+    for span in &line.spans {
+        let mut piece = String::new();
+        for c in span.content.chars() {
+            let cw = c.width().unwrap_or(0);
+            if w + cw > width && w > 0 {
+                if !piece.is_empty() {
+                    cur.push(Span::styled(std::mem::take(&mut piece), span.style));
+                }
+                out.push(Line::from(std::mem::take(&mut cur)).style(line.style));
+                w = 0;
+            }
+            piece.push(c);
+            w += cw;
+        }
+        if !piece.is_empty() {
+            cur.push(Span::styled(piece, span.style));
+        }
+    }
+    if !cur.is_empty() || out.is_empty() {
+        out.push(Line::from(cur).style(line.style));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fitting_and_durations() {
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("ab", 4), "ab  ");
+        assert_eq!(fit_right("ab", 4), "  ab");
+        assert_eq!(fmt_duration(850.0), "850ms");
+        assert_eq!(fmt_duration(1250.0), "1.2s");
+        assert_eq!(fmt_duration(723_000.0), "12m03s");
+    }
+
+    #[test]
+    fn highlight_splits_spans() {
+        let re = Regex::new("lo w").unwrap();
+        let line = Line::from(vec![Span::raw("hello"), Span::raw(" world")]);
+        let out = highlight_matches(line, &re, Style::new().bold());
+        let parts: Vec<&str> = out.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(parts, ["hel", "lo", " w", "orld"]);
+    }
+
+    #[test]
+    fn wrap_counts_columns() {
+        let l = Line::from("abcdefg");
+        let w = wrap_line(&l, 3);
+        assert_eq!(w.len(), 3);
+        assert_eq!(w[2].spans[0].content, "g");
+    }
+}

@@ -1,0 +1,842 @@
+//! Tool catalog panel: the current `tool.catalog.publish` (SPEC 3.5) as a table, the selected
+//! tool's details and usage, catalog-wide diagnostics and the publish history.
+//!
+//! Who calls it: `crate::ui::draw` when the catalog tab is shown (`c`), and the widget snapshot
+//! tests. [`CatalogView`] borrows the session; [`CatalogState`] is the mutable part (selected tool,
+//! detail scroll) plus a usage cache.
+//!
+//! Layout inside `area` (the caller draws the border):
+//!
+//! ```text
+//! current catalog · publish 2 · 09:17:41 · line 61 · 11 tools
+//!  NAME        CATEGORY   STATUS         APPR OUTPUT      VERSION      ← table (selected row
+//! ▶Bash        shell      ● available    ✓    text        1.4.0          kept visible)
+//! ─ Bash ─────────────────────────────────────────────────             ← details, scrolled by
+//! description, status_description, diagnostics by severity, usage,       `CatalogState::scroll`
+//! input_schema tree, catalog-wide diagnostics, publish history
+//! ```
+//!
+//! Invariants: draw cost is bounded by the catalog (tools, diagnostics, last
+//! [`MAX_HISTORY`] publishes) and the visible rows, never by the session's invocations: usage
+//! numbers are computed once per (tool, invocation count, running count) and cached in the state.
+//! Untrusted text goes through [`visible`]. Colours come from the [`Theme`] only.
+
+use std::fmt::Write as _;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::StatefulWidget;
+
+use crate::protocol::{
+    CatalogDiagnostic, CatalogPublish, CatalogTool, Severity, Timestamp, ToolStatus,
+};
+use crate::render::text::visible;
+use crate::render::{RenderCtx, json::build_json_lines};
+use crate::session::{CallStatus, Session};
+use crate::theme::Theme;
+
+/// Publishes shown in the history (the most recent ones).
+pub const MAX_HISTORY: usize = 50;
+/// Lines of one tool's `input_schema` tree shown at most.
+pub const MAX_SCHEMA_LINES: usize = 200;
+
+/// How one tool was used in the session (all invocations with its name, subagents included).
+/// `Eq`: the durations are finite (non-finite ones are skipped), so equality is reflexive.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolUsage {
+    pub calls: usize,
+    /// Finished with `error` (or a status outside the spec).
+    pub errors: usize,
+    pub timeouts: usize,
+    pub cancelled: usize,
+    /// Still waiting for a result.
+    pub open: usize,
+    /// Median run time in ms over calls with a known duration.
+    pub median_ms: Option<f64>,
+    /// 95th percentile (nearest rank) run time in ms.
+    pub p95_ms: Option<f64>,
+}
+
+impl ToolUsage {
+    /// Computes the usage of `tool` over every invocation: O(invocations), so callers cache it
+    /// (see [`CatalogState`]).
+    pub fn compute(session: &Session, tool: &str) -> Self {
+        let mut u = Self::default();
+        let mut durations = Vec::new();
+        for inv in session.invocations.iter().filter(|i| i.tool_name == tool) {
+            u.calls += 1;
+            match &inv.status {
+                CallStatus::Requested | CallStatus::Streaming => u.open += 1,
+                CallStatus::Failed | CallStatus::Other(_) => u.errors += 1,
+                CallStatus::TimedOut => u.timeouts += 1,
+                CallStatus::Cancelled => u.cancelled += 1,
+                CallStatus::Succeeded => {}
+            }
+            if !inv.status.is_open()
+                && let Some(d) = inv.duration_ms().filter(|d| d.is_finite() && *d >= 0.0)
+            {
+                durations.push(d);
+            }
+        }
+        durations.sort_by(f64::total_cmp);
+        u.median_ms = percentile(&durations, 50.0);
+        u.p95_ms = percentile(&durations, 95.0);
+        u
+    }
+}
+
+impl Eq for ToolUsage {}
+
+/// Nearest-rank percentile of sorted values; `None` when empty.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+/// What changed from one publish to the next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogChange {
+    Added(String),
+    Removed(String),
+    Status {
+        tool: String,
+        from: ToolStatus,
+        to: ToolStatus,
+    },
+    /// A diagnostic (severity, tool, code) that was not in the previous publish.
+    DiagnosticAdded(String),
+    /// A diagnostic of the previous publish that is gone.
+    DiagnosticRemoved(String),
+}
+
+fn diag_key(d: &CatalogDiagnostic) -> String {
+    format!(
+        "{} {}{}",
+        d.severity.as_ref().map_or("?", Severity::as_str),
+        d.tool_name
+            .as_deref()
+            .map(|t| format!("{t} "))
+            .unwrap_or_default(),
+        d.code.as_deref().unwrap_or("?")
+    )
+}
+
+/// The changes from `prev` (none for the first publish) to `next`, in `next`'s tool order:
+/// status transitions and added tools, then removed tools, then diagnostics.
+pub fn publish_changes(prev: Option<&CatalogPublish>, next: &CatalogPublish) -> Vec<CatalogChange> {
+    let Some(prev) = prev else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in &next.tools {
+        match prev.tools.iter().find(|p| p.name == t.name) {
+            None => out.push(CatalogChange::Added(t.name.clone())),
+            Some(p) => {
+                let (from, to) = (p.effective_status(), t.effective_status());
+                if from != to {
+                    out.push(CatalogChange::Status {
+                        tool: t.name.clone(),
+                        from,
+                        to,
+                    });
+                }
+            }
+        }
+    }
+    for p in &prev.tools {
+        if !next.tools.iter().any(|t| t.name == p.name) {
+            out.push(CatalogChange::Removed(p.name.clone()));
+        }
+    }
+    let before: Vec<String> = prev.diagnostics.iter().map(diag_key).collect();
+    let after: Vec<String> = next.diagnostics.iter().map(diag_key).collect();
+    for k in &after {
+        if !before.contains(k) {
+            out.push(CatalogChange::DiagnosticAdded(k.clone()));
+        }
+    }
+    for k in &before {
+        if !after.contains(k) {
+            out.push(CatalogChange::DiagnosticRemoved(k.clone()));
+        }
+    }
+    out
+}
+
+/// Cache key of [`ToolUsage`]: tool name, invocation count, running count. Any new invocation or
+/// finished one changes it; stream chunks do not.
+type UsageKey = (String, usize, u64);
+
+/// View state of the catalog panel (plus its usage cache; `Eq` holds because cached durations
+/// are finite).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CatalogState {
+    /// Index of the selected tool in the current catalog's `tools` (clamped when drawn).
+    pub selected: usize,
+    /// Scroll of the details section, in lines.
+    pub scroll: usize,
+    /// Offset of the table's first visible row (kept so the selection stays visible).
+    pub offset: usize,
+    usage: Option<(UsageKey, ToolUsage)>,
+}
+
+impl CatalogState {
+    /// Selects the next tool (stops at the last).
+    pub fn select_next(&mut self, session: &Session) {
+        let n = session.catalog().map_or(0, |c| c.tools.len());
+        if self.selected + 1 < n {
+            self.selected += 1;
+            self.scroll = 0;
+        }
+    }
+
+    /// Selects the previous tool.
+    pub fn select_prev(&mut self) {
+        if self.selected > 0 {
+            self.selected -= 1;
+            self.scroll = 0;
+        }
+    }
+
+    /// Name of the selected tool, if a catalog exists.
+    pub fn selected_tool<'s>(&self, session: &'s Session) -> Option<&'s str> {
+        let tools = &session.catalog()?.tools;
+        tools
+            .get(self.selected.min(tools.len().saturating_sub(1)))
+            .map(|t| t.name.as_str())
+    }
+
+    /// The usage of `tool`, from the cache when the session has not changed in a way that
+    /// matters.
+    pub fn usage(&mut self, session: &Session, tool: &str) -> &ToolUsage {
+        let key: UsageKey = (
+            tool.to_owned(),
+            session.invocations.len(),
+            session.counts.running,
+        );
+        if self.usage.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.usage = Some((key, ToolUsage::compute(session, tool)));
+        }
+        match &self.usage {
+            Some((_, u)) => u,
+            None => unreachable_usage(),
+        }
+    }
+}
+
+/// Never reached (the cache was just filled); a static default keeps this panic-free.
+fn unreachable_usage() -> &'static ToolUsage {
+    static EMPTY: ToolUsage = ToolUsage {
+        calls: 0,
+        errors: 0,
+        timeouts: 0,
+        cancelled: 0,
+        open: 0,
+        median_ms: None,
+        p95_ms: None,
+    };
+    &EMPTY
+}
+
+/// The catalog panel over a session.
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogView<'a> {
+    session: &'a Session,
+    theme: &'a Theme,
+}
+
+impl<'a> CatalogView<'a> {
+    pub fn new(session: &'a Session, theme: &'a Theme) -> Self {
+        Self { session, theme }
+    }
+}
+
+/// Style of a tool status badge.
+pub fn status_style(theme: &Theme, status: &ToolStatus) -> Style {
+    match status {
+        ToolStatus::Available => theme.status_ok,
+        ToolStatus::Degraded => theme.status_running,
+        ToolStatus::Unavailable => theme.status_failed,
+        ToolStatus::Unknown(_) => theme.dim,
+    }
+}
+
+/// Badge text of a tool status (`● available`, `◐ degraded`, `✕ unavailable`).
+pub fn status_badge(status: &ToolStatus) -> String {
+    let mark = match status {
+        ToolStatus::Available => '●',
+        ToolStatus::Degraded => '◐',
+        ToolStatus::Unavailable => '✕',
+        ToolStatus::Unknown(_) => '?',
+    };
+    format!("{mark} {}", visible(status.as_str()))
+}
+
+/// Style of a diagnostic severity.
+pub fn severity_style(theme: &Theme, severity: Option<&Severity>) -> Style {
+    match severity {
+        Some(Severity::Info) => theme.finding_info,
+        Some(Severity::Warning) => theme.finding_warning,
+        Some(Severity::Error) => theme.finding_error,
+        Some(Severity::Fatal) => theme
+            .finding_error
+            .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        Some(Severity::Unknown(_)) | None => theme.dim,
+    }
+}
+
+/// Columns (display width) of a string, for the table layout.
+fn cols(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// Pads or cuts `s` to exactly `w` columns.
+fn fit(s: &str, w: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw > w {
+            if w > 0 {
+                // Replace the last char with an ellipsis when cut.
+                while used + 1 > w {
+                    match out.pop() {
+                        Some(p) => used -= unicode_width::UnicodeWidthChar::width(p).unwrap_or(0),
+                        None => break,
+                    }
+                }
+                out.push('…');
+                used += 1;
+            }
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.extend(std::iter::repeat_n(' ', w.saturating_sub(used)));
+    out
+}
+
+/// Column widths of the tool table.
+struct Widths {
+    name: usize,
+    category: usize,
+    status: usize,
+    appr: usize,
+    output: usize,
+    diag: usize,
+}
+
+fn widths(tools: &[CatalogTool]) -> Widths {
+    let name = tools
+        .iter()
+        .map(|t| cols(&visible(&t.name)))
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 28);
+    Widths {
+        name,
+        category: 15,
+        status: 13,
+        appr: 4,
+        output: 12,
+        diag: 9,
+    }
+}
+
+fn header_line(w: &Widths, theme: &Theme) -> Line<'static> {
+    let text = format!(
+        " {} {} {} {} {} {} VERSION",
+        fit("NAME", w.name),
+        fit("CATEGORY", w.category),
+        fit("STATUS", w.status),
+        fit("APPR", w.appr),
+        fit("OUTPUT", w.output),
+        fit("DIAG", w.diag)
+    );
+    Line::from(Span::styled(text, theme.dim.add_modifier(Modifier::BOLD)))
+}
+
+/// The most severe diagnostic about `tool` and how many there are (`fatal ×2`).
+fn worst_diagnostic<'c>(
+    catalog: &'c CatalogPublish,
+    tool: &str,
+) -> Option<(Option<&'c Severity>, usize)> {
+    let mut worst: Option<Option<&Severity>> = None;
+    let mut n = 0;
+    for d in catalog
+        .diagnostics
+        .iter()
+        .filter(|d| d.tool_name.as_deref() == Some(tool))
+    {
+        n += 1;
+        let s = d.severity.as_ref();
+        if worst.is_none_or(|w| severity_rank(s) < severity_rank(w)) {
+            worst = Some(s);
+        }
+    }
+    worst.map(|w| (w, n))
+}
+
+fn tool_row(
+    t: &CatalogTool,
+    catalog: &CatalogPublish,
+    w: &Widths,
+    selected: bool,
+    theme: &Theme,
+) -> Line<'static> {
+    let status = t.effective_status();
+    let base = if selected { theme.selected } else { theme.text };
+    let marker = if selected { "▶" } else { " " };
+    let approval = if t.requires_approval == Some(true) {
+        "✓"
+    } else {
+        ""
+    };
+    let output = t
+        .output_type
+        .as_ref()
+        .map_or_else(|| "—".to_owned(), |o| visible(o.as_str()));
+    let category = t
+        .category
+        .as_ref()
+        .map_or_else(|| "—".to_owned(), |c| visible(c.as_str()));
+    let version = t.version.as_deref().map(visible).unwrap_or_default();
+    let badge_style = if selected {
+        base
+    } else {
+        status_style(theme, &status)
+    };
+    Line::from(vec![
+        Span::styled(marker.to_owned(), base),
+        Span::styled(format!("{} ", fit(&visible(&t.name), w.name)), base),
+        Span::styled(format!("{} ", fit(&category, w.category)), base),
+        Span::styled(
+            format!("{} ", fit(&status_badge(&status), w.status)),
+            badge_style,
+        ),
+        Span::styled(format!("{} ", fit(approval, w.appr)), base),
+        Span::styled(format!("{} ", fit(&output, w.output)), base),
+        diag_cell(catalog, &t.name, w.diag, selected, theme),
+        Span::styled(version, base),
+    ])
+}
+
+fn diag_cell(
+    catalog: &CatalogPublish,
+    tool: &str,
+    width: usize,
+    selected: bool,
+    theme: &Theme,
+) -> Span<'static> {
+    let base = if selected { theme.selected } else { theme.text };
+    match worst_diagnostic(catalog, tool) {
+        None => Span::styled(format!("{} ", fit("", width)), base),
+        Some((sev, n)) => {
+            let name = sev.map_or("?", Severity::as_str);
+            let text = if n > 1 {
+                format!("{} ×{n}", visible(name))
+            } else {
+                visible(name)
+            };
+            let style = if selected {
+                base
+            } else {
+                severity_style(theme, sev)
+            };
+            Span::styled(format!("{} ", fit(&text, width)), style)
+        }
+    }
+}
+
+fn section(title: &str, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(title.to_owned(), theme.title))
+}
+
+fn diag_line(d: &CatalogDiagnostic, theme: &Theme) -> Line<'static> {
+    let sev = d.severity.as_ref().map_or("?", Severity::as_str);
+    Line::from(vec![
+        Span::raw("  "),
+        Span::styled(
+            format!("{:<7}", visible(sev)),
+            severity_style(theme, d.severity.as_ref()),
+        ),
+        Span::raw(" "),
+        Span::styled(visible(d.code.as_deref().unwrap_or("?")), theme.title),
+        Span::raw(" "),
+        Span::raw(visible(d.message.as_deref().unwrap_or(""))),
+    ])
+}
+
+/// Severity order for display: fatal first.
+fn severity_rank(s: Option<&Severity>) -> u8 {
+    match s {
+        Some(Severity::Fatal) => 0,
+        Some(Severity::Error) => 1,
+        Some(Severity::Warning) => 2,
+        Some(Severity::Info) => 3,
+        Some(Severity::Unknown(_)) | None => 4,
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn fmt_ms(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{ms:.0}ms")
+    } else if ms < 60_000.0 {
+        format!("{:.1}s", ms / 1000.0)
+    } else {
+        let s = (ms / 1000.0) as u64;
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+fn usage_line(u: &ToolUsage, theme: &Theme) -> Line<'static> {
+    let mut text = format!(
+        "  {} · {} · {} · {} cancelled",
+        plural(u.calls, "call"),
+        plural(u.errors, "error"),
+        plural(u.timeouts, "timeout"),
+        u.cancelled
+    );
+    if u.open > 0 {
+        let _ = write!(text, " · {} open", u.open);
+    }
+    if let (Some(m), Some(p)) = (u.median_ms, u.p95_ms) {
+        let _ = write!(text, " · median {} · p95 {}", fmt_ms(m), fmt_ms(p));
+    }
+    let style = if u.errors + u.timeouts > 0 {
+        theme.finding_warning
+    } else {
+        theme.text
+    };
+    Line::from(Span::styled(text, style))
+}
+
+fn change_spans(c: &CatalogChange, theme: &Theme) -> Vec<Span<'static>> {
+    match c {
+        CatalogChange::Added(t) => vec![Span::styled(format!("+ {}", visible(t)), theme.diff_add)],
+        CatalogChange::Removed(t) => {
+            vec![Span::styled(format!("− {}", visible(t)), theme.diff_del)]
+        }
+        CatalogChange::Status { tool, from, to } => vec![
+            Span::raw(format!("{} ", visible(tool))),
+            Span::styled(visible(from.as_str()), status_style(theme, from)),
+            Span::raw(" → "),
+            Span::styled(visible(to.as_str()), status_style(theme, to)),
+        ],
+        CatalogChange::DiagnosticAdded(k) => {
+            vec![Span::styled(format!("+ diag {}", visible(k)), theme.dim)]
+        }
+        CatalogChange::DiagnosticRemoved(k) => {
+            vec![Span::styled(format!("− diag {}", visible(k)), theme.dim)]
+        }
+    }
+}
+
+/// The details section's lines for the selected tool plus the catalog-wide sections.
+fn detail_lines(
+    session: &Session,
+    catalog: &CatalogPublish,
+    tool: Option<&CatalogTool>,
+    usage: Option<&ToolUsage>,
+    theme: &Theme,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(t) = tool {
+        let name = visible(&t.name);
+        let rule = "─".repeat(usize::from(width).saturating_sub(cols(&name) + 3));
+        lines.push(Line::from(vec![
+            Span::styled("─ ", theme.border),
+            Span::styled(name, theme.title),
+            Span::styled(format!(" {rule}"), theme.border),
+        ]));
+        match t.description.as_deref() {
+            Some(d) => lines.extend(d.lines().map(|l| Line::from(visible(l)))),
+            None => lines.push(Line::from(Span::styled("(no description)", theme.dim))),
+        }
+        let status = t.effective_status();
+        let mut st = vec![
+            Span::styled("status ", theme.dim),
+            Span::styled(status_badge(&status), status_style(theme, &status)),
+        ];
+        // SPEC 3.5: without `status_description` the UI shows no reason.
+        if let Some(why) = t.status_description.as_deref() {
+            st.push(Span::raw(format!(" — {}", visible(why))));
+        }
+        lines.push(Line::from(st));
+        let mut diags: Vec<&CatalogDiagnostic> = catalog
+            .diagnostics
+            .iter()
+            .filter(|d| d.tool_name.as_deref() == Some(t.name.as_str()))
+            .collect();
+        diags.sort_by_key(|d| severity_rank(d.severity.as_ref()));
+        if !diags.is_empty() {
+            lines.push(section("diagnostics", theme));
+            lines.extend(diags.into_iter().map(|d| diag_line(d, theme)));
+        }
+        if let Some(u) = usage {
+            lines.push(section("usage in this session", theme));
+            lines.push(usage_line(u, theme));
+        }
+        if let Some(schema) = &t.input_schema {
+            lines.push(section("input_schema", theme));
+            let mut cx = RenderCtx::new(width.saturating_sub(2), theme);
+            cx.highlight = false;
+            cx.expand_depth = 8;
+            let rendered = build_json_lines(schema, &cx);
+            let n = rendered.lines.len();
+            for l in rendered.lines.into_iter().take(MAX_SCHEMA_LINES) {
+                let mut spans = vec![Span::raw("  ")];
+                spans.extend(l.spans);
+                lines.push(Line::from(spans));
+            }
+            if n > MAX_SCHEMA_LINES {
+                lines.push(Line::from(Span::styled(
+                    format!("  … {} more lines", n - MAX_SCHEMA_LINES),
+                    theme.dim,
+                )));
+            }
+        }
+        lines.push(Line::default());
+    }
+    let mut wide: Vec<&CatalogDiagnostic> = catalog
+        .diagnostics
+        .iter()
+        .filter(|d| d.tool_name.is_none())
+        .collect();
+    wide.sort_by_key(|d| severity_rank(d.severity.as_ref()));
+    lines.push(section("catalog diagnostics", theme));
+    if wide.is_empty() {
+        lines.push(Line::from(Span::styled("  (none)", theme.dim)));
+    }
+    lines.extend(wide.into_iter().map(|d| diag_line(d, theme)));
+    lines.push(Line::default());
+    lines.push(section("publish history", theme));
+    let n = session.publishes.len();
+    let start = n.saturating_sub(MAX_HISTORY);
+    if start > 0 {
+        lines.push(Line::from(Span::styled(
+            format!("  … {start} earlier publishes"),
+            theme.dim,
+        )));
+    }
+    for i in start..n {
+        let p = &session.publishes[i];
+        let when = p
+            .timestamp
+            .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
+        let mut head = vec![Span::styled(
+            format!("  #{} {when} line {}", i + 1, p.line),
+            theme.dim,
+        )];
+        if p.derived {
+            head.push(Span::styled(" (derived)", theme.dim));
+        }
+        let prev = i.checked_sub(1).map(|j| &session.publishes[j].catalog);
+        let changes = publish_changes(prev, &p.catalog);
+        if prev.is_none() {
+            head.push(Span::raw(format!(
+                "  {} tools, {} diagnostics",
+                p.catalog.tools.len(),
+                p.catalog.diagnostics.len()
+            )));
+        } else if changes.is_empty() {
+            head.push(Span::styled("  no change", theme.dim));
+        }
+        lines.push(Line::from(head));
+        for c in &changes {
+            let mut spans = vec![Span::raw("      ")];
+            spans.extend(change_spans(c, theme));
+            lines.push(Line::from(spans));
+        }
+    }
+    lines
+}
+
+/// Rows of the tool table in a panel `height` rows high: at most half the panel, at least 3
+/// when there are tools, never more than fit below the title and header.
+fn table_rows(height: u16, tools: usize) -> usize {
+    let half = usize::from((height / 2).saturating_sub(2).max(3));
+    tools.min(half).min(usize::from(height.saturating_sub(2)))
+}
+
+impl CatalogState {
+    /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
+    /// visible in the table, fills the usage cache and clamps the detail scroll. Called by the
+    /// app before each draw (and by the `StatefulWidget` impl).
+    pub fn prepare(&mut self, session: &Session, theme: &Theme, area: Rect) {
+        let Some(catalog) = session.catalog() else {
+            self.selected = 0;
+            self.offset = 0;
+            self.scroll = 0;
+            return;
+        };
+        let n = catalog.tools.len();
+        self.selected = self.selected.min(n.saturating_sub(1));
+        let rows = table_rows(area.height, n);
+        if rows > 0 {
+            if self.selected < self.offset {
+                self.offset = self.selected;
+            } else if self.selected >= self.offset + rows {
+                self.offset = self.selected + 1 - rows;
+            }
+        }
+        self.offset = self.offset.min(n.saturating_sub(rows));
+        let tool = catalog.tools.get(self.selected);
+        let usage = tool.map(|t| self.usage(session, &t.name).clone());
+        let lines = detail_lines(session, catalog, tool, usage.as_ref(), theme, area.width);
+        let height = usize::from(area.height).saturating_sub(2 + rows);
+        self.scroll = self.scroll.min(lines.len().saturating_sub(height));
+    }
+
+    /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
+    fn usage_for_draw(&self, session: &Session, tool: &str) -> ToolUsage {
+        match &self.usage {
+            Some((k, u)) if k.0 == tool => u.clone(),
+            _ => ToolUsage::compute(session, tool),
+        }
+    }
+}
+
+impl CatalogView<'_> {
+    /// Draws the panel for a state already [`CatalogState::prepare`]d for this area. Pure: the
+    /// state is only read.
+    pub fn render_with(self, area: Rect, buf: &mut Buffer, state: &CatalogState) {
+        if area.is_empty() {
+            return;
+        }
+        let theme = self.theme;
+        let Some(publish) = self.session.publishes.last() else {
+            buf.set_line(
+                area.x,
+                area.y,
+                &Line::from(Span::styled("no tool.catalog.publish received", theme.dim)),
+                area.width,
+            );
+            return;
+        };
+        let catalog = &publish.catalog;
+        let tools = &catalog.tools;
+        let selected = state.selected.min(tools.len().saturating_sub(1));
+        let when = publish
+            .timestamp
+            .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
+        let derived = if publish.derived {
+            " · derived by the importer"
+        } else {
+            ""
+        };
+        let title = format!(
+            "current catalog · publish {} · {when} · line {} · {} tools{derived}",
+            self.session.publishes.len(),
+            publish.line,
+            tools.len()
+        );
+        let mut y = area.y;
+        let bottom = area.y + area.height;
+        buf.set_line(
+            area.x,
+            y,
+            &Line::from(Span::styled(title, theme.dim)),
+            area.width,
+        );
+        y += 1;
+        if y < bottom {
+            buf.set_line(area.x, y, &header_line(&widths(tools), theme), area.width);
+            y += 1;
+        }
+        let w = widths(tools);
+        let rows = table_rows(area.height, tools.len());
+        for (k, t) in tools.iter().enumerate().skip(state.offset).take(rows) {
+            if y >= bottom {
+                return;
+            }
+            buf.set_line(
+                area.x,
+                y,
+                &tool_row(t, catalog, &w, k == selected, theme),
+                area.width,
+            );
+            y += 1;
+        }
+        if y >= bottom {
+            return;
+        }
+        let tool = tools.get(selected);
+        let usage = tool.map(|t| state.usage_for_draw(self.session, &t.name));
+        let lines = detail_lines(
+            self.session,
+            catalog,
+            tool,
+            usage.as_ref(),
+            theme,
+            area.width,
+        );
+        let height = usize::from(bottom - y);
+        let scroll = state.scroll.min(lines.len().saturating_sub(height));
+        for l in lines.iter().skip(scroll).take(height) {
+            buf.set_line(area.x, y, l, area.width);
+            y += 1;
+        }
+    }
+}
+
+impl StatefulWidget for CatalogView<'_> {
+    type State = CatalogState;
+
+    fn render(self, area: Rect, buf: &mut Buffer, state: &mut CatalogState) {
+        state.prepare(self.session, self.theme, area);
+        self.render_with(area, buf, state);
+    }
+}
+
+/// Draws the panel with a throwaway state scrolled by `scroll` (the viewer's first interface;
+/// prefer [`CatalogView`] with a kept [`CatalogState`]).
+pub fn render_catalog(
+    area: Rect,
+    buf: &mut Buffer,
+    session: &Session,
+    theme: &Theme,
+    scroll: usize,
+) {
+    let mut state = CatalogState {
+        scroll,
+        ..CatalogState::default()
+    };
+    CatalogView::new(session, theme).render(area, buf, &mut state);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_nearest_rank() {
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[5.0], 95.0), Some(5.0));
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), Some(10.0));
+        assert_eq!(percentile(&v, 95.0), Some(19.0));
+    }
+
+    #[test]
+    fn fit_pads_and_cuts_by_columns() {
+        assert_eq!(fit("ab", 4), "ab  ");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("日本語", 4), "日… ");
+    }
+}

@@ -1,0 +1,464 @@
+//! The detail pane: the selected row in full (header, input, output or live stream).
+//!
+//! Who calls it: the app builds lines with [`build_detail_lines`] (inline when small, on
+//! `spawn_blocking` when heavy, see [`is_heavy`]) and caches them; [`render_detail`] draws the
+//! cached lines. Invariants: only `lines[scroll..scroll + height]` is handed to the buffer;
+//! renderers come from `crate::render` (pure, bounded by `Limits`); untrusted text is made visible.
+
+use std::fmt::Write as _;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use serde_json::Value;
+
+use super::{fmt_duration, pane_block};
+use crate::app::App;
+use crate::protocol::rules::expected_output_type;
+use crate::protocol::{CatalogTool, Frame, OutputType};
+use crate::render::text::{build_plain_lines, visible};
+use crate::render::{RenderCtx, render_input, render_output};
+use crate::session::{Invocation, Item, Message, MessageKind, Session};
+use crate::theme::Theme;
+use crate::view::{Pane, Tab};
+
+/// Output lines shown before folding (`o` expands).
+pub const FOLD_LINES: usize = 200;
+/// Stream lines kept in the live view (the last ones).
+pub const STREAM_TAIL_LINES: usize = 5_000;
+/// Above this many bytes of input + output + stream, rendering runs on `spawn_blocking`.
+pub const HEAVY_BYTES: usize = 64 * 1024;
+
+/// An owned copy of what the detail pane shows, so a render job can own it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DetailSource {
+    Invocation {
+        inv: Box<Invocation>,
+        /// The tool's current catalog entry (for the SPEC 3.4 expected `output_type`).
+        entry: Option<CatalogTool>,
+        /// The source ended (an open call has "no result").
+        ended: bool,
+    },
+    Message(Message),
+    Event(Box<Frame>),
+}
+
+impl DetailSource {
+    /// Copies item `item` out of the session.
+    pub fn from_session(session: &Session, item: usize) -> Option<Self> {
+        Some(match session.items.get(item)? {
+            Item::Invocation(k) => {
+                let inv = &session.invocations[*k];
+                let entry = session
+                    .catalog()
+                    .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
+                    .cloned();
+                Self::Invocation {
+                    inv: Box::new(inv.clone()),
+                    entry,
+                    ended: session.ended,
+                }
+            }
+            Item::Message(m) => Self::Message(m.clone()),
+            Item::Event(f) => Self::Event(f.clone()),
+        })
+    }
+}
+
+/// A revision for item `item`: changes whenever its detail would.
+pub fn item_rev(session: &Session, item: usize) -> u64 {
+    match session.items.get(item) {
+        Some(Item::Invocation(k)) => {
+            // The catalog and the end of the source change the header too.
+            session.invocations[*k].rev
+                + ((session.publishes.len() as u64) << 40)
+                + (u64::from(session.ended) << 62)
+        }
+        Some(Item::Message(m)) => m.text.len() as u64 + u64::from(m.done),
+        Some(Item::Event(_)) | None => 0,
+    }
+}
+
+/// Approximate bytes the detail of `item` has to render.
+pub fn detail_bytes(session: &Session, item: usize) -> usize {
+    fn size(v: &Value) -> usize {
+        match v {
+            Value::String(s) => s.len(),
+            Value::Array(a) => a.iter().map(size).sum::<usize>() + a.len(),
+            Value::Object(o) => o.iter().map(|(k, v)| k.len() + size(v)).sum::<usize>() + o.len(),
+            Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+        }
+    }
+    match session.items.get(item) {
+        Some(Item::Invocation(k)) => {
+            let inv = &session.invocations[*k];
+            size(&inv.input)
+                + inv
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.output.as_ref())
+                    .map_or(0, size)
+                + inv.stream.bytes()
+        }
+        Some(Item::Message(m)) => m.text.len(),
+        Some(Item::Event(f)) => size(&f.payload_json()),
+        None => 0,
+    }
+}
+
+/// Whether rendering `item` should run off the app task.
+pub fn is_heavy(session: &Session, item: usize) -> bool {
+    detail_bytes(session, item) > HEAVY_BYTES
+}
+
+/// Options that change the detail's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetailOpts {
+    pub width: u16,
+    pub expanded: bool,
+    pub side_by_side: bool,
+}
+
+/// Builds the detail's lines (unwrapped). Pure; bounded by [`Limits`], [`FOLD_LINES`] and
+/// [`STREAM_TAIL_LINES`].
+pub fn build_detail_lines(
+    src: &DetailSource,
+    theme: &Theme,
+    opts: DetailOpts,
+) -> Vec<Line<'static>> {
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    match src {
+        DetailSource::Invocation { inv, entry, ended } => {
+            build_invocation(inv, entry.as_ref(), *ended, &cx, opts)
+        }
+        DetailSource::Message(m) => build_message(m, &cx),
+        DetailSource::Event(f) => build_event(f, &cx),
+    }
+}
+
+/// A cheap stand-in while a heavy render runs: header line and the first lines as plain text.
+pub fn build_placeholder_lines(
+    session: &Session,
+    item: usize,
+    theme: &Theme,
+    height: usize,
+) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled("rendering…", theme.dim))];
+    if let Some(Item::Invocation(k)) = session.items.get(item) {
+        let inv = &session.invocations[*k];
+        lines.insert(
+            0,
+            Line::from(Span::styled(visible(&inv.tool_name), theme.title)),
+        );
+        let text = match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+            Some(Value::String(s)) => s.as_str(),
+            _ => "",
+        };
+        // Only the first `height` lines are touched: bounded work on the app task.
+        for l in text.lines().take(height) {
+            let cut: String = l.chars().take(1000).collect();
+            lines.push(Line::from(Span::styled(visible(&cut), theme.text)));
+        }
+    }
+    lines
+}
+
+fn section(title: &str, theme: &Theme) -> Line<'static> {
+    Line::from(vec![
+        Span::styled("── ", theme.border),
+        Span::styled(title.to_owned(), theme.title),
+        Span::styled(" ──", theme.border),
+    ])
+}
+
+fn fold(mut lines: Vec<Line<'static>>, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+    if !expanded && lines.len() > FOLD_LINES {
+        let more = lines.len() - FOLD_LINES;
+        lines.truncate(FOLD_LINES);
+        lines.push(Line::from(Span::styled(
+            format!("… {more} more lines (press o to expand)"),
+            theme.hint,
+        )));
+    }
+    lines
+}
+
+fn build_invocation(
+    inv: &Invocation,
+    entry: Option<&CatalogTool>,
+    ended: bool,
+    cx: &RenderCtx<'_>,
+    opts: DetailOpts,
+) -> Vec<Line<'static>> {
+    let theme = cx.theme;
+    let mut lines = Vec::new();
+    let (badge, badge_style) = super::feed::badge(&inv.status, ended, theme);
+    let mut head = vec![
+        Span::styled(visible(&inv.tool_name), theme.title),
+        Span::raw("  "),
+        Span::styled(badge.to_owned(), badge_style),
+    ];
+    if let Some(ms) = inv.duration_ms() {
+        head.push(Span::raw("  "));
+        head.push(Span::styled(fmt_duration(ms), theme.dim));
+    }
+    if inv.findings > 0 {
+        head.push(Span::raw("  "));
+        head.push(Span::styled(
+            format!(
+                "! {} finding{} (press ! for problems)",
+                inv.findings,
+                if inv.findings == 1 { "" } else { "s" }
+            ),
+            theme.finding_warning,
+        ));
+    }
+    lines.push(Line::from(head));
+    let mut ids = format!(
+        "id {}  line {}",
+        visible(&inv.invocation_id),
+        inv.request_line
+    );
+    if let Some(l) = inv.result_line {
+        let _ = write!(ids, "→{l}");
+    }
+    if let Some(ts) = inv.requested_at {
+        let _ = write!(ids, "  at {}", ts.to_rfc3339());
+    }
+    lines.push(Line::from(Span::styled(ids, theme.dim)));
+    if let Some(p) = &inv.parallel_group_id {
+        lines.push(Line::from(Span::styled(
+            format!("parallel group {}", visible(p)),
+            theme.dim,
+        )));
+    }
+    if !inv.delegation_chain.is_empty() {
+        let chain: Vec<String> = inv
+            .delegation_chain
+            .iter()
+            .map(|d| visible(&d.agent_id))
+            .collect();
+        lines.push(Line::from(Span::styled(
+            format!("agent {}", chain.join(" › ")),
+            theme.dim,
+        )));
+    }
+    let output = inv.result.as_ref().and_then(|r| r.output.as_ref());
+    let (expected, rule) = expected_output_type(&inv.tool_name, entry, output);
+    let carried = inv.result.as_ref().and_then(|r| r.output_type.clone());
+    let type_line = match &carried {
+        Some(c) if *c == expected => Line::from(vec![
+            Span::styled("output_type ", theme.dim),
+            Span::raw(c.as_str().to_owned()),
+            Span::styled(format!("  (expected by {} rule)", rule.as_str()), theme.dim),
+        ]),
+        Some(c) => Line::from(vec![
+            Span::styled("output_type ", theme.dim),
+            Span::styled(c.as_str().to_owned(), theme.finding_warning),
+            Span::styled(
+                format!(
+                    "  ≠ expected {} ({} rule, SPEC 3.4)",
+                    expected.as_str(),
+                    rule.as_str()
+                ),
+                theme.finding_warning,
+            ),
+        ]),
+        None if inv.result.is_some() => Line::from(vec![
+            Span::styled("output_type ", theme.dim),
+            Span::styled("missing", theme.finding_warning),
+            Span::styled(
+                format!("  (expected {}, {} rule)", expected.as_str(), rule.as_str()),
+                theme.dim,
+            ),
+        ]),
+        None => Line::from(vec![
+            Span::styled("output_type ", theme.dim),
+            Span::styled(
+                format!("expected {} ({} rule)", expected.as_str(), rule.as_str()),
+                theme.dim,
+            ),
+        ]),
+    };
+    lines.push(type_line);
+    if inv.result.as_ref().and_then(|r| r.truncated) == Some(true) {
+        lines.push(Line::from(Span::styled(
+            "output truncated by the sender",
+            theme.finding_warning,
+        )));
+    }
+    lines.push(Line::default());
+    lines.push(section("Input", theme));
+    let input_lines = render_input(&inv.tool_name, &inv.input, cx).lines;
+    lines.extend(fold(input_lines, opts.expanded, theme));
+    let show_stream = !inv.stream.is_empty()
+        && (inv.status.is_open() || output.is_none_or(|o| o.is_null() || o.as_str() == Some("")));
+    if let Some(r) = &inv.result {
+        lines.push(Line::default());
+        let ot = r.output_type.clone().unwrap_or_else(|| expected.clone());
+        lines.push(section(&format!("Output ({})", ot.as_str()), theme));
+        match &r.output {
+            Some(out) => {
+                let rendered = render_output(&ot, out, &inv.tool_name, &inv.input, cx);
+                if rendered.lines.is_empty() {
+                    lines.push(Line::from(Span::styled("(empty)", theme.dim)));
+                }
+                lines.extend(fold(rendered.lines, opts.expanded, theme));
+            }
+            None => lines.push(Line::from(Span::styled(
+                "(no output field)",
+                theme.finding_warning,
+            ))),
+        }
+    } else if !show_stream {
+        lines.push(Line::default());
+        let msg = if ended {
+            "no result: the source ended first"
+        } else {
+            "waiting for the result…"
+        };
+        lines.push(Line::from(Span::styled(msg, theme.status_running)));
+    }
+    if !show_stream && !inv.stream.is_empty() {
+        // Finished with an output: the stream stays reachable, folded.
+        lines.push(Line::default());
+        let n = inv.stream.chunks().len();
+        let gaps = inv.stream.gaps().len();
+        let mut title = format!("Stream: {n} chunk{}", if n == 1 { "" } else { "s" });
+        if gaps > 0 {
+            let _ = write!(title, ", {gaps} gap{}", if gaps == 1 { "" } else { "s" });
+        }
+        if !opts.expanded {
+            title.push_str(" (press o to show)");
+        }
+        lines.push(section(&title, theme));
+        if opts.expanded {
+            let (stream, _) =
+                super::stream::build_stream_lines(&inv.stream, theme, STREAM_TAIL_LINES);
+            lines.extend(stream);
+        }
+    }
+    if show_stream {
+        lines.push(Line::default());
+        let title = if inv.status.is_open() && !ended {
+            "Stream (live)"
+        } else {
+            "Stream"
+        };
+        lines.push(section(title, theme));
+        let (stream, skipped) =
+            super::stream::build_stream_lines(&inv.stream, theme, STREAM_TAIL_LINES);
+        if skipped > 0 {
+            lines.push(Line::from(Span::styled(
+                format!("⋯ {skipped} earlier lines not shown"),
+                theme.dim,
+            )));
+        }
+        lines.extend(stream);
+    }
+    lines
+}
+
+fn build_message(m: &Message, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    let theme = cx.theme;
+    let (label, style) = match m.kind {
+        MessageKind::Prompt => ("Prompt", theme.prompt),
+        MessageKind::AgentText => ("Agent", theme.title),
+        MessageKind::Thinking => ("Thinking", theme.thinking),
+    };
+    let mut head = vec![Span::styled(label, style)];
+    if let Some(ts) = m.timestamp {
+        head.push(Span::styled(format!("  {}", ts.to_rfc3339()), theme.dim));
+    }
+    head.push(Span::styled(format!("  line {}", m.line), theme.dim));
+    if !m.done {
+        head.push(Span::styled("  streaming…", theme.status_running));
+    }
+    let mut lines = vec![Line::from(head), Line::default()];
+    if m.redacted {
+        lines.push(Line::from(Span::styled(
+            "[redacted by the sender]",
+            theme.dim,
+        )));
+    }
+    let body = build_plain_lines(&m.text, cx).lines;
+    let body = if m.kind == MessageKind::Thinking {
+        body.into_iter()
+            .map(|l| l.patch_style(theme.thinking))
+            .collect()
+    } else {
+        body
+    };
+    lines.extend(body);
+    lines
+}
+
+fn build_event(f: &Frame, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    let theme = cx.theme;
+    let mut head = vec![Span::styled(visible(f.frame_type.as_str()), theme.title)];
+    if let Some(ts) = f.envelope.timestamp {
+        head.push(Span::styled(format!("  {}", ts.to_rfc3339()), theme.dim));
+    }
+    head.push(Span::styled(format!("  line {}", f.origin.line), theme.dim));
+    let mut lines = vec![Line::from(head), Line::default()];
+    let json = f.to_json();
+    lines.extend(render_output(&OutputType::Structured, &json, "", &Value::Null, cx).lines);
+    lines
+}
+
+/// Draws the bordered detail pane from the app's cached lines.
+pub fn render_detail(area: Rect, buf: &mut Buffer, app: &App) {
+    let total = app.detail.lines.len();
+    let scroll = app.view.detail.scroll;
+    let mut title = vec![Span::raw(" "), tab_span("Detail", app, Tab::Detail)];
+    title.push(Span::styled(" │ ", app.theme.border));
+    title.push(tab_span("Catalog c", app, Tab::Catalog));
+    title.push(Span::styled(" │ ", app.theme.border));
+    title.push(tab_span("Problems !", app, Tab::Problems));
+    title.push(Span::raw(" "));
+    let mut block = pane_block(app, Line::from(title), Pane::Detail);
+    let h = usize::from(app.view.detail.height);
+    if total > h {
+        let mut pos = format!(" {}–{}/{total} ", scroll + 1, (scroll + h).min(total));
+        if app.view.detail.follow_tail {
+            pos.push_str("follow ");
+        }
+        block = block.title_bottom(Line::from(Span::styled(pos, app.theme.dim)).right_aligned());
+    }
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if app.view.selected_item(&app.session).is_none() {
+        buf.set_span(
+            inner.x,
+            inner.y,
+            &Span::styled("nothing selected", app.theme.dim),
+            inner.width,
+        );
+        return;
+    }
+    let end = (scroll + usize::from(inner.height)).min(total);
+    for (k, line) in app
+        .detail
+        .lines
+        .get(scroll.min(end)..end)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let line = match &app.search_re {
+            Some(re) => super::highlight_matches(line.clone(), re, app.theme.search_match),
+            None => line.clone(),
+        };
+        buf.set_line(inner.x, inner.y + k as u16, &line, inner.width);
+    }
+}
+
+fn tab_span(label: &'static str, app: &App, tab: Tab) -> Span<'static> {
+    if app.view.tab == tab {
+        Span::styled(label, app.theme.title)
+    } else {
+        Span::styled(label, app.theme.dim)
+    }
+}

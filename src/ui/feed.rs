@@ -1,0 +1,372 @@
+//! The feed: one row per session item, only the visible window built (STYLE 4.6).
+//!
+//! Who calls it: [`crate::ui::draw`]. Rows: time, a findings mark, indentation for subagent calls
+//! (depth of the delegation chain), tool name or row kind, a one-line summary (Bash command, file
+//! path, pattern, URL, Task description …), a status badge and the duration.
+//! Invariants: [`render_feed`] touches only `rows[offset..offset + height]`; untrusted text goes
+//! through `render::text::visible` before it reaches the buffer.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use serde_json::Value;
+
+use super::{fit, fit_right, fmt_duration, truncate};
+use crate::app::App;
+use crate::protocol::{Frame, FrameType, Timestamp};
+use crate::render::text::visible;
+use crate::session::{CallStatus, Invocation, Item, MessageKind, Session};
+use crate::theme::Theme;
+use crate::view::Pane;
+
+/// Columns of the time column (`HH:MM:SS`).
+const TIME_W: usize = 8;
+/// Columns of the tool / kind column.
+const TOOL_W: usize = 10;
+/// Columns of the status badge.
+const BADGE_W: usize = 7;
+/// Columns of the duration.
+const DUR_W: usize = 6;
+/// Deepest indentation level drawn (deeper chains indent no further).
+const MAX_DEPTH: usize = 4;
+
+/// Draws the bordered feed pane.
+pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
+    let count = app.view.row_count(&app.session);
+    let title = match &app.view.filter {
+        Some(_) => format!(" Feed {count}/{} ", app.session.items.len()),
+        None => format!(" Feed {count} "),
+    };
+    let block = super::pane_block(app, title, Pane::Feed);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    if count == 0 {
+        let msg = if app.view.filter.is_some() {
+            "no rows match the filter"
+        } else {
+            "no frames yet"
+        };
+        buf.set_span(
+            inner.x,
+            inner.y,
+            &Span::styled(msg, app.theme.dim),
+            inner.width,
+        );
+        return;
+    }
+    let width = usize::from(inner.width);
+    let start = app.view.feed.offset;
+    let end = (start + usize::from(inner.height)).min(count);
+    for (k, row) in (start..end).enumerate() {
+        let Some(item) = app.view.item_at(row) else {
+            continue;
+        };
+        let mut line = build_row(&app.session, item, width, &app.theme, app.now);
+        if let Some(re) = &app.search_re {
+            line = super::highlight_matches(line, re, app.theme.search_match);
+        }
+        if row == app.view.feed.selected {
+            let style = if app.view.focus == Pane::Feed {
+                app.theme.selected
+            } else {
+                app.theme
+                    .selected
+                    .remove_modifier(ratatui::style::Modifier::BOLD)
+            };
+            line = line.patch_style(style);
+            let y = inner.y + k as u16;
+            buf.set_style(Rect::new(inner.x, y, inner.width, 1), style);
+        }
+        buf.set_line(inner.x, inner.y + k as u16, &line, inner.width);
+    }
+}
+
+/// The time column for an optional timestamp.
+fn clock(ts: Option<Timestamp>) -> String {
+    ts.map_or_else(|| " ".repeat(TIME_W), Timestamp::clock)
+}
+
+/// Builds one feed row at `width` columns. `now` (epoch ms) drives running calls' elapsed time;
+/// `None` (tests, finished sources) shows no elapsed time.
+pub fn build_row(
+    session: &Session,
+    item: usize,
+    width: usize,
+    theme: &Theme,
+    now: Option<Timestamp>,
+) -> Line<'static> {
+    match session.items.get(item) {
+        Some(Item::Invocation(k)) => {
+            build_invocation_row(session, &session.invocations[*k], width, theme, now)
+        }
+        Some(Item::Message(m)) => {
+            let (label, style) = match m.kind {
+                MessageKind::Prompt => ("prompt", theme.prompt),
+                MessageKind::AgentText => ("agent", theme.agent),
+                MessageKind::Thinking => ("thinking", theme.thinking),
+            };
+            let depth = m.delegation_chain.len().min(MAX_DEPTH);
+            let text = if m.redacted {
+                "[redacted]".to_owned()
+            } else {
+                first_line(&m.text)
+            };
+            let fixed = TIME_W + 2 + depth * 2 + TOOL_W + 1;
+            Line::from(vec![
+                Span::styled(clock(m.timestamp), theme.dim),
+                Span::raw("  "),
+                Span::raw("  ".repeat(depth)),
+                Span::styled(fit(label, TOOL_W), style),
+                Span::raw(" "),
+                Span::styled(truncate(&text, width.saturating_sub(fixed)), style),
+            ])
+        }
+        Some(Item::Event(f)) => build_event_row(f, width, theme),
+        None => Line::default(),
+    }
+}
+
+fn build_invocation_row(
+    session: &Session,
+    inv: &Invocation,
+    width: usize,
+    theme: &Theme,
+    now: Option<Timestamp>,
+) -> Line<'static> {
+    let depth = inv.delegation_chain.len().min(MAX_DEPTH);
+    let (badge, badge_style) = badge(&inv.status, session.ended, theme);
+    let duration = match inv.duration_ms() {
+        Some(ms) => fmt_duration(ms),
+        None if inv.status.is_open() && !session.ended => match (now, inv.requested_at) {
+            (Some(n), Some(r)) if n.0 >= r.0 => fmt_duration((n.0 - r.0) as f64),
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    let mark = if inv.findings > 0 {
+        Span::styled("!", theme.finding_warning)
+    } else {
+        Span::raw(" ")
+    };
+    let indent = if depth > 0 {
+        format!("{}└ ", "  ".repeat(depth - 1))
+    } else {
+        String::new()
+    };
+    let fixed = TIME_W + 1 + 1 + indent.chars().count() + TOOL_W + 1 + 1 + BADGE_W + 1 + DUR_W;
+    let summary = input_summary(&inv.tool_name, &inv.input);
+    let name = visible(&inv.tool_name);
+    Line::from(vec![
+        Span::styled(clock(inv.requested_at), theme.dim),
+        Span::raw(" "),
+        mark,
+        Span::styled(indent, theme.dim),
+        Span::styled(fit(&name, TOOL_W), theme.title),
+        Span::raw(" "),
+        Span::raw(fit(&summary, width.saturating_sub(fixed))),
+        Span::raw(" "),
+        Span::styled(fit_right(badge, BADGE_W), badge_style),
+        Span::raw(" "),
+        Span::styled(fit_right(&duration, DUR_W), theme.dim),
+    ])
+}
+
+/// The badge text and style for a call status. After the source ended, an open call reads
+/// "no result".
+pub fn badge<'a>(status: &'a CallStatus, ended: bool, theme: &Theme) -> (&'a str, Style) {
+    match status {
+        CallStatus::Requested | CallStatus::Streaming if ended => ("no res", theme.status_failed),
+        CallStatus::Requested => ("pending", theme.status_running),
+        CallStatus::Streaming => ("running", theme.status_running),
+        CallStatus::Succeeded => ("ok", theme.status_ok),
+        CallStatus::Failed => ("error", theme.status_failed),
+        CallStatus::TimedOut => ("timeout", theme.status_failed),
+        CallStatus::Cancelled => ("cancel", theme.status_cancelled),
+        CallStatus::Other(s) => (s.as_str(), theme.status_failed),
+    }
+}
+
+fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
+    let time = clock(f.envelope.timestamp);
+    let fill = |label: &str, ch: char, style: Style| {
+        let head = format!("{ch}{ch} {label} ");
+        let rest = width.saturating_sub(TIME_W + 2 + super::width_of(&head));
+        Line::from(vec![
+            Span::styled(time.clone(), theme.dim),
+            Span::raw("  "),
+            Span::styled(format!("{head}{}", ch.to_string().repeat(rest)), style),
+        ])
+    };
+    let payload = f.payload_json();
+    let field = |k: &str| payload.get(k).and_then(Value::as_str).map(visible);
+    match event_look(&f.frame_type) {
+        EventLook::TurnEnd => {
+            let reason = field("stop_reason").or_else(|| field("reason"));
+            let label = reason.map_or_else(|| "turn end".to_owned(), |r| format!("turn end: {r}"));
+            fill(&label, '─', theme.dim)
+        }
+        EventLook::Compacted => fill("compacted", '═', theme.hint),
+        look @ (EventLook::Error | EventLook::Catalog | EventLook::Usage | EventLook::Other) => {
+            let (label, style) = match look {
+                EventLook::Error => ("error", theme.status_failed),
+                EventLook::Catalog => ("catalog", theme.hint),
+                EventLook::Usage => ("usage", theme.dim),
+                EventLook::TurnEnd | EventLook::Compacted | EventLook::Other => {
+                    ("event", theme.dim)
+                }
+            };
+            let summary = if look == EventLook::Catalog {
+                let n = payload
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                format!("{n} tools published")
+            } else {
+                let msg = field("message")
+                    .or_else(|| field("error"))
+                    .or_else(|| field("text"))
+                    .or_else(|| field("content"))
+                    .unwrap_or_default();
+                format!("{} {}", f.frame_type.as_str(), first_line(&msg))
+            };
+            let fixed = TIME_W + 2 + TOOL_W + 1;
+            Line::from(vec![
+                Span::styled(time, theme.dim),
+                Span::raw("  "),
+                Span::styled(fit(label, TOOL_W), style),
+                Span::raw(" "),
+                Span::styled(
+                    truncate(&visible(&summary), width.saturating_sub(fixed)),
+                    theme.dim,
+                ),
+            ])
+        }
+    }
+}
+
+/// How a generic event row looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventLook {
+    TurnEnd,
+    Compacted,
+    Error,
+    Catalog,
+    Usage,
+    Other,
+}
+
+fn event_look(t: &FrameType) -> EventLook {
+    match t {
+        FrameType::SessionTurnEnd => EventLook::TurnEnd,
+        FrameType::SessionCompacted | FrameType::ControlSessionCompact => EventLook::Compacted,
+        FrameType::AgentError | FrameType::SessionError => EventLook::Error,
+        FrameType::ToolCatalogPublish => EventLook::Catalog,
+        FrameType::SessionUsage => EventLook::Usage,
+        FrameType::ToolInvokeRequest
+        | FrameType::ToolInvokeStream
+        | FrameType::ToolInvokeResult
+        | FrameType::AgentTextDelta
+        | FrameType::AgentTextDone
+        | FrameType::AgentThinkingDelta
+        | FrameType::AgentThinkingDone
+        | FrameType::AgentInteractionRequest
+        | FrameType::AgentFileTransfer
+        | FrameType::AgentStateChanged
+        | FrameType::ControlPromptRequest
+        | FrameType::ControlModeSwitch
+        | FrameType::Unknown(_) => EventLook::Other,
+    }
+}
+
+/// First non-empty line of a text, control characters made visible, with `…` when more follows.
+pub fn first_line(s: &str) -> String {
+    let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let mut out = visible(first);
+    if lines.next().is_some() {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// A one-line summary of a call's input: the command, path, pattern, URL, description … that
+/// says what the call does. Falls back to the first string field, then compact JSON.
+pub fn input_summary(tool: &str, input: &Value) -> String {
+    let s = |k: &str| input.get(k).and_then(Value::as_str);
+    let pick = |keys: &[&str]| keys.iter().find_map(|k| s(k)).map(first_line);
+    let found = match tool {
+        "Bash" | "BashOutput" | "KillBash" | "KillShell" => {
+            pick(&["command", "bash_id", "shell_id"])
+        }
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookRead" | "NotebookEdit" => {
+            pick(&["file_path", "filePath", "notebook_path", "path"])
+        }
+        "Glob" | "Grep" => {
+            let pat = pick(&["pattern"]);
+            match (pat, s("path")) {
+                (Some(p), Some(dir)) => Some(format!("{p}  in {}", visible(dir))),
+                (p, _) => p,
+            }
+        }
+        "LS" => pick(&["path"]),
+        "WebFetch" | "web_fetch" => pick(&["url"]),
+        "WebSearch" | "web_search" => pick(&["query"]),
+        "Task" | "Agent" => pick(&["description", "prompt"]),
+        "TodoWrite" => input
+            .get("todos")
+            .and_then(Value::as_array)
+            .map(|t| format!("{} todos", t.len())),
+        _ => None,
+    };
+    if let Some(f) = found {
+        return f;
+    }
+    match input {
+        Value::Object(o) => o
+            .values()
+            .find_map(Value::as_str)
+            .map_or_else(|| first_line(&input.to_string()), first_line),
+        Value::Null => String::new(),
+        Value::String(v) => first_line(v),
+        other => first_line(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summaries() {
+        assert_eq!(
+            input_summary("Bash", &json!({"command": "ls -la\npwd"})),
+            "ls -la …"
+        );
+        assert_eq!(
+            input_summary("Read", &json!({"file_path": "/a/b.rs"})),
+            "/a/b.rs"
+        );
+        assert_eq!(
+            input_summary("Grep", &json!({"pattern": "fn main", "path": "src"})),
+            "fn main  in src"
+        );
+        assert_eq!(
+            input_summary("Task", &json!({"description": "find x", "prompt": "..."})),
+            "find x"
+        );
+        assert_eq!(
+            input_summary("mcp__x__y", &json!({"n": 1, "q": "hi"})),
+            "hi"
+        );
+        assert_eq!(
+            input_summary("Bash", &json!({"command": "echo \u{1b}[31m"})),
+            "echo ␛[31m"
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! Problems panel: the session's findings (reducer, checker, importers) as a selectable list.
+//!
+//! Who calls it: `crate::ui::draw` when the problems tab is shown (`!`); the app asks
+//! [`feed_item_for`] where Enter on a finding jumps to. [`ProblemsView`] borrows the session;
+//! [`ProblemsState`] holds the selection, the scroll offset and a level-count cache.
+//!
+//! Layout inside `area` (the caller draws the border): a summary line (`3 errors · 1 warning ·
+//! 2 infos`), then one row per finding: level badge (coloured by the theme), `L<line>`, code,
+//! message. Findings are listed in arrival order (what a live session appends to).
+//!
+//! Invariants: only the visible rows are built; counts are recomputed only when the number of
+//! findings changed. Messages are sanitised when findings are made (`crate::finding`) and again
+//! through [`visible`] here.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::StatefulWidget;
+
+use crate::finding::{Finding, Level};
+use crate::render::text::visible;
+use crate::session::{Item, Session};
+use crate::theme::Theme;
+
+/// Findings per level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LevelCounts {
+    pub error: usize,
+    pub warning: usize,
+    pub info: usize,
+}
+
+impl LevelCounts {
+    /// Counts `findings` per level (O(findings)).
+    pub fn of(findings: &[Finding]) -> Self {
+        let mut c = Self::default();
+        for f in findings {
+            match f.level {
+                Level::Error => c.error += 1,
+                Level::Warning => c.warning += 1,
+                Level::Info => c.info += 1,
+            }
+        }
+        c
+    }
+}
+
+/// View state of the problems panel.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProblemsState {
+    /// Index into `Session::findings` (clamped when drawn).
+    pub selected: usize,
+    /// First visible row.
+    pub offset: usize,
+    /// Level counts and the number of findings they were computed for.
+    counts: Option<(usize, LevelCounts)>,
+}
+
+impl ProblemsState {
+    pub fn select_next(&mut self, session: &Session) {
+        if self.selected + 1 < session.findings.len() {
+            self.selected += 1;
+        }
+    }
+
+    pub fn select_prev(&mut self) {
+        self.selected = self.selected.saturating_sub(1);
+    }
+
+    /// Moves the selection by `delta` rows (a page), clamped to the list.
+    pub fn select_by(&mut self, session: &Session, delta: isize) {
+        let last = session.findings.len().saturating_sub(1);
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+    }
+
+    /// The selected finding, if any.
+    pub fn selected_finding<'s>(&self, session: &'s Session) -> Option<&'s Finding> {
+        let n = session.findings.len();
+        session.findings.get(self.selected.min(n.saturating_sub(1)))
+    }
+
+    /// Level counts, cached by the number of findings (findings are only ever appended).
+    pub fn counts(&mut self, session: &Session) -> LevelCounts {
+        let n = session.findings.len();
+        match self.counts {
+            Some((k, c)) if k == n => c,
+            _ => {
+                let c = LevelCounts::of(&session.findings);
+                self.counts = Some((n, c));
+                c
+            }
+        }
+    }
+}
+
+/// The feed row (index into `Session::items`) a finding is about: its invocation's row when it
+/// names one, else the row whose frame is on the finding's line, else the last row before that
+/// line. `None` when the finding has no place in the feed (line 0, nothing before it).
+/// O(items) when going by line; called on a key press, not per draw.
+pub fn feed_item_for(session: &Session, finding: &Finding) -> Option<usize> {
+    if let Some(inv) = finding
+        .invocation_id
+        .as_deref()
+        .and_then(|id| session.invocation(id))
+    {
+        return Some(inv.item);
+    }
+    if finding.line == 0 {
+        return None;
+    }
+    let mut before = None;
+    for (i, item) in session.items.iter().enumerate() {
+        let line = match item {
+            Item::Invocation(k) => session.invocations.get(*k).map_or(0, |v| v.request_line),
+            Item::Message(m) => m.line,
+            Item::Event(f) => f.origin.line,
+        };
+        if line == finding.line {
+            return Some(i);
+        }
+        if line != 0 && line < finding.line {
+            before = Some(i);
+        }
+    }
+    before
+}
+
+/// Style of a finding level.
+pub fn level_style(theme: &Theme, level: Level) -> Style {
+    match level {
+        Level::Error => theme.finding_error,
+        Level::Warning => theme.finding_warning,
+        Level::Info => theme.finding_info,
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The problems panel over a session.
+#[derive(Debug, Clone, Copy)]
+pub struct ProblemsView<'a> {
+    session: &'a Session,
+    theme: &'a Theme,
+}
+
+impl<'a> ProblemsView<'a> {
+    pub fn new(session: &'a Session, theme: &'a Theme) -> Self {
+        Self { session, theme }
+    }
+}
+
+fn finding_row(f: &Finding, selected: bool, theme: &Theme) -> Line<'static> {
+    let base = if selected { theme.selected } else { theme.text };
+    let badge = if selected {
+        base
+    } else {
+        level_style(theme, f.level)
+    };
+    let line = if f.line == 0 {
+        "     -".to_owned()
+    } else {
+        format!("L{:<5}", f.line)
+    };
+    let code_style = if selected { base } else { theme.title };
+    let message = visible(&f.message).replace('\u{240a}', " ");
+    Line::from(vec![
+        Span::styled(if selected { "▶" } else { " " }, base),
+        Span::styled(format!("{:<7} ", f.level.as_str()), badge),
+        Span::styled(format!("{line} "), if selected { base } else { theme.dim }),
+        Span::styled(format!("{} ", f.code), code_style),
+        Span::styled(message, base),
+        Span::styled(
+            format!(" ({})", f.spec),
+            if selected { base } else { theme.dim },
+        ),
+    ])
+}
+
+impl ProblemsState {
+    /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
+    /// visible, refreshes the level counts. Called by the app before each draw (and by the
+    /// `StatefulWidget` impl).
+    pub fn prepare(&mut self, session: &Session, area: Rect) {
+        let n = session.findings.len();
+        self.selected = self.selected.min(n.saturating_sub(1));
+        let rows = usize::from(area.height.saturating_sub(1));
+        if rows > 0 {
+            if self.selected < self.offset {
+                self.offset = self.selected;
+            } else if self.selected >= self.offset + rows {
+                self.offset = self.selected + 1 - rows;
+            }
+        }
+        self.offset = self.offset.min(n.saturating_sub(rows));
+        self.counts(session);
+    }
+}
+
+impl ProblemsView<'_> {
+    /// Draws the panel for a state already [`ProblemsState::prepare`]d for this area. Pure: the
+    /// state is only read.
+    pub fn render_with(self, area: Rect, buf: &mut Buffer, state: &ProblemsState) {
+        if area.is_empty() {
+            return;
+        }
+        let theme = self.theme;
+        let findings = &self.session.findings;
+        if findings.is_empty() {
+            buf.set_line(
+                area.x,
+                area.y,
+                &Line::from(Span::styled("no findings", theme.dim)),
+                area.width,
+            );
+            return;
+        }
+        let c = match state.counts {
+            Some((n, c)) if n == findings.len() => c,
+            _ => LevelCounts::of(findings),
+        };
+        let summary = Line::from(vec![
+            Span::styled(plural(c.error, "error"), theme.finding_error),
+            Span::styled(" · ", theme.dim),
+            Span::styled(plural(c.warning, "warning"), theme.finding_warning),
+            Span::styled(" · ", theme.dim),
+            Span::styled(plural(c.info, "info"), theme.finding_info),
+            Span::styled("   Enter: go to the frame", theme.dim),
+        ]);
+        buf.set_line(area.x, area.y, &summary, area.width);
+        let rows = usize::from(area.height - 1);
+        let selected = state.selected.min(findings.len() - 1);
+        for (k, f) in findings.iter().enumerate().skip(state.offset).take(rows) {
+            let y = area.y + 1 + (k - state.offset) as u16;
+            buf.set_line(area.x, y, &finding_row(f, k == selected, theme), area.width);
+        }
+    }
+}
+
+impl StatefulWidget for ProblemsView<'_> {
+    type State = ProblemsState;
+
+    fn render(self, area: Rect, buf: &mut Buffer, state: &mut ProblemsState) {
+        state.prepare(self.session, area);
+        self.render_with(area, buf, state);
+    }
+}
+
+/// Draws the panel with a throwaway state whose first row is `scroll` (the viewer's first
+/// interface; prefer [`ProblemsView`] with a kept [`ProblemsState`]).
+pub fn render_problems(
+    area: Rect,
+    buf: &mut Buffer,
+    session: &Session,
+    theme: &Theme,
+    scroll: usize,
+) {
+    let mut state = ProblemsState {
+        selected: scroll,
+        offset: scroll,
+        counts: None,
+    };
+    ProblemsView::new(session, theme).render(area, buf, &mut state);
+}

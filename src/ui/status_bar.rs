@@ -1,0 +1,120 @@
+//! Status bar: source and its state, counts, filter and search, key hints (two rows).
+//!
+//! Who calls it: [`crate::ui::draw`]. Hints are generated from the keymap's bindings, so they
+//! always name the real keys. In search / filter mode the second row is the input prompt.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::truncate;
+use crate::app::{App, SourceStatus};
+use crate::view::Mode;
+
+/// Draws the two status rows.
+pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
+    if area.height == 0 {
+        return;
+    }
+    let t = &app.theme;
+    let w = usize::from(area.width);
+    let (state, state_style) = match &app.source_status {
+        SourceStatus::Loading => ("loading".to_owned(), t.status_running),
+        SourceStatus::Live => ("live".to_owned(), t.status_ok),
+        SourceStatus::Reconnecting(n) => (format!("reconnecting (attempt {n})"), t.status_running),
+        SourceStatus::Ended => ("ended".to_owned(), t.dim),
+        SourceStatus::Failed(e) => (format!("failed: {e}"), t.status_failed),
+    };
+    let c = &app.session.counts;
+    let findings = app.session.findings.len();
+    let mut spans = vec![
+        Span::styled(format!(" {} ", truncate(&app.source_label, 40)), t.title),
+        Span::styled(state, state_style),
+    ];
+    if let Some(f) = app.format {
+        spans.push(Span::styled(format!(" {}", f.as_str()), t.dim));
+    }
+    spans.push(Span::styled(" │ ", t.border));
+    spans.push(Span::raw(format!("{} calls", c.invocations)));
+    if c.running > 0 {
+        let label = if app.session.ended {
+            "no result"
+        } else {
+            "running"
+        };
+        spans.push(Span::styled(
+            format!(" · {} {label}", c.running),
+            t.status_running,
+        ));
+    }
+    if c.failed > 0 {
+        spans.push(Span::styled(
+            format!(" · {} errors", c.failed),
+            t.status_failed,
+        ));
+    }
+    if findings > 0 {
+        spans.push(Span::styled(
+            format!(" · {findings} findings"),
+            t.finding_warning,
+        ));
+    }
+    if app.session.dropped_items > 0 {
+        spans.push(Span::styled(
+            format!(" · {} oldest rows dropped", app.session.dropped_items),
+            t.dim,
+        ));
+    }
+    if let Some(f) = &app.view.filter {
+        spans.push(Span::styled(" │ ", t.border));
+        spans.push(Span::styled(format!("filter: {}", f.raw), t.hint));
+    }
+    if let Some(q) = &app.view.search {
+        spans.push(Span::styled(" │ ", t.border));
+        spans.push(Span::styled(format!("/{q}"), t.search_match));
+    }
+    if let Some(m) = &app.view.message {
+        spans.push(Span::styled(" │ ", t.border));
+        spans.push(Span::styled(m.clone(), t.finding_warning));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    if area.height < 2 {
+        return;
+    }
+    let second = match app.view.mode {
+        Mode::Search | Mode::Filter => {
+            let prompt = if app.view.mode == Mode::Search {
+                "/"
+            } else {
+                "filter (tool:NAME status:ok|error|running|findings text): "
+            };
+            Line::from(vec![
+                Span::styled(format!(" {prompt}"), t.hint),
+                Span::raw(app.view.input.clone()),
+                Span::styled("▏", t.hint),
+                Span::styled("  Enter apply · Esc cancel", t.dim),
+            ])
+        }
+        Mode::Normal => {
+            let mut spans = Vec::new();
+            let mut used = 0usize;
+            if let Some(h) = &app.hint {
+                let s = format!(" {h} ");
+                used += super::width_of(&s);
+                spans.push(Span::styled(s, t.finding_info));
+            }
+            for (key, label) in app.keymap.hints() {
+                let piece = format!(" {key} {label} ");
+                let pw = super::width_of(&piece);
+                if used + pw > w {
+                    break;
+                }
+                used += pw;
+                spans.push(Span::styled(format!(" {key}"), t.hint));
+                spans.push(Span::styled(format!(" {label} "), t.dim));
+            }
+            Line::from(spans)
+        }
+    };
+    buf.set_line(area.x, area.y + 1, &second, area.width);
+}

@@ -1,0 +1,151 @@
+//! Screen snapshots of the viewer on `TestBackend` (100x30): the demo, help, search, filter.
+//!
+//! Headless: the app is built from decoded items, driven with actions and keys, and drawn.
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use rawpv::action::Action;
+use rawpv::app::{App, Msg};
+use rawpv::import;
+use rawpv::source::DEMO;
+
+fn demo() -> App {
+    App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo")
+}
+
+fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+    app.prepare(Rect::new(0, 0, w, h));
+    app.run_jobs_inline();
+    term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
+    term
+}
+
+fn act(app: &mut App, actions: &[Action]) {
+    for a in actions {
+        app.update(Msg::Action(*a));
+    }
+}
+
+#[test]
+fn demo_feed_and_detail() {
+    let mut app = demo();
+    act(&mut app, &[Action::NextPrompt, Action::MoveDown]);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("demo_feed_and_detail", term.backend());
+}
+
+const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
+
+fn session() -> App {
+    App::headless(
+        import::load_bytes(SESSION.as_bytes()).items,
+        "tui_session.jsonl",
+    )
+}
+
+#[test]
+fn session_subagent_call_selected() {
+    let mut app = session();
+    // Rows: catalog, prompt, thinking, agent, c1, c2, t1, s1 …
+    app.select(7);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("session_subagent_call", term.backend());
+}
+
+#[test]
+fn session_failed_call_with_stream_mismatch() {
+    let mut app = session();
+    act(&mut app, &[Action::NextError]);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("session_failed_call", term.backend());
+}
+
+#[test]
+fn help_popup() {
+    let mut app = session();
+    act(&mut app, &[Action::ToggleHelp]);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("help_popup", term.backend());
+}
+
+#[test]
+fn search_highlights_matches() {
+    let mut app = session();
+    act(&mut app, &[Action::StartSearch]);
+    app.type_text("unwrap");
+    app.press(crossterm::event::KeyCode::Enter);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("search_unwrap", term.backend());
+    // Every drawn occurrence of "unwrap" carries the search style.
+    let buf = term.backend().buffer();
+    let style = app.theme.search_match;
+    let mut hits = 0;
+    for y in 0..buf.area.height {
+        let row: String = (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_owned())
+            .collect();
+        let chars: Vec<char> = row.chars().collect();
+        for x in 0..chars.len().saturating_sub(5) {
+            if chars[x..x + 6]
+                .iter()
+                .collect::<String>()
+                .eq_ignore_ascii_case("unwrap")
+            {
+                let cell = &buf[(x as u16, y)];
+                assert_eq!(
+                    cell.bg,
+                    style.bg.unwrap_or_default(),
+                    "row {y} col {x}: {row}"
+                );
+                hits += 1;
+            }
+        }
+    }
+    assert!(hits >= 2, "expected highlighted matches, found {hits}");
+}
+
+#[test]
+fn filter_by_tool_keeps_matching_rows() {
+    let mut app = session();
+    act(&mut app, &[Action::StartFilter]);
+    app.type_text("tool:bash");
+    app.press(crossterm::event::KeyCode::Enter);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("filter_tool_bash", term.backend());
+}
+
+#[test]
+fn running_call_streams_live() {
+    let mut app = App::new("live", true);
+    app.update(Msg::Source(rawpv::source::SourceMsg::Batch(
+        import::load_bytes(SESSION.as_bytes()).items,
+    )));
+    // Live: the last row stays selected; select the running `cargo test`.
+    act(&mut app, &[Action::MoveUp]);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("running_call_live", term.backend());
+}
+
+/// A real Claude Code transcript (inline sidechain Task), through the importer.
+#[test]
+fn corpus_claude_code_task_with_subagent() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/claude-code/cc-v1.0.108-inline-sidechain-task.jsonl"
+    );
+    let Ok(bytes) = std::fs::read(path) else {
+        eprintln!("skipping: corpus not found at {path}");
+        return;
+    };
+    let mut app = App::headless(
+        import::load_bytes(&bytes).items,
+        "cc-v1.0.108-inline-sidechain-task.jsonl",
+    );
+    // Second error: a subagent's Bash call whose output is an `lsd --tree` listing.
+    act(&mut app, &[Action::NextError, Action::NextError]);
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("corpus_cc_sidechain_error", term.backend());
+}

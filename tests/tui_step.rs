@@ -1,0 +1,239 @@
+//! Step tests: drive the headless app with actions and keys, assert whole `ViewState`s.
+
+use crossterm::event::{Event, KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use pretty_assertions::assert_eq;
+use ratatui::layout::Rect;
+use rawpv::action::Action;
+use rawpv::app::{App, Msg};
+use rawpv::import;
+use rawpv::source::SourceMsg;
+use rawpv::view::{DetailState, FeedState, Filter, Mode, Pane, Tab, ViewState};
+
+const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
+
+/// Rows of the fixture: 0 catalog, 1 prompt, 2 thinking, 3 agent, 4 c1 (Bash error),
+/// 5 c2 (Read), 6 t1 (Task), 7 s1 (Grep, subagent), 8 turn end, 9 compacted, 10 prompt,
+/// 11 c3 (Bash, open), 12 c4 (Bash).
+fn app() -> App {
+    let mut app = App::headless(import::load_bytes(SESSION.as_bytes()).items, "s");
+    app.prepare(Rect::new(0, 0, 100, 30));
+    app
+}
+
+fn step(app: &mut App, actions: &[Action]) -> ViewState {
+    for a in actions {
+        app.update(Msg::Action(*a));
+    }
+    app.prepare(Rect::new(0, 0, 100, 30));
+    app.view.clone()
+}
+
+fn base() -> ViewState {
+    ViewState {
+        feed: FeedState {
+            selected: 0,
+            offset: 0,
+            height: 26,
+            follow: false,
+        },
+        detail: DetailState {
+            height: 26,
+            ..DetailState::default()
+        },
+        ..ViewState::default()
+    }
+}
+
+#[test]
+fn navigation_errors_prompts() {
+    let mut app = app();
+    assert_eq!(app.view, base());
+    let v = step(&mut app, &[Action::MoveDown, Action::MoveDown]);
+    assert_eq!(
+        v,
+        ViewState {
+            feed: FeedState {
+                selected: 2,
+                ..base().feed
+            },
+            ..base()
+        }
+    );
+    let v = step(&mut app, &[Action::NextError]);
+    assert_eq!(
+        v,
+        ViewState {
+            feed: FeedState {
+                selected: 4,
+                ..base().feed
+            },
+            ..base()
+        }
+    );
+    // The open call is not an error; no further error → message, selection kept.
+    let v = step(&mut app, &[Action::NextError]);
+    assert_eq!(
+        v,
+        ViewState {
+            feed: FeedState {
+                selected: 4,
+                ..base().feed
+            },
+            message: Some("no more errors".into()),
+            ..base()
+        }
+    );
+    let v = step(&mut app, &[Action::NextPrompt]);
+    assert_eq!(v.feed.selected, 10);
+    let v = step(&mut app, &[Action::PrevPrompt, Action::PrevPrompt]);
+    assert_eq!(v.feed.selected, 1);
+    assert_eq!(v.message.as_deref(), Some("no more prompts"));
+    let v = step(&mut app, &[Action::Bottom]);
+    assert_eq!(v.feed.selected, 12);
+    let v = step(&mut app, &[Action::Top, Action::MoveUp]);
+    assert_eq!(v.feed.selected, 0);
+}
+
+#[test]
+fn focus_scroll_and_toggles() {
+    let mut app = app();
+    let v = step(
+        &mut app,
+        &[
+            Action::NextError,
+            Action::Open,
+            Action::MoveDown,
+            Action::ToggleWrap,
+            Action::ToggleSideBySide,
+        ],
+    );
+    assert_eq!(
+        v,
+        ViewState {
+            focus: Pane::Detail,
+            feed: FeedState {
+                selected: 4,
+                ..base().feed
+            },
+            // The detail fits: scrolling is clamped to 0.
+            detail: DetailState {
+                scroll: 0,
+                wrap: false,
+                side_by_side: true,
+                ..base().detail
+            },
+            ..base()
+        }
+    );
+    let v = step(
+        &mut app,
+        &[Action::Open, Action::FocusNext, Action::ShowCatalog],
+    );
+    assert_eq!(v.detail.expanded, true);
+    assert_eq!((v.focus, v.tab), (Pane::Feed, Tab::Catalog));
+    let v = step(&mut app, &[Action::ShowProblems, Action::Cancel]);
+    assert_eq!(v.tab, Tab::Detail);
+}
+
+#[test]
+fn search_and_filter_by_keys() {
+    let mut app = app();
+    step(&mut app, &[Action::StartSearch]);
+    assert_eq!(app.view.mode, Mode::Search);
+    app.type_text("Unwrap");
+    app.press(KeyCode::Enter);
+    // Smart case: "Unwrap" is case-sensitive and matches nothing.
+    let v = step(&mut app, &[]);
+    assert_eq!(v.feed.selected, 0);
+    assert_eq!(v.search.as_deref(), Some("Unwrap"));
+    step(&mut app, &[Action::StartSearch]);
+    app.type_text("unwrap");
+    app.press(KeyCode::Enter);
+    let v = step(&mut app, &[]);
+    assert_eq!(v.feed.selected, 5, "the Read output has unwrap()");
+    let v = step(&mut app, &[Action::SearchNext]);
+    assert_eq!(v.feed.selected, 6);
+    let v = step(&mut app, &[Action::SearchNext, Action::SearchNext]);
+    assert_eq!(v.feed.selected, 5, "wraps around");
+    let v = step(&mut app, &[Action::SearchPrev]);
+    assert_eq!(v.feed.selected, 7);
+
+    step(&mut app, &[Action::StartFilter]);
+    app.type_text("status:error");
+    app.press(KeyCode::Enter);
+    let v = step(&mut app, &[]);
+    assert_eq!(
+        v,
+        ViewState {
+            feed: FeedState {
+                selected: 0,
+                ..base().feed
+            },
+            filter: Filter::parse("status:error"),
+            rows: Some(vec![4]),
+            search: Some("unwrap".into()),
+            ..base()
+        }
+    );
+    // Esc clears the search first, then the filter; the selected item stays selected.
+    let v = step(&mut app, &[Action::Cancel, Action::Cancel]);
+    assert_eq!(
+        v,
+        ViewState {
+            feed: FeedState {
+                selected: 4,
+                ..base().feed
+            },
+            ..base()
+        }
+    );
+}
+
+#[test]
+fn filter_is_kept_as_frames_arrive() {
+    let items = import::load_bytes(SESSION.as_bytes()).items;
+    let (first, rest) = items.split_at(10);
+    let mut app = App::new("live", true);
+    app.update(Msg::Source(SourceMsg::Batch(first.to_vec())));
+    app.set_filter(Filter::parse("tool:bash"));
+    assert_eq!(app.view.rows, Some(vec![4]));
+    app.update(Msg::Source(SourceMsg::Batch(rest.to_vec())));
+    assert_eq!(app.view.rows, Some(vec![4, 11, 12]));
+    // Live: the last row stays selected as rows arrive.
+    assert_eq!(app.view.feed.selected, 2);
+    assert!(app.view.feed.follow);
+}
+
+#[test]
+fn mouse_wheel_and_click() {
+    let mut app = app();
+    let mouse = |kind, column, row| {
+        Msg::Term(Event::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    // Wheel over the feed moves the selection; a click selects the row under the pointer.
+    app.update(mouse(MouseEventKind::ScrollDown, 5, 5));
+    assert_eq!(app.view.feed.selected, 3);
+    app.update(mouse(MouseEventKind::Down(MouseButton::Left), 5, 1 + 6));
+    assert_eq!(app.view.feed.selected, 6);
+    // Click in the detail focuses it.
+    app.update(mouse(MouseEventKind::Down(MouseButton::Left), 80, 5));
+    assert_eq!(app.view.focus, Pane::Detail);
+}
+
+#[test]
+fn quit_keys() {
+    let mut app = app();
+    app.update(Msg::Term(Event::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    ))));
+    assert!(app.quit);
+    let mut again = self::app();
+    again.press(KeyCode::Char('q'));
+    assert!(again.quit);
+}
