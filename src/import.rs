@@ -212,7 +212,9 @@ pub trait Decoder: Send {
 pub fn decoder_for(format: Format) -> Box<dyn Decoder> {
     match format {
         Format::RawpNdjson | Format::RawpJsonArray => Box::new(rawp::RawpDecoder),
-        Format::ClaudeCode => Box::new(claude_code::ClaudeCodeDecoder::new()),
+        // Line by line for live input; whole inputs go through `load_bytes` / `load_path`,
+        // which order records by their parent graph first.
+        Format::ClaudeCode => Box::new(claude_code::ClaudeCodeStream::new()),
         Format::ClaudeStreamJson => Box::new(stream_json::StreamJsonDecoder::new()),
         Format::Anthropic => Box::new(anthropic::AnthropicDecoder::new()),
     }
@@ -233,7 +235,11 @@ pub fn load_bytes(bytes: &[u8]) -> Loaded {
         rawp::decode_array(bytes, &mut items);
         return Loaded { format, items };
     }
-    let mut dec = decoder_for(format);
+    let mut dec: Box<dyn Decoder> = if format == Format::ClaudeCode {
+        Box::new(claude_code::ClaudeCodeDecoder::new())
+    } else {
+        decoder_for(format)
+    };
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = String::from_utf8_lossy(raw);

@@ -583,3 +583,146 @@ fn biggest_transcript_loads_fast() {
     eprintln!("2 MB transcript: {elapsed:?}");
     assert!(elapsed.as_millis() < 1000, "took {elapsed:?}");
 }
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
+}
+
+#[test]
+fn graph_order_duplicates_orphans_and_unknown_records() {
+    use rawpv::finding::code;
+    let Loaded { session: s, items } = load(&fixture("cc_graph_order_resumed.jsonl"));
+    assert_eq!(s.counts.malformed, 0);
+    // The result (file line 3) comes after its request (line 4): parent order, not file order.
+    let first = s.invocation("toolu_first").unwrap();
+    assert_eq!(first.status, CallStatus::Succeeded);
+    assert_eq!(first.request_line, 4);
+    assert_eq!(first.result_line, Some(3));
+    assert_eq!(first.duration_ms(), Some(2500.0));
+    assert_eq!(
+        first.result.as_ref().unwrap().output,
+        Some(serde_json::json!({"stdout": "one", "stderr": "", "interrupted": false}))
+    );
+    // The resumed copy of line 4 is skipped (one invocation, one info finding).
+    assert_eq!(s.counts.invocations, 2);
+    let count = |c: &str| s.findings.iter().filter(|f| f.code == c).count();
+    assert_eq!(count(code::DUPLICATE_RECORD), 1);
+    assert_eq!(count(code::TOOL_USE_WITHOUT_RESULT), 1, "toolu_second");
+    assert_eq!(count(code::TOOL_RESULT_WITHOUT_USE), 1, "toolu_elsewhere");
+    assert_eq!(count(code::UNRECOGNISED_RECORD), 1, "mystery-record");
+    assert_eq!(count(code::DUPLICATE_INVOCATION_ID), 0);
+    // Unknown records stay visible; the summary (no timestamp) gets the first one.
+    let frames: Vec<_> = items
+        .iter()
+        .filter_map(|d| match d {
+            Decoded::Frame(f) => Some(f),
+            Decoded::Malformed(_) | Decoded::Finding(_) => None,
+        })
+        .collect();
+    let types: Vec<&str> = frames.iter().map(|f| f.frame_type.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "tool.catalog.publish",
+            "x-claude-code.summary",
+            "control.prompt.request",
+            "tool.invoke.request",
+            "session.usage",
+            "tool.invoke.result",
+            "tool.invoke.request",
+            "session.usage",
+            "tool.invoke.result",
+            "x-claude-code.mystery-record",
+        ]
+    );
+    assert_eq!(
+        frames[1].envelope.timestamp,
+        rawpv::protocol::Timestamp::parse_str("2026-01-01T10:00:00.000Z")
+    );
+    let meta = &frames[3].envelope.metadata["claude_code"];
+    assert_eq!(meta["uuid"], "a0000000-0000-4000-8000-000000000002");
+    assert_eq!(meta["parentUuid"], "a0000000-0000-4000-8000-000000000001");
+}
+
+#[test]
+fn subagent_directory_layout_is_found_by_load_path() {
+    let dir = fixture("cc_subagents_layout");
+    let s = load(&dir.join("11111111-2222-4333-8444-555555555555.jsonl")).session;
+    assert_eq!(s.counts.invocations, 2);
+    let glob = s.invocation("toolu_sub_glob").unwrap();
+    let parent = glob.parent.expect("nested under the Agent call");
+    assert_eq!(s.invocations[parent].invocation_id, "toolu_agent");
+    assert_eq!(glob.delegation_chain[0].agent_id, "a1b2c3d");
+    assert_eq!(
+        glob.request_envelope.metadata["claude_code"]["file"],
+        "agent-a1b2c3d.jsonl"
+    );
+    // The Agent (renamed Task) result is an agent_result with the totals.
+    let agent = &s.invocations[parent];
+    let r = agent.result.as_ref().unwrap();
+    assert_eq!(r.output_type, Some(OutputType::AgentResult));
+    assert_eq!(r.output.as_ref().unwrap()["total_tool_use_count"], 1);
+    assert_eq!(r.output.as_ref().unwrap()["description"], "Explore");
+    // Subagent rows come before the Agent result row in the feed.
+    let glob_item = glob.item;
+    assert!(glob_item > agent.item);
+    let turn_end = s
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::Event(f) if f.frame_type == FrameType::SessionTurnEnd))
+        .count();
+    assert_eq!(turn_end, 1);
+}
+
+/// Live (line by line) decoding gives the same calls, statuses and parents as the whole-file
+/// load for every corpus transcript (subagent files aside, which only `load_path` reads).
+#[test]
+fn live_decoding_matches_whole_file_loading() {
+    let Some(dir) = corpus("") else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.push(dir.join("cc-v2.0.55-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl"));
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let whole = Session::from_decoded(import::load_bytes(&bytes).items);
+        let mut dec = import::decoder_for(Format::ClaudeCode);
+        let mut items = Vec::new();
+        for (i, l) in String::from_utf8_lossy(&bytes).split('\n').enumerate() {
+            dec.line(i as u64 + 1, l, &mut items);
+        }
+        dec.finish(&mut items);
+        let live = Session::from_decoded(items);
+        let name = path.display();
+        assert_eq!(live.counts.invocations, whole.counts.invocations, "{name}");
+        assert_eq!(live.counts.failed, whole.counts.failed, "{name}");
+        assert_eq!(live.counts.cancelled, whole.counts.cancelled, "{name}");
+        for inv in &whole.invocations {
+            let l = live.invocation(&inv.invocation_id).unwrap();
+            assert_eq!(l.status, inv.status, "{name} {}", inv.invocation_id);
+            let parent_id =
+                |s: &Session, p: Option<usize>| p.map(|p| s.invocations[p].invocation_id.clone());
+            assert_eq!(
+                parent_id(&live, l.parent),
+                parent_id(&whole, inv.parent),
+                "{name}"
+            );
+        }
+        let usage = |s: &Session| {
+            s.items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Event(f) if f.frame_type == FrameType::SessionUsage => {
+                        f.payload_json()["output_tokens"].as_u64()
+                    }
+                    _ => None,
+                })
+                .sum::<u64>()
+        };
+        assert_eq!(usage(&live), usage(&whole), "{name}");
+    }
+}

@@ -210,6 +210,12 @@ impl Mapper {
         self.push(out, t, payload, rec, ctx, ts);
     }
 
+    /// Keeps `rec` as an `x-claude-code.<kind>` frame (its content fields as the payload).
+    pub fn ext(&mut self, rec: &Value, kind: &str, ctx: &RecCtx<'_>, out: &mut Vec<Decoded>) {
+        let ts = rec.get("timestamp").and_then(Timestamp::from_json);
+        self.push_ext(out, kind, rest(rec), rec, ctx, ts);
+    }
+
     /// Maps one record.
     pub fn record(&mut self, rec: &Value, ctx: &RecCtx<'_>, out: &mut Vec<Decoded>) {
         let ts = rec.get("timestamp").and_then(Timestamp::from_json);
@@ -222,7 +228,9 @@ impl Mapper {
             "assistant" => self.assistant(rec, ctx, ts, out),
             "user" => self.user(rec, ctx, ts, after_boundary, out),
             "system" if rec.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
-                let meta = rec.get("compactMetadata");
+                let meta = rec
+                    .get("compactMetadata")
+                    .or_else(|| rec.get("compact_metadata"));
                 let mut p = Map::new();
                 p.insert(
                     "trigger".into(),
@@ -230,7 +238,9 @@ impl Mapper {
                         .cloned()
                         .unwrap_or_else(|| json!("auto")),
                 );
-                if let Some(t) = meta.and_then(|m| m.get("preTokens")) {
+                if let Some(t) =
+                    meta.and_then(|m| m.get("preTokens").or_else(|| m.get("pre_tokens")))
+                {
                     p.insert("pre_tokens".into(), t.clone());
                 }
                 if let Some(c) = rec.get("content") {

@@ -615,3 +615,304 @@ pub fn load_session(path: &Path, bytes: &[u8]) -> Vec<Decoded> {
     dec.finish(&mut out);
     out
 }
+
+/// Live (line-by-line) Claude Code transcript decoding, for followed files and stdin: frames
+/// are emitted as records arrive, so the full-file steps are simplified:
+/// * file order (no `parentUuid` reordering); duplicates by `uuid` are still skipped;
+/// * a subagent run is linked when its first record arrives (progress link, else the prompt of
+///   an earlier Task/Agent call), and its frames follow in arrival order;
+/// * usage / turn end of an API message are emitted when that agent's next message (or prompt)
+///   starts, or at the end;
+/// * the derived catalog is published again whenever a new tool name appears.
+#[derive(Debug, Default)]
+pub struct ClaudeCodeStream {
+    pub(crate) mapper: Mapper,
+    seen: HashSet<String>,
+    tools: Vec<String>,
+    /// Publish derived catalogs (off when a real catalog was published, e.g. stream-json init).
+    pub(crate) derive_catalog: bool,
+    /// Agent key → its delegation chain.
+    groups: HashMap<String, Vec<Delegation>>,
+    /// Sidechain record uuid → agent key (runs without `agentId`).
+    uuid_group: HashMap<String, String>,
+    /// Task/Agent calls not yet linked to a run: (id, prompt).
+    tasks: Vec<(String, Option<String>)>,
+    /// Chain of the record that issued each `tool_use`.
+    use_chain: HashMap<String, Vec<Delegation>>,
+    /// Agent key → the latest record of its current API message (usage not yet emitted).
+    pending: HashMap<String, (Value, u64, Vec<Delegation>)>,
+}
+
+impl ClaudeCodeStream {
+    pub fn new() -> Self {
+        Self {
+            mapper: Mapper::new(),
+            derive_catalog: true,
+            ..Self::default()
+        }
+    }
+
+    /// Maps one parsed record (`line` 1-based). `parent_tool` is stream-json's
+    /// `parent_tool_use_id` (the Task call a subagent message belongs to).
+    pub fn record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
+        let mut rec = v;
+        let mut sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let mut agent = v.get("agentId").and_then(Value::as_str);
+        let mut task_link = v.get("parent_tool_use_id").and_then(Value::as_str);
+        if task_link.is_some() {
+            sidechain = true;
+            agent = task_link;
+        }
+        if v.get("type").and_then(Value::as_str) == Some("progress")
+            && let Some(data) = v.get("data")
+            && data.get("type").and_then(Value::as_str) == Some("agent_progress")
+            && let Some(msg) = data.get("message").filter(|m| m.is_object())
+        {
+            rec = msg;
+            sidechain = true;
+            agent = data.get("agentId").and_then(Value::as_str);
+            task_link = v.get("parentToolUseID").and_then(Value::as_str);
+        }
+        let uuid = rec.get("uuid").and_then(Value::as_str);
+        if let Some(u) = uuid
+            && !self.seen.insert(u.to_owned())
+        {
+            return;
+        }
+        let key = if sidechain {
+            self.group_key(rec, agent, task_link, uuid)
+        } else {
+            String::new()
+        };
+        let chain = self.groups.get(&key).cloned().unwrap_or_default();
+        let e = Entry {
+            v: rec,
+            line,
+            file: 0,
+            sidechain,
+            agent,
+            link: task_link,
+        };
+        // New tools → a fresh derived catalog before the request.
+        if self.derive_catalog {
+            let mut new = false;
+            for b in e.blocks() {
+                if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && let Some(n) = b.get("name").and_then(Value::as_str)
+                    && !self.tools.iter().any(|t| t == n)
+                {
+                    self.tools.push(n.to_owned());
+                    new = true;
+                }
+            }
+            if new {
+                let f = self.catalog_frame(line);
+                out.push(Decoded::frame(f));
+            }
+        }
+        // Usage of the agent's previous API message.
+        let rtype = e.str("type");
+        let msg_id = rec.pointer("/message/id").and_then(Value::as_str);
+        let starts_other = match rtype {
+            Some("assistant") => self.pending.get(&key).is_some_and(|(p, _, _)| {
+                p.pointer("/message/id").and_then(Value::as_str) != msg_id
+            }),
+            Some("user") => e.block_ids("tool_result").next().is_none(),
+            _ => false,
+        };
+        if starts_other {
+            self.flush(&key, out);
+        }
+        for b in e.blocks() {
+            if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                && let Some(id) = b.get("id").and_then(Value::as_str)
+            {
+                self.use_chain.insert(id.to_owned(), chain.clone());
+                if matches!(
+                    b.get("name").and_then(Value::as_str),
+                    Some("Task" | "Agent")
+                ) {
+                    let prompt = b.pointer("/input/prompt").and_then(Value::as_str);
+                    self.tasks.push((id.to_owned(), prompt.map(str::to_owned)));
+                }
+            }
+        }
+        let ctx = RecCtx {
+            line,
+            chain: &chain,
+            file: None,
+            last_of_message: false,
+        };
+        self.mapper.record(rec, &ctx, out);
+        if rtype == Some("assistant") && msg_id.is_some() {
+            let m = rec.get("message").unwrap_or(&Value::Null);
+            let mut small = Map::new();
+            for k in ["type", "timestamp", "sessionId", "session_id", "uuid"] {
+                if let Some(x) = rec.get(k) {
+                    small.insert(k.to_owned(), x.clone());
+                }
+            }
+            let mut sm = Map::new();
+            for k in ["id", "model", "usage", "stop_reason"] {
+                if let Some(x) = m.get(k) {
+                    sm.insert(k.to_owned(), x.clone());
+                }
+            }
+            small.insert("message".into(), Value::Object(sm));
+            self.pending
+                .insert(key, (Value::Object(small), line, chain));
+        }
+    }
+
+    fn group_key(
+        &mut self,
+        rec: &Value,
+        agent: Option<&str>,
+        link: Option<&str>,
+        uuid: Option<&str>,
+    ) -> String {
+        let key = match agent {
+            Some(a) => a.to_owned(),
+            None => rec
+                .get("parentUuid")
+                .and_then(Value::as_str)
+                .and_then(|p| self.uuid_group.get(p).cloned())
+                .unwrap_or_else(|| {
+                    let u = uuid.unwrap_or("");
+                    format!("sidechain-{}", u.get(..8).unwrap_or(u))
+                }),
+        };
+        if let Some(u) = uuid {
+            self.uuid_group.insert(u.to_owned(), key.clone());
+        }
+        if !self.groups.contains_key(&key) {
+            let prompt = Entry {
+                v: rec,
+                line: 0,
+                file: 0,
+                sidechain: true,
+                agent: None,
+                link: None,
+            }
+            .user_text();
+            let pos = match link {
+                Some(l) => self.tasks.iter().position(|(id, _)| id == l),
+                None => prompt.and_then(|p| {
+                    self.tasks
+                        .iter()
+                        .position(|(_, tp)| tp.as_deref().is_some_and(|tp| tp.trim() == p.trim()))
+                }),
+            };
+            let task = match pos {
+                Some(i) => Some(self.tasks.remove(i).0),
+                None => link.map(str::to_owned),
+            };
+            let mut chain = task
+                .as_ref()
+                .and_then(|t| self.use_chain.get(t).cloned())
+                .unwrap_or_default();
+            chain.push(Delegation {
+                agent_id: key.clone(),
+                invocation_id: task.unwrap_or_default(),
+            });
+            self.groups.insert(key.clone(), chain);
+        }
+        key
+    }
+
+    fn flush(&mut self, key: &str, out: &mut Vec<Decoded>) {
+        if let Some((rec, line, chain)) = self.pending.remove(key) {
+            let ctx = RecCtx {
+                line,
+                chain: &chain,
+                file: None,
+                last_of_message: true,
+            };
+            let ts = rec.get("timestamp").and_then(Timestamp::from_json);
+            let msg = rec.get("message").cloned().unwrap_or(Value::Null);
+            self.mapper.message_end(&rec, &msg, &ctx, ts, out);
+        }
+    }
+
+    fn catalog_frame(&mut self, line: u64) -> crate::protocol::Frame {
+        let tools = self
+            .tools
+            .iter()
+            .map(|name| CatalogTool {
+                name: name.clone(),
+                description: Some("used in this transcript (catalog derived by rawpv)".into()),
+                category: known_category(name),
+                ..Default::default()
+            })
+            .collect();
+        let ctx = RecCtx {
+            line,
+            chain: &[],
+            file: None,
+            last_of_message: false,
+        };
+        let body = Body::Catalog(CatalogPublish {
+            tools,
+            diagnostics: Vec::new(),
+            extra: Map::new(),
+        });
+        let mut f = self
+            .mapper
+            .frame(FrameType::ToolCatalogPublish, body, None, &ctx, None);
+        f.envelope
+            .metadata
+            .insert("rawpv_derived".into(), Value::Bool(true));
+        f
+    }
+
+    /// Emits the usage / turn end of every API message still pending.
+    pub fn finish_messages(&mut self, out: &mut Vec<Decoded>) {
+        let mut keys: Vec<String> = self.pending.keys().cloned().collect();
+        keys.sort();
+        for k in keys {
+            self.flush(&k, out);
+        }
+    }
+
+    /// Keeps a record as an `x-claude-code.<kind>` frame, unmapped.
+    pub fn record_ext(&mut self, v: &Value, kind: &str, line: u64, out: &mut Vec<Decoded>) {
+        let ctx = RecCtx {
+            line,
+            chain: &[],
+            file: None,
+            last_of_message: false,
+        };
+        self.mapper.ext(v, kind, &ctx, out);
+    }
+
+    /// End of input: pending usage, then the pairing findings.
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        self.finish_messages(out);
+        self.mapper.finish(out);
+    }
+}
+
+impl Decoder for ClaudeCodeStream {
+    fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
+        if text.trim().is_empty() {
+            return;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Object(_)) => self.record(&v, line, out),
+            Ok(_) => out.push(Decoded::Malformed(ParseError::new(
+                line,
+                ParseErrorKind::NotObject,
+                text,
+            ))),
+            Err(e) => out.push(Decoded::Malformed(ParseError::new(
+                line,
+                ParseErrorKind::Json(e.to_string()),
+                text,
+            ))),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Decoded>) {
+        Self::finish(self, out);
+    }
+}
