@@ -40,10 +40,17 @@ pub struct Areas {
 }
 
 impl Areas {
-    /// The layout for a terminal area.
-    pub fn compute(area: Rect) -> Self {
+    /// The layout for a terminal area; with `zoom` the detail pane takes the feed's room too.
+    pub fn compute(area: Rect, zoom: bool) -> Self {
         let [main, status] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(STATUS_HEIGHT)]).areas(area);
+        if zoom {
+            return Self {
+                feed: Rect::new(main.x, main.y, 0, 0),
+                detail: main,
+                status,
+            };
+        }
         let dir = if main.width >= SIDE_BY_SIDE_MIN_WIDTH {
             Direction::Horizontal
         } else {
@@ -87,13 +94,21 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             let block = pane_block(app, " Catalog ", crate::view::Pane::Detail);
             let inner = block.inner(areas.detail);
             ratatui::widgets::Widget::render(block, areas.detail, buf);
-            catalog::render_catalog(inner, buf, &app.session, &app.theme, app.view.panel_scroll);
+            catalog::CatalogView::new(&app.session, &app.theme).render_with(
+                inner,
+                buf,
+                &app.view.catalog,
+            );
         }
         crate::view::Tab::Problems => {
             let block = pane_block(app, " Problems ", crate::view::Pane::Detail);
             let inner = block.inner(areas.detail);
             ratatui::widgets::Widget::render(block, areas.detail, buf);
-            problems::render_problems(inner, buf, &app.session, &app.theme, app.view.panel_scroll);
+            problems::ProblemsView::new(&app.session, &app.theme).render_with(
+                inner,
+                buf,
+                &app.view.problems,
+            );
         }
     }
     status_bar::render_status(areas.status, buf, app);

@@ -237,10 +237,16 @@ pub struct ViewState {
     pub tab: Tab,
     pub mode: Mode,
     pub help: bool,
+    /// The detail pane takes the whole screen.
+    pub zoom: bool,
     pub feed: FeedState,
     pub detail: DetailState,
     /// Scroll of the catalog / problems panel.
     pub panel_scroll: usize,
+    /// Catalog panel: selected tool, detail scroll (`crate::ui::catalog`).
+    pub catalog: crate::ui::catalog::CatalogState,
+    /// Problems panel: selected finding (`crate::ui::problems`).
+    pub problems: crate::ui::problems::ProblemsState,
     /// The active filter.
     pub filter: Option<Filter>,
     /// Item indices of the visible rows while a filter is active (ascending).
