@@ -529,6 +529,15 @@ fn severity_rank(s: Option<&Severity>) -> u8 {
     }
 }
 
+/// `{sep}line N`, or nothing for line 0 (unknown, e.g. a catalog an importer derived).
+fn line_part(line: u64, sep: &str) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!("{sep}line {line}")
+    }
+}
+
 fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
@@ -685,7 +694,7 @@ fn detail_lines(
             .timestamp
             .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
         let mut head = vec![Span::styled(
-            format!("  #{} {when} line {}", i + 1, p.line),
+            format!("  #{} {when}{}", i + 1, line_part(p.line, " ")),
             theme.dim,
         )];
         if p.derived {
@@ -786,9 +795,9 @@ impl CatalogView<'_> {
             ""
         };
         let title = format!(
-            "current catalog · publish {} · {when} · line {} · {} tools{derived}",
+            "current catalog · publish {} · {when}{} · {} tools{derived}",
             self.session.publishes.len(),
-            publish.line,
+            line_part(publish.line, " · "),
             tools.len()
         );
         let mut y = area.y;
