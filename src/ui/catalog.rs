@@ -757,6 +757,16 @@ impl CatalogState {
         self.scroll = self.scroll.min(lines.len().saturating_sub(height));
     }
 
+    /// The tool index shown on screen row `row` of a panel drawn in `area` (for mouse clicks).
+    pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
+        let n = session.catalog()?.tools.len();
+        // Title and header rows come first.
+        let k = usize::from(row.checked_sub(area.y.checked_add(2)?)?);
+        (k < table_rows(area.height, n))
+            .then_some(self.offset + k)
+            .filter(|&i| i < n)
+    }
+
     /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
     fn usage_for_draw(&self, session: &Session, tool: &str) -> ToolUsage {
         match &self.usage {
