@@ -488,9 +488,10 @@ impl App {
         let Some(item) = applied.item else {
             return;
         };
+        // Membership first (O(log n)); the text match only for rows not shown yet.
         if let (Some(f), Some(rows)) = (&self.view.filter, &mut self.view.rows)
-            && f.matches(&self.session, item)
             && let Err(pos) = rows.binary_search(&item)
+            && f.matches(&self.session, item)
         {
             rows.insert(pos, item);
             if pos <= self.view.feed.selected && rows.len() > 1 && !applied.new_item {
@@ -684,6 +685,10 @@ impl App {
                     Pane::Feed => Pane::Detail,
                     Pane::Detail => Pane::Feed,
                 };
+                // The feed cannot be focused while hidden.
+                if self.view.focus == Pane::Feed {
+                    self.view.zoom = false;
+                }
             }
             Action::Open => match self.view.focus {
                 Pane::Feed => self.view.focus = Pane::Detail,
@@ -691,6 +696,12 @@ impl App {
             },
             Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
             Action::Follow => self.follow_tail(),
+            Action::ToggleZoom => {
+                self.view.zoom = !self.view.zoom;
+                if self.view.zoom {
+                    self.view.focus = Pane::Detail;
+                }
+            }
             Action::ToggleWrap => self.view.detail.wrap = !self.view.detail.wrap,
             Action::ToggleSideBySide => {
                 self.view.detail.side_by_side = !self.view.detail.side_by_side;
@@ -760,7 +771,7 @@ impl App {
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
     pub fn prepare(&mut self, area: Rect) {
-        self.areas = Areas::compute(area);
+        self.areas = Areas::compute(area, self.view.zoom);
         let feed_h = Areas::inner(self.areas.feed).height;
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.feed.height = feed_h;

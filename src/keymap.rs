@@ -191,6 +191,12 @@ impl Default for Keymap {
                 "follow the running stream's tail",
                 None,
             ),
+            b(
+                vec![c('z')],
+                Action::ToggleZoom,
+                "zoom the detail pane",
+                Some("zoom"),
+            ),
             b(vec![c('w')], Action::ToggleWrap, "wrap long lines", None),
             b(
                 vec![c('s')],

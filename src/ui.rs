@@ -40,10 +40,17 @@ pub struct Areas {
 }
 
 impl Areas {
-    /// The layout for a terminal area.
-    pub fn compute(area: Rect) -> Self {
+    /// The layout for a terminal area; with `zoom` the detail pane takes the feed's room too.
+    pub fn compute(area: Rect, zoom: bool) -> Self {
         let [main, status] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(STATUS_HEIGHT)]).areas(area);
+        if zoom {
+            return Self {
+                feed: Rect::new(main.x, main.y, 0, 0),
+                detail: main,
+                status,
+            };
+        }
         let dir = if main.width >= SIDE_BY_SIDE_MIN_WIDTH {
             Direction::Horizontal
         } else {

@@ -237,6 +237,8 @@ pub struct ViewState {
     pub tab: Tab,
     pub mode: Mode,
     pub help: bool,
+    /// The detail pane takes the whole screen.
+    pub zoom: bool,
     pub feed: FeedState,
     pub detail: DetailState,
     /// Scroll of the catalog / problems panel.

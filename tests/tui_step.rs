@@ -237,3 +237,25 @@ fn quit_keys() {
     again.press(KeyCode::Char('q'));
     assert!(again.quit);
 }
+
+#[test]
+fn zoom_gives_the_detail_the_screen() {
+    let mut app = app();
+    let v = step(&mut app, &[Action::ToggleZoom]);
+    assert_eq!(
+        v,
+        ViewState {
+            focus: Pane::Detail,
+            zoom: true,
+            feed: FeedState {
+                height: 0,
+                ..base().feed
+            },
+            ..base()
+        }
+    );
+    assert_eq!(app.areas.detail.width, 100);
+    // Switching to the hidden feed unzooms.
+    let v = step(&mut app, &[Action::FocusNext]);
+    assert_eq!(v, base());
+}

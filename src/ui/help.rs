@@ -18,7 +18,7 @@ pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
         .map(|b| super::width_of(&b.keys_label()))
         .max()
         .unwrap_or(0);
-    let mut lines: Vec<Line<'static>> = bindings
+    let lines: Vec<Line<'static>> = bindings
         .iter()
         .map(|b| {
             Line::from(vec![
@@ -27,19 +27,27 @@ pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
             ])
         })
         .collect();
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
-        "mouse: wheel scrolls the pane under the pointer, click selects a row",
-        app.theme.dim,
-    )));
     lines
 }
 
-/// Draws the popup centred over `area`.
+/// The line under the key list.
+pub const HELP_FOOTER: &str =
+    "mouse: wheel scrolls the pane under the pointer, click selects a row";
+
+/// Draws the popup centred over `area`; in two columns when one does not fit the height.
 pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
     let lines = build_help_lines(app);
-    let want_w = lines.iter().map(Line::width).max().unwrap_or(20) as u16 + 4;
-    let want_h = lines.len() as u16 + 2;
+    let col_w = lines.iter().map(Line::width).max().unwrap_or(20) as u16;
+    // Rows: borders (2), keys, a blank line and the footer (2).
+    let two = lines.len() as u16 + 4 > area.height;
+    let per_col = if two {
+        lines.len().div_ceil(2)
+    } else {
+        lines.len()
+    };
+    let want_w =
+        if two { col_w * 2 + 5 } else { col_w + 4 }.max(super::width_of(HELP_FOOTER) as u16 + 4);
+    let want_h = per_col as u16 + 4;
     let [_, mid, _] = Layout::vertical([
         Constraint::Fill(1),
         Constraint::Length(want_h.min(area.height)),
@@ -58,11 +66,22 @@ pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
         .title(" Keys (? or Esc closes) ");
     let inner = block.inner(popup);
     block.render(popup, buf);
-    for (k, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
-        buf.set_line(
+    let rows = usize::from(inner.height);
+    for (k, line) in lines.iter().enumerate() {
+        let (col, row) = (k / per_col, k % per_col);
+        if row >= rows {
+            continue;
+        }
+        let x = inner.x + 1 + col as u16 * (col_w + 2);
+        let max = (inner.x + inner.width).saturating_sub(x);
+        buf.set_line(x, inner.y + row as u16, line, max);
+    }
+    if rows > per_col + 1 {
+        let footer = Span::styled(HELP_FOOTER, app.theme.dim);
+        buf.set_span(
             inner.x + 1,
-            inner.y + k as u16,
-            line,
+            inner.y + per_col as u16 + 1,
+            &footer,
             inner.width.saturating_sub(1),
         );
     }
