@@ -497,12 +497,15 @@ fn derived_catalog(
 ) -> crate::protocol::Frame {
     let mut seen = HashSet::new();
     let mut tools = Vec::new();
+    // The catalog points at the record of the first call (line 0 would read as "unknown").
+    let mut first_line = None;
     for &(i, _) in ordered {
         for b in es[i].blocks() {
             if b.get("type").and_then(Value::as_str) == Some("tool_use")
                 && let Some(name) = b.get("name").and_then(Value::as_str)
                 && seen.insert(name)
             {
+                first_line.get_or_insert(es[i].line);
                 tools.push(CatalogTool {
                     name: name.to_owned(),
                     description: Some("used in this transcript (catalog derived by rawpv)".into()),
@@ -513,7 +516,7 @@ fn derived_catalog(
         }
     }
     let ctx = RecCtx {
-        line: 0,
+        line: first_line.unwrap_or(1),
         chain: &[],
         file: None,
         last_of_message: false,
