@@ -573,6 +573,56 @@ impl App {
         } else {
             self.view.panel_scroll = self.view.panel_scroll.saturating_sub(n);
         }
+        // The catalog's details scroll (clamped by `CatalogState::prepare`).
+        let c = &mut self.view.catalog;
+        c.scroll = if down {
+            c.scroll.saturating_add(n)
+        } else {
+            c.scroll.saturating_sub(n)
+        };
+    }
+
+    /// Enter on the problems panel: select the feed row of the selected finding (clearing a
+    /// filter that hides it) and show its detail.
+    fn open_finding(&mut self) {
+        let Some(item) = self
+            .view
+            .problems
+            .selected_finding(&self.session)
+            .and_then(|f| crate::ui::problems::feed_item_for(&self.session, f))
+        else {
+            self.view.message = Some("this finding has no row in the feed".into());
+            return;
+        };
+        if self.view.row_of(item).is_none() {
+            self.set_filter(None);
+        }
+        if let Some(row) = self.view.row_of(item) {
+            self.select(row);
+        }
+        self.view.tab = Tab::Detail;
+        self.view.focus = Pane::Feed;
+    }
+
+    /// Enter on the catalog panel: filter the feed to the selected tool's calls, or clear that
+    /// filter when it is already set.
+    fn toggle_tool_filter(&mut self) {
+        let Some(name) = self
+            .view
+            .catalog
+            .selected_tool(&self.session)
+            .map(str::to_owned)
+        else {
+            return;
+        };
+        let raw = format!("tool:{name}");
+        if self.view.filter.as_ref().is_some_and(|f| f.raw == raw) {
+            self.set_filter(None);
+            self.view.message = Some("filter cleared".into());
+        } else {
+            self.set_filter(Filter::parse(&raw));
+            self.view.message = Some(format!("feed: {name} calls only (Enter again: all)"));
+        }
     }
 
     fn move_focused(&mut self, down: bool, n: usize) {
@@ -582,7 +632,21 @@ impl App {
                 self.select(if down { sel + n } else { sel.saturating_sub(n) });
             }
             (Pane::Detail, Tab::Detail) => self.scroll_detail(down, n),
-            (Pane::Detail, Tab::Catalog | Tab::Problems) => self.scroll_panel(down, n),
+            // One row moves the tool selection; a page scrolls the tool's details.
+            (Pane::Detail, Tab::Catalog) if n == 1 => {
+                if down {
+                    self.view.catalog.select_next(&self.session);
+                } else {
+                    self.view.catalog.select_prev();
+                }
+            }
+            (Pane::Detail, Tab::Catalog) => self.scroll_panel(down, n),
+            (Pane::Detail, Tab::Problems) => {
+                let d = n as isize;
+                self.view
+                    .problems
+                    .select_by(&self.session, if down { d } else { -d });
+            }
         }
     }
 
@@ -597,7 +661,8 @@ impl App {
         } else if Areas::hit(self.areas.detail, col, row) {
             match self.view.tab {
                 Tab::Detail => self.scroll_detail(down, WHEEL_ROWS),
-                Tab::Catalog | Tab::Problems => self.scroll_panel(down, WHEEL_ROWS),
+                Tab::Catalog => self.scroll_panel(down, WHEEL_ROWS),
+                Tab::Problems => self.move_focused(down, WHEEL_ROWS),
             }
         }
     }
@@ -668,7 +733,12 @@ impl App {
                     self.view.detail.scroll = 0;
                     self.view.detail.follow_tail = false;
                 }
-                (Pane::Detail, Tab::Catalog | Tab::Problems) => self.view.panel_scroll = 0,
+                (Pane::Detail, Tab::Catalog | Tab::Problems) => {
+                    self.view.panel_scroll = 0;
+                    self.view.catalog.selected = 0;
+                    self.view.catalog.scroll = 0;
+                    self.view.problems.selected = 0;
+                }
             },
             Action::Bottom => match (self.view.focus, self.view.tab) {
                 (Pane::Feed, _) => {
@@ -678,6 +748,8 @@ impl App {
                 (Pane::Detail, Tab::Detail) => self.follow_tail(),
                 (Pane::Detail, Tab::Catalog | Tab::Problems) => {
                     self.view.panel_scroll = usize::MAX / 2;
+                    self.view.catalog.selected = usize::MAX / 2;
+                    self.view.problems.selected = usize::MAX / 2;
                 }
             },
             Action::FocusNext => {
@@ -690,9 +762,13 @@ impl App {
                     self.view.zoom = false;
                 }
             }
-            Action::Open => match self.view.focus {
-                Pane::Feed => self.view.focus = Pane::Detail,
-                Pane::Detail => self.view.detail.expanded = !self.view.detail.expanded,
+            Action::Open => match (self.view.focus, self.view.tab) {
+                (Pane::Feed, _) => self.view.focus = Pane::Detail,
+                (Pane::Detail, Tab::Detail) => {
+                    self.view.detail.expanded = !self.view.detail.expanded;
+                }
+                (Pane::Detail, Tab::Catalog) => self.toggle_tool_filter(),
+                (Pane::Detail, Tab::Problems) => self.open_finding(),
             },
             Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
             Action::Follow => self.follow_tail(),
@@ -790,6 +866,14 @@ impl App {
             .view
             .panel_scroll
             .min(self.panel_len().saturating_sub(1));
+        match self.view.tab {
+            Tab::Detail => {}
+            Tab::Catalog => self
+                .view
+                .catalog
+                .prepare(&self.session, &self.theme, detail_inner),
+            Tab::Problems => self.view.problems.prepare(&self.session, detail_inner),
+        }
         if self.view.tab == Tab::Detail
             && let Some(item) = self.view.selected_item(&self.session)
         {

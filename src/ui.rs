@@ -94,13 +94,21 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             let block = pane_block(app, " Catalog ", crate::view::Pane::Detail);
             let inner = block.inner(areas.detail);
             ratatui::widgets::Widget::render(block, areas.detail, buf);
-            catalog::render_catalog(inner, buf, &app.session, &app.theme, app.view.panel_scroll);
+            catalog::CatalogView::new(&app.session, &app.theme).render_with(
+                inner,
+                buf,
+                &app.view.catalog,
+            );
         }
         crate::view::Tab::Problems => {
             let block = pane_block(app, " Problems ", crate::view::Pane::Detail);
             let inner = block.inner(areas.detail);
             ratatui::widgets::Widget::render(block, areas.detail, buf);
-            problems::render_problems(inner, buf, &app.session, &app.theme, app.view.panel_scroll);
+            problems::ProblemsView::new(&app.session, &app.theme).render_with(
+                inner,
+                buf,
+                &app.view.problems,
+            );
         }
     }
     status_bar::render_status(areas.status, buf, app);

@@ -243,6 +243,10 @@ pub struct ViewState {
     pub detail: DetailState,
     /// Scroll of the catalog / problems panel.
     pub panel_scroll: usize,
+    /// Catalog panel: selected tool, detail scroll (`crate::ui::catalog`).
+    pub catalog: crate::ui::catalog::CatalogState,
+    /// Problems panel: selected finding (`crate::ui::problems`).
+    pub problems: crate::ui::problems::ProblemsState,
     /// The active filter.
     pub filter: Option<Filter>,
     /// Item indices of the visible rows while a filter is active (ascending).

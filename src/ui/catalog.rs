@@ -322,7 +322,8 @@ fn fit(s: &str, w: usize) -> String {
     out
 }
 
-/// Column widths of the tool table.
+/// Column widths of the tool table; 0 hides a column (narrow panels drop category, then
+/// output, then approval, then diagnostics). VERSION takes the rest of the row.
 struct Widths {
     name: usize,
     category: usize,
@@ -332,32 +333,76 @@ struct Widths {
     diag: usize,
 }
 
-fn widths(tools: &[CatalogTool]) -> Widths {
+impl Widths {
+    /// Columns taken by the fixed columns (marker and separators included).
+    fn used(&self) -> usize {
+        1 + [
+            self.name,
+            self.category,
+            self.status,
+            self.appr,
+            self.output,
+            self.diag,
+        ]
+        .iter()
+        .filter(|w| **w > 0)
+        .map(|w| w + 1)
+        .sum::<usize>()
+    }
+}
+
+/// Pads `text` to `w` columns plus a separator; nothing when the column is hidden.
+fn cell(text: &str, w: usize) -> String {
+    if w == 0 {
+        String::new()
+    } else {
+        format!("{} ", fit(text, w))
+    }
+}
+
+fn widths(tools: &[CatalogTool], width: u16) -> Widths {
     let name = tools
         .iter()
         .map(|t| cols(&visible(&t.name)))
         .max()
         .unwrap_or(4)
         .clamp(4, 28);
-    Widths {
+    let mut w = Widths {
         name,
         category: 15,
         status: 13,
         appr: 4,
         output: 12,
         diag: 9,
+    };
+    let avail = usize::from(width);
+    // Narrow panels: drop category, output, approval; then shorten names (to 12 columns at
+    // least); then drop diagnostics; then shorten names further. VERSION gets what is left.
+    for step in 0..6 {
+        if w.used() <= avail {
+            break;
+        }
+        match step {
+            0 => w.category = 0,
+            1 => w.output = 0,
+            2 => w.appr = 0,
+            3 => w.name = avail.saturating_sub(w.used() - w.name).max(12).min(w.name),
+            4 => w.diag = 0,
+            _ => w.name = avail.saturating_sub(w.used() - w.name).max(4).min(w.name),
+        }
     }
+    w
 }
 
 fn header_line(w: &Widths, theme: &Theme) -> Line<'static> {
     let text = format!(
-        " {} {} {} {} {} {} VERSION",
-        fit("NAME", w.name),
-        fit("CATEGORY", w.category),
-        fit("STATUS", w.status),
-        fit("APPR", w.appr),
-        fit("OUTPUT", w.output),
-        fit("DIAG", w.diag)
+        " {}{}{}{}{}{}VERSION",
+        cell("NAME", w.name),
+        cell("CATEGORY", w.category),
+        cell("STATUS", w.status),
+        cell("APPR", w.appr),
+        cell("OUTPUT", w.output),
+        cell("DIAG", w.diag)
     );
     Line::from(Span::styled(text, theme.dim.add_modifier(Modifier::BOLD)))
 }
@@ -414,14 +459,11 @@ fn tool_row(
     };
     Line::from(vec![
         Span::styled(marker.to_owned(), base),
-        Span::styled(format!("{} ", fit(&visible(&t.name), w.name)), base),
-        Span::styled(format!("{} ", fit(&category, w.category)), base),
-        Span::styled(
-            format!("{} ", fit(&status_badge(&status), w.status)),
-            badge_style,
-        ),
-        Span::styled(format!("{} ", fit(approval, w.appr)), base),
-        Span::styled(format!("{} ", fit(&output, w.output)), base),
+        Span::styled(cell(&visible(&t.name), w.name), base),
+        Span::styled(cell(&category, w.category), base),
+        Span::styled(cell(&status_badge(&status), w.status), badge_style),
+        Span::styled(cell(approval, w.appr), base),
+        Span::styled(cell(&output, w.output), base),
         diag_cell(catalog, &t.name, w.diag, selected, theme),
         Span::styled(version, base),
     ])
@@ -435,8 +477,11 @@ fn diag_cell(
     theme: &Theme,
 ) -> Span<'static> {
     let base = if selected { theme.selected } else { theme.text };
+    if width == 0 {
+        return Span::raw("");
+    }
     match worst_diagnostic(catalog, tool) {
-        None => Span::styled(format!("{} ", fit("", width)), base),
+        None => Span::styled(cell("", width), base),
         Some((sev, n)) => {
             let name = sev.map_or("?", Severity::as_str);
             let text = if n > 1 {
@@ -449,7 +494,7 @@ fn diag_cell(
             } else {
                 severity_style(theme, sev)
             };
-            Span::styled(format!("{} ", fit(&text, width)), style)
+            Span::styled(cell(&text, width), style)
         }
     }
 }
@@ -755,11 +800,11 @@ impl CatalogView<'_> {
             area.width,
         );
         y += 1;
+        let w = widths(tools, area.width);
         if y < bottom {
-            buf.set_line(area.x, y, &header_line(&widths(tools), theme), area.width);
+            buf.set_line(area.x, y, &header_line(&w, theme), area.width);
             y += 1;
         }
-        let w = widths(tools);
         let rows = table_rows(area.height, tools.len());
         for (k, t) in tools.iter().enumerate().skip(state.offset).take(rows) {
             if y >= bottom {

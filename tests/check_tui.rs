@@ -1,0 +1,117 @@
+//! The catalog and problems panels inside the viewer (headless app on the demo): `c` / `!`
+//! tabs, selection with the panel focused, Enter on a finding jumps to its feed row, Enter on a
+//! catalog tool filters the feed to its calls and back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use rawpv::action::Action;
+use rawpv::app::{App, Msg};
+use rawpv::import;
+use rawpv::session::Item;
+use rawpv::source::DEMO;
+use rawpv::view::{Pane, Tab};
+
+fn demo() -> App {
+    let mut app = App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo");
+    app.prepare(Rect::new(0, 0, 120, 32));
+    app
+}
+
+fn act(app: &mut App, actions: &[Action]) {
+    for a in actions {
+        app.update(Msg::Action(*a));
+        app.prepare(Rect::new(0, 0, 120, 32));
+    }
+}
+
+fn draw(app: &mut App) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(120, 32)).unwrap();
+    app.prepare(Rect::new(0, 0, 120, 32));
+    app.run_jobs_inline();
+    term.draw(|f| rawpv::ui::draw(f, app)).unwrap();
+    term
+}
+
+fn selected_tool_name(app: &App) -> Option<String> {
+    let item = app.view.selected_item(&app.session)?;
+    match &app.session.items[item] {
+        Item::Invocation(i) => Some(app.session.invocations[*i].tool_name.clone()),
+        Item::Message(_) | Item::Event(_) => None,
+    }
+}
+
+#[test]
+fn enter_on_a_finding_jumps_to_its_feed_row() {
+    let mut app = demo();
+    act(&mut app, &[Action::ShowProblems, Action::FocusNext]);
+    assert_eq!(
+        (app.view.focus, app.view.tab),
+        (Pane::Detail, Tab::Problems)
+    );
+    // Findings: 0 Grep degraded, 1 WebFetch unavailable, …
+    act(&mut app, &[Action::MoveDown]);
+    assert_eq!(app.view.problems.selected, 1);
+    insta::assert_snapshot!("tui_problems_tab", draw(&mut app).backend());
+    act(&mut app, &[Action::Open]);
+    assert_eq!((app.view.focus, app.view.tab), (Pane::Feed, Tab::Detail));
+    assert_eq!(selected_tool_name(&app).as_deref(), Some("WebFetch"));
+    // Bottom selects the last finding (the Read result typed binary_ref).
+    act(
+        &mut app,
+        &[
+            Action::ShowProblems,
+            Action::FocusNext,
+            Action::Bottom,
+            Action::Open,
+        ],
+    );
+    assert_eq!(selected_tool_name(&app).as_deref(), Some("Read"));
+}
+
+#[test]
+fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
+    let mut app = demo();
+    act(&mut app, &[Action::ShowCatalog, Action::FocusNext]);
+    let tools: Vec<String> = app
+        .session
+        .catalog()
+        .unwrap()
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    let bash = tools.iter().position(|t| t == "Bash").unwrap();
+    for _ in 0..bash {
+        act(&mut app, &[Action::MoveDown]);
+    }
+    assert_eq!(app.view.catalog.selected_tool(&app.session), Some("Bash"));
+    insta::assert_snapshot!("tui_catalog_tab", draw(&mut app).backend());
+    act(&mut app, &[Action::Open]);
+    let rows = app.view.rows.clone().expect("a filter is active");
+    assert_eq!(rows.len(), 3, "the demo's three Bash calls");
+    for item in rows {
+        let Item::Invocation(i) = &app.session.items[item] else {
+            panic!("not a call")
+        };
+        assert_eq!(app.session.invocations[*i].tool_name, "Bash");
+    }
+    act(&mut app, &[Action::Open]);
+    assert_eq!(app.view.filter, None);
+    assert_eq!(app.view.rows, None);
+}
+
+#[test]
+fn page_keys_scroll_the_tool_details() {
+    let mut app = demo();
+    act(
+        &mut app,
+        &[Action::ShowCatalog, Action::FocusNext, Action::PageDown],
+    );
+    assert!(app.view.catalog.scroll > 0);
+    assert_eq!(app.view.catalog.selected, 0);
+    act(&mut app, &[Action::Top]);
+    assert_eq!(app.view.catalog.scroll, 0);
+}
