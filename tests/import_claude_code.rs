@@ -715,3 +715,24 @@ fn live_decoding_matches_whole_file_loading() {
         assert_eq!(usage(&live), usage(&whole), "{name}");
     }
 }
+
+#[test]
+fn live_decoding_gives_leading_records_the_first_timestamp() {
+    let text = std::fs::read_to_string(fixture("cc_graph_order_resumed.jsonl")).unwrap();
+    let mut dec = import::decoder_for(Format::ClaudeCode);
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    dec.line(1, lines.next().unwrap(), &mut out);
+    assert!(out.is_empty(), "the summary waits for a timestamp");
+    dec.line(2, lines.next().unwrap(), &mut out);
+    let frames: Vec<_> = out
+        .iter()
+        .filter_map(|d| match d {
+            Decoded::Frame(f) => Some(f),
+            Decoded::Malformed(_) | Decoded::Finding(_) => None,
+        })
+        .collect();
+    assert_eq!(frames[0].frame_type.as_str(), "x-claude-code.summary");
+    let first = rawpv::protocol::Timestamp::parse_str("2026-01-01T10:00:00.000Z");
+    assert!(frames.iter().all(|f| f.envelope.timestamp == first));
+}
