@@ -518,6 +518,7 @@ impl<W: Write> Gen<W> {
     }
 }
 
+#[allow(dead_code)] // unused when the benches include this file as a module
 fn arg(args: &[String], name: &str) -> Option<u64> {
     args.iter()
         .position(|a| a == name)
@@ -525,18 +526,13 @@ fn arg(args: &[String], name: &str) -> Option<u64> {
         .and_then(|v| v.replace('_', "").parse().ok())
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let Some(frames) = arg(&args, "--frames") else {
-        eprintln!("usage: gen --frames N [--seed S] > out.ndjson");
-        std::process::exit(2);
-    };
-    let seed = arg(&args, "--seed").unwrap_or(1);
-    let stdout = io::stdout();
+/// Writes a recording of exactly `frames` frames for `seed` to `out` (also used by the benches,
+/// which include this file as a module).
+pub fn generate<W: Write>(out: W, frames: u64, seed: u64) -> io::Result<()> {
     let mut rng = Rng(seed);
     let session_id = rng.uuid();
     let mut g = Gen {
-        out: BufWriter::with_capacity(1 << 20, stdout.lock()),
+        out,
         rng,
         written: 0,
         budget: frames,
@@ -547,19 +543,32 @@ fn main() {
         big_diff_bucket: None,
         big_out_bucket: None,
     };
-    let r = (|| {
-        g.catalog()?;
-        let mut turns = 0u64;
-        while !g.done() {
-            g.turn()?;
-            turns += 1;
-            if turns.is_multiple_of(50) {
-                g.catalog()?;
-            }
+    g.catalog()?;
+    let mut turns = 0u64;
+    while !g.done() {
+        g.turn()?;
+        turns += 1;
+        if turns.is_multiple_of(50) {
+            g.catalog()?;
         }
-        g.out.flush()
-    })();
-    match r {
+    }
+    g.out.flush()
+}
+
+#[allow(dead_code)] // unused when the benches include this file as a module
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(frames) = arg(&args, "--frames") else {
+        eprintln!("usage: gen --frames N [--seed S] > out.ndjson");
+        std::process::exit(2);
+    };
+    let seed = arg(&args, "--seed").unwrap_or(1);
+    let stdout = io::stdout();
+    match generate(
+        BufWriter::with_capacity(1 << 20, stdout.lock()),
+        frames,
+        seed,
+    ) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         Err(e) => {

@@ -6,6 +6,8 @@
 //! Invariant: `code` strings are stable API (the JSON output of `check` is read by CI pipelines):
 //! never rename one, only add.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 /// How bad a finding is. `check` exits 1 when any finding is at [`Level::Error`].
@@ -103,15 +105,35 @@ impl Finding {
     }
 }
 
-/// Replaces control characters so a message can never drive a terminal.
+/// Replaces control characters so a message can never drive a terminal, and shows invisible or
+/// reordering characters as `<U+XXXX>` so a message cannot hide or reverse text.
 fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() && c != '\n' {
+            out.push('\u{FFFD}');
+        } else if is_invisible_format(c) {
+            let _ = write!(out, "<U+{:04X}>", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `c` is an invisible or reordering format character (bidi embeddings, overrides,
+/// isolates and marks, zero-width spaces, word joiner, BOM, soft hyphen) that text shown to a
+/// user must make visible (issue 9). ZWJ (U+200D) is not included: emoji sequences use it.
+pub fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200E}' | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+            | '\u{00AD}'
+            | '\u{180E}'
+    )
 }

@@ -54,6 +54,8 @@ async fn run(cli: Cli) -> i32 {
         None => {
             let kind = match &cli.open.input {
                 Some(i) => SourceKind::from_arg(i, cli.open.follow),
+                // `producer | rawpv`: a pipe on stdin is read live, like `rawpv -`.
+                None if !std::io::IsTerminal::is_terminal(&std::io::stdin()) => SourceKind::Stdin,
                 None => SourceKind::Demo,
             };
             open(kind, &cli.open).await

@@ -88,8 +88,16 @@ async fn resume_query_skips_what_was_seen() {
     )
     .await
     .unwrap();
-    // Frames 31..=36 only; with no resume position known, the client numbers them from 1.
-    assert_eq!(loaded.items.len(), 6);
+    // Frames 31..=36 only, numbered from the `after` in the URL.
+    let lines: Vec<u64> = loaded
+        .items
+        .iter()
+        .map(|d| match d {
+            rawpv::import::Decoded::Frame(f) => f.origin.line,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(lines, (31..=36).collect::<Vec<u64>>());
     stop.cancel();
 }
 
@@ -316,4 +324,75 @@ async fn frames_over_the_caps_are_findings_or_skipped_never_a_crash() {
         .collect();
     assert_eq!(lines, expected);
     stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_limit_unknown_paths_and_upgrade_on_any_path() {
+    let (rec, _) = Recording::from_loaded(&file_loaded().await, 16 << 20);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    let cfg = ServeConfig {
+        speed: 0.05, // slow: the first stream stays open
+        token: None,
+        max_clients: 1,
+    };
+    tokio::spawn(serve(listener, rec, cfg, stop.clone()));
+    let http = reqwest::Client::new();
+    let first = http
+        .get(format!("http://{addr}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status().as_u16(), 200);
+    assert!(
+        first.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let second = http.get(format!("http://{addr}/sse")).send().await.unwrap();
+    assert_eq!(second.status().as_u16(), 503);
+    drop(first);
+    let missing = http
+        .get(format!("http://{addr}/nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    // Once the first client is gone its slot frees; WebSocket works on any path.
+    let mut ok = false;
+    for _ in 0..50 {
+        if let Ok((mut ws, _)) =
+            tokio_tungstenite::connect_async(format!("ws://{addr}/any/path")).await
+        {
+            use futures::StreamExt;
+            let msg = tokio::time::timeout(WAIT, ws.next()).await.unwrap();
+            ok = matches!(msg, Some(Ok(m)) if m.is_text());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(ok);
+    stop.cancel();
+}
+
+#[test]
+fn serve_warns_on_a_non_loopback_address() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rawpv"))
+        .arg("serve")
+        .arg(fixture())
+        .args(["--listen", "0.0.0.0:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        first.contains("not loopback") && first.contains("--token-file"),
+        "{first}"
+    );
 }

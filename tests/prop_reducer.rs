@@ -273,7 +273,7 @@ fn check(items: Vec<Decoded>, finish: bool) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn reducer_holds_its_invariants_under_any_order(ops in proptest::collection::vec(op(), 0..80), finish in any::<bool>()) {

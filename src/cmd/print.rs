@@ -60,12 +60,13 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
         match item {
             Item::Invocation(i) => {
                 let inv = &session.invocations[*i];
+                // Names and ids are untrusted text too (issue 9).
                 writeln!(
                     out,
                     "{:<10} {:<9} {}",
-                    inv.tool_name,
-                    inv.status.label(),
-                    inv.invocation_id
+                    crate::render::text::visible(&inv.tool_name),
+                    crate::render::text::visible(inv.status.label()),
+                    crate::render::text::visible(&inv.invocation_id)
                 )?;
             }
             Item::Message(m) => {
@@ -77,7 +78,11 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
                 let first = m.text.lines().next().unwrap_or("");
                 writeln!(out, "{kind:<10} {}", crate::render::text::visible(first))?;
             }
-            Item::Event(f) => writeln!(out, "{:<10}", f.frame_type)?,
+            Item::Event(f) => writeln!(
+                out,
+                "{:<10}",
+                crate::render::text::visible(f.frame_type.as_str())
+            )?,
         }
     }
     Ok(())

@@ -28,6 +28,7 @@ pub async fn run(input: &InputArgs) -> i32 {
         writeln!(out, "failed       {}", session.counts.failed)?;
         writeln!(out, "findings     {}", session.findings.len())?;
         for (tool, (n, err)) in per_tool {
+            let tool = crate::render::text::visible(tool);
             writeln!(out, "  {tool:<20} {n:>6} calls {err:>5} failed")?;
         }
         Ok(())

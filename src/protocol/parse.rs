@@ -47,13 +47,19 @@ impl ParseError {
     }
 }
 
-/// The first [`EXCERPT_CHARS`] characters of `text`, with control characters replaced by `�`/
-/// visible pictures so an excerpt can never drive a terminal.
+/// The first [`EXCERPT_CHARS`] characters of `text`, with control and invisible format characters
+/// (bidi overrides, zero-width) replaced by `�` so an excerpt can never drive or reorder a terminal.
 pub fn excerpt(text: &str) -> String {
     let mut out: String = text
         .chars()
         .take(EXCERPT_CHARS)
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .map(|c| {
+            if c.is_control() || crate::finding::is_invisible_format(c) {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
         .collect();
     if text.chars().nth(EXCERPT_CHARS).is_some() {
         out.push('…');

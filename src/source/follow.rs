@@ -13,8 +13,9 @@
 //! | path missing                           | keep the old handle, wait for the file to come back       |
 //!
 //! Both restarts send [`SourceState::Restarted`] and a fresh format detection; line numbers
-//! restart at 1 (they are the new file's lines). Known limit: a truncation followed by regrowth
-//! past the old offset within one poll interval cannot be seen (same as `tail -F`).
+//! restart at 1 (they are the new file's lines). Known limits: a truncation followed by regrowth
+//! past the old offset within one poll interval cannot be seen (same as `tail -F`); a JSON-array
+//! file cannot be decoded before it ends, so following one shows nothing until it is replaced.
 //!
 //! [`SourceKind::Follow`]: crate::source::SourceKind::Follow
 

@@ -199,6 +199,9 @@ impl Resume {
         self.pos = self.pos.max(pos);
         let start = out.len();
         dec.feed_message(pos, text, out);
+        // Network messages are whole frames: detect on the first one, so every frame passes the
+        // de-duplication below.
+        dec.flush(out);
         let mut i = start;
         while i < out.len() {
             let seq = match &out[i] {
@@ -240,6 +243,15 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
     let mut resume = Resume::default();
     let mut dec = LineDecoder::new(cfg.max_frame_bytes);
     let client = if is_websocket(url) {
+        // A URL that already says `?after=N` starts counting positions at N.
+        resume.pos = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| {
+                u.query_pairs()
+                    .find(|(k, _)| k == "after")
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+            })
+            .unwrap_or(0);
         None
     } else {
         match super::sse::client(cfg) {
@@ -404,6 +416,25 @@ mod tests {
         assert!(t.matches("s3cret"));
         assert!(!t.matches("s3creT"));
         assert!(!t.matches("s3cre"));
+    }
+
+    #[test]
+    fn frames_seen_before_a_reconnect_are_dropped_by_seq() {
+        let f = |seq: u64| format!(r#"{{"type":"x-test","seq":{seq},"payload":{{}}}}"#);
+        let mut r = Resume::default();
+        let mut dec = LineDecoder::new(1024);
+        let mut out = Vec::new();
+        r.message(1, &f(1), &mut dec, &mut out);
+        r.message(2, &f(2), &mut dec, &mut out);
+        assert_eq!(out.len(), 2);
+        // A server that ignores the resume position replays from the start.
+        r.resumed = true;
+        r.message(1, &f(1), &mut dec, &mut out);
+        r.message(2, &f(2), &mut dec, &mut out);
+        r.message(3, &f(3), &mut dec, &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(r.duplicates, 2);
+        assert_eq!(r.pos, 3);
     }
 
     #[test]

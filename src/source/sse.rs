@@ -156,6 +156,10 @@ impl SseParser {
     }
 }
 
+/// No byte (not even a keep-alive comment) for this long: the connection is taken as dropped
+/// and resumed. `rawpv serve` sends a keep-alive comment every 15 s.
+pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
+
 /// The HTTP client for SSE sources.
 ///
 /// # Errors
@@ -163,6 +167,7 @@ impl SseParser {
 pub(crate) fn client(cfg: &NetConfig) -> Result<reqwest::Client, SourceError> {
     reqwest::Client::builder()
         .connect_timeout(cfg.connect_timeout)
+        .read_timeout(READ_TIMEOUT)
         .build()
         .map_err(|e| SourceError::Other(format!("cannot set up HTTP: {e}")))
 }

@@ -1,0 +1,96 @@
+//! Ingest benchmarks (issue 8): parse throughput (lines → frames), reducer throughput (frames/s
+//! through `Session::apply`, target ≥ 100,000/s), and loading a 2 MB Claude Code transcript to a
+//! `Session` (skipped when `../shared/corpus` is absent).
+//!
+//! Input: a deterministic recording made in memory by `examples/gen.rs` (included as a module), so
+//! the bench needs no file. Run: `cargo bench --bench ingest`; figures go to `BENCHMARKS.md`.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use rawpv::import::{self, Decoded};
+use rawpv::protocol::parse_line;
+use rawpv::session::Session;
+
+#[path = "../examples/gen.rs"]
+#[allow(dead_code, clippy::all, clippy::pedantic)]
+mod generator;
+
+/// Frames in the in-memory recording.
+const FRAMES: u64 = 20_000;
+
+/// The 2 MB Claude Code transcript of the shared corpus.
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/corpus/claude-code/cc-v2.1.39-compaction-A-excerpt.jsonl"
+);
+
+fn recording() -> Vec<u8> {
+    let mut buf = Vec::new();
+    generator::generate(&mut buf, FRAMES, 1).unwrap_or_else(|e| panic!("generate: {e}"));
+    buf
+}
+
+fn bench_parse(c: &mut Criterion) {
+    let bytes = recording();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut g = c.benchmark_group("parse");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(lines.len() as u64));
+    g.bench_function("parse_line_20k_frames", |b| {
+        b.iter(|| {
+            for (i, l) in lines.iter().enumerate() {
+                let _ = black_box(parse_line(i as u64 + 1, l));
+            }
+        });
+    });
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("load_bytes_20k_frames", |b| {
+        b.iter(|| black_box(import::load_bytes(&bytes)));
+    });
+    g.finish();
+}
+
+fn bench_reduce(c: &mut Criterion) {
+    let items = import::load_bytes(&recording()).items;
+    let frames = items
+        .iter()
+        .filter(|d| matches!(d, Decoded::Frame(_)))
+        .count();
+    let mut g = c.benchmark_group("reduce");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(frames as u64));
+    g.bench_function("apply_20k_frames", |b| {
+        b.iter_batched(
+            || items.clone(),
+            |items| {
+                let mut s = Session::new();
+                for d in items {
+                    black_box(s.apply(d));
+                }
+                s.finish();
+                s
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+}
+
+fn bench_corpus(c: &mut Criterion) {
+    let Ok(bytes) = std::fs::read(CORPUS) else {
+        eprintln!("skipping corpus bench: {CORPUS} is absent");
+        return;
+    };
+    let mut g = c.benchmark_group("corpus");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("claude_code_2mb_to_session", |b| {
+        b.iter(|| black_box(Session::from_decoded(import::load_bytes(&bytes).items)));
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_parse, bench_reduce, bench_corpus);
+criterion_main!(benches);

@@ -1,0 +1,147 @@
+//! Hostile input never drives the terminal (issue 9): OSC 52 (clipboard), OSC 8 (links), title
+//! changes, DCS, APC, cursor moves and screen clears, C1 controls, bidi overrides and zero-width
+//! characters, placed in tool outputs of every `output_type`, stream chunks, prompts, agent text,
+//! tool names, invocation ids, catalog entries, frame types and a malformed line
+//! (`tests/fixtures/hostile_controls.ndjson`).
+//!
+//! Each command's stdout may hold only the SGR sequences rawpv writes itself (`ESC [ params m`);
+//! every other escape, C0/C1 control (but newline) and bidi/invisible character must have been made
+//! visible. Messages on stderr and `check` findings obey the same rule.
+
+use assert_cmd::Command;
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/hostile_controls.ndjson"
+);
+
+/// Characters that reorder or hide text: bidi embeddings, overrides, isolates and marks,
+/// zero-width spaces and joiners (ZWJ is allowed: emoji sequences use it), word joiner, BOM.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200E}' | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+    )
+}
+
+/// Returns a description of the first forbidden thing in `out`, if any.
+fn forbidden(out: &str) -> Option<String> {
+    let chars: Vec<char> = out.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\u{1b}' {
+            // Only CSI … m (SGR) is allowed: ESC [ then digits, ';' or ':' then 'm'.
+            if chars.get(i + 1) != Some(&'[') {
+                return Some(format!(
+                    "non-CSI escape at char {i}: {:?}",
+                    context(&chars, i)
+                ));
+            }
+            let mut j = i + 2;
+            while chars
+                .get(j)
+                .is_some_and(|c| c.is_ascii_digit() || *c == ';' || *c == ':')
+            {
+                j += 1;
+            }
+            if chars.get(j) != Some(&'m') {
+                return Some(format!("non-SGR CSI at char {i}: {:?}", context(&chars, i)));
+            }
+            i = j + 1;
+            continue;
+        }
+        if (c.is_control() && c != '\n') || is_invisible(c) {
+            return Some(format!(
+                "control/invisible U+{:04X} at char {i}: {:?}",
+                c as u32,
+                context(&chars, i)
+            ));
+        }
+        i += 1;
+    }
+    None
+}
+
+fn context(chars: &[char], i: usize) -> String {
+    chars[i.saturating_sub(20)..(i + 20).min(chars.len())]
+        .iter()
+        .collect()
+}
+
+fn run(args: &[&str]) -> (String, String) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("rawpv"))
+        .args(args)
+        .env("NO_COLOR", "")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run rawpv: {e}"));
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_clean(args: &[&str]) -> String {
+    let (stdout, stderr) = run(args);
+    if let Some(what) = forbidden(&stdout) {
+        panic!("rawpv {args:?}: stdout has {what}");
+    }
+    if let Some(what) = forbidden(&stderr) {
+        panic!("rawpv {args:?}: stderr has {what}");
+    }
+    stdout
+}
+
+#[test]
+fn checker_accepts_sgr_and_rejects_the_rest() {
+    assert_eq!(forbidden("a\u{1b}[1;38;2;1;2;3mb\u{1b}[0m\n"), None);
+    for bad in [
+        "\u{1b}]52;c;eA==\u{7}",
+        "\u{1b}]8;;http://x\u{1b}\\",
+        "\u{1b}[2J",
+        "\u{1b}P1$r\u{1b}\\",
+        "\u{9b}31m",
+        "a\u{202e}b",
+        "\u{200b}",
+        "\r",
+        "\u{7}",
+    ] {
+        assert!(forbidden(bad).is_some(), "{bad:?} passed");
+    }
+}
+
+#[test]
+fn print_feed_is_clean() {
+    let out = assert_clean(&["print", FIXTURE]);
+    // Content is made visible, not dropped.
+    assert!(out.contains("pwned"), "{out}");
+    assert!(out.contains("prompt "), "{out}");
+}
+
+#[test]
+fn print_detail_with_colour_writes_only_our_sgr() {
+    let out = assert_clean(&[
+        "print", "--detail", "--color", "always", "--width", "80", FIXTURE,
+    ]);
+    assert!(out.contains("pwned"), "{out}");
+}
+
+#[test]
+fn print_detail_without_colour_has_no_escape_at_all() {
+    let out = assert_clean(&[
+        "print", "--detail", "--color", "never", "--width", "60", FIXTURE,
+    ]);
+    assert!(!out.contains('\u{1b}'));
+}
+
+#[test]
+fn check_and_stats_are_clean() {
+    assert_clean(&["check", FIXTURE]);
+    assert_clean(&["check", "--format", "json", FIXTURE]);
+    assert_clean(&["stats", FIXTURE]);
+}
