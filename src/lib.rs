@@ -21,6 +21,7 @@ pub mod import;
 pub mod keymap;
 pub mod protocol;
 pub mod render;
+pub mod replay;
 pub mod serve;
 pub mod session;
 pub mod source;
