@@ -100,7 +100,13 @@ fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
     }
     act(&mut app, &[Action::Open]);
     assert_eq!(app.view.filter, None);
-    assert_eq!(app.view.rows, None);
+    // Without a filter only the quiet rows (usage, progress) stay hidden.
+    let shown = app
+        .view
+        .rows
+        .as_ref()
+        .map_or(app.session.items.len(), Vec::len);
+    assert_eq!(shown, app.session.items.len() - app.view.quiet);
 }
 
 #[test]
