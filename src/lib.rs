@@ -7,6 +7,7 @@
 //! * [`import`] turns input formats into RAWP frames ([`protocol`]) for [`session`] to fold
 //! * [`check`] and [`finding`]: conformance findings, used by the reducer and `rawpv check`
 //! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)
+//! * [`replay`]: the replay player, a timeline cursor over a loaded session (pure)
 //! * [`theme`]: semantic styles shared by renderers and widgets
 //!
 //! `protocol` and `session` never import ratatui.

@@ -39,7 +39,7 @@ pub const CHECKPOINT_MIN: usize = 1024;
 pub const MAX_CHECKPOINTS: usize = 8;
 
 /// What the caller must do to its session after a replay operation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Move {
     /// Nothing changed.
     None,
@@ -431,6 +431,7 @@ fn turn_starts(items: &[Decoded]) -> Vec<usize> {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // speeds are exact powers of two
 mod tests {
     use super::*;
     use crate::protocol::{Frame, Timestamp};
