@@ -715,6 +715,21 @@ impl App {
             }
         } else if Areas::hit(self.areas.detail, col, row) {
             self.view.focus = Pane::Detail;
+            let inner = Areas::inner(self.areas.detail);
+            match self.view.tab {
+                Tab::Detail => {}
+                Tab::Catalog => {
+                    if let Some(i) = self.view.catalog.index_at(&self.session, inner, row) {
+                        self.view.catalog.selected = i;
+                        self.view.catalog.scroll = 0;
+                    }
+                }
+                Tab::Problems => {
+                    if let Some(i) = self.view.problems.index_at(&self.session, inner, row) {
+                        self.view.problems.selected = i;
+                    }
+                }
+            }
         }
     }
 
