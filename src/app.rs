@@ -1048,10 +1048,14 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
         kind,
         SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
     );
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
     if open.replay {
-        return player::run_replay(kind, open).await;
+        return player::run_replay(kind, open, &config).await;
     }
     let mut app = App::new(kind.label(), live);
+    app.configure(&config);
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }

@@ -314,6 +314,23 @@ impl Keymap {
         Self { bindings, index }
     }
 
+    /// Replaces the keys of `action`'s binding (config overrides); the chords are taken away
+    /// from any other binding that had them. An unbound action or no keys changes nothing.
+    pub fn rebind(&mut self, action: Action, keys: &[KeyChord]) {
+        if keys.is_empty() || !self.bindings.iter().any(|b| b.action == action) {
+            return;
+        }
+        let mut bindings = std::mem::take(&mut self.bindings);
+        for b in &mut bindings {
+            if b.action == action {
+                b.keys = keys.to_vec();
+            } else {
+                b.keys.retain(|k| !keys.contains(k));
+            }
+        }
+        *self = Self::new(bindings);
+    }
+
     /// The action bound to a key event, if any.
     pub fn action(&self, ev: &KeyEvent) -> Option<Action> {
         let chord = KeyChord::from_event(ev);

@@ -8,6 +8,7 @@
 //! * [`check`] and [`finding`]: conformance findings, used by the reducer and `rawpv check`
 //! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)
 //! * [`replay`]: the replay player, a timeline cursor over a loaded session (pure)
+//! * [`config`]: the user's TOML settings merged over embedded defaults
 //! * [`theme`]: semantic styles shared by renderers and widgets
 //!
 //! `protocol` and `session` never import ratatui.
@@ -17,6 +18,7 @@ pub mod app;
 pub mod check;
 pub mod cli;
 pub mod cmd;
+pub mod config;
 pub mod finding;
 pub mod import;
 pub mod keymap;

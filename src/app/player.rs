@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use super::{App, DetailCache, Msg, SourceStatus, event_loop};
 use crate::action::Action;
 use crate::cli::OpenArgs;
+use crate::config::Config;
 use crate::import::{Decoded, Format};
 use crate::replay::{Move, Replay};
 use crate::source::{NetConfig, SourceKind, SourceMsg, load_input_with};
@@ -35,6 +36,12 @@ impl App {
         app.view.feed.follow = true;
         app.source_status = SourceStatus::Live;
         app
+    }
+
+    /// Applies the user's config: theme (mono under `NO_COLOR`) and key bindings.
+    pub fn configure(&mut self, config: &Config) {
+        self.theme = config.theme(crate::config::no_color_env());
+        self.keymap = config.keymap();
     }
 
     /// When the replay timer should fire next: `None` unless playing.
@@ -169,11 +176,32 @@ impl App {
     }
 }
 
+/// Loads the config (`--config` / `RAWPV_CONFIG` / the default file), printing warnings on
+/// stderr; `None` after printing the error (the caller exits 2).
+pub(super) fn load_config(open: &OpenArgs) -> Option<Config> {
+    match crate::config::load(open.config.as_deref()) {
+        Ok(loaded) => {
+            for w in &loaded.warnings {
+                eprintln!("rawpv: warning: {w}");
+            }
+            Some(loaded.config)
+        }
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            None
+        }
+    }
+}
+
 /// `rawpv --replay INPUT`: loads the whole input, then plays it in the viewer.
 ///
 /// # Errors
 /// The terminal could not be set up or written.
-pub(super) async fn run_replay(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
+pub(super) async fn run_replay(
+    kind: SourceKind,
+    open: &OpenArgs,
+    config: &Config,
+) -> color_eyre::Result<i32> {
     if matches!(kind, SourceKind::Follow(_) | SourceKind::Url(_)) {
         eprintln!("rawpv: --replay plays a saved session; it cannot follow a file or a stream");
         return Ok(2);
@@ -189,6 +217,7 @@ pub(super) async fn run_replay(kind: SourceKind, open: &OpenArgs) -> color_eyre:
     let format: Format = loaded.format;
     let mut app = App::replaying(loaded.items, &kind.label(), open.speed, open.max_idle);
     app.format = Some(format);
+    app.configure(config);
     let now = Instant::now();
     if let Some(r) = app.replay.as_mut() {
         let mv = r.play(now);
