@@ -34,6 +34,8 @@ pub enum Action {
     ToggleExpand,
     /// Resume following the tail of a running call's stream.
     Follow,
+    /// Show or hide quiet rows (token usage, progress ticks).
+    ToggleQuiet,
     /// Give the detail pane the whole screen (again: back to feed + detail).
     ToggleZoom,
     /// Wrap long lines in the detail pane.

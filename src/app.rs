@@ -389,13 +389,29 @@ impl App {
     /// Sets or clears the filter, rebuilding the visible rows; keeps the selected item selected
     /// when it stays visible.
     pub fn set_filter(&mut self, filter: Option<Filter>) {
+        self.view.filter = filter;
+        self.rebuild_rows();
+    }
+
+    /// Recomputes the visible rows (after the filter or quiet-row setting changed); keeps the
+    /// selected item selected when it stays visible. O(items): user actions only.
+    fn rebuild_rows(&mut self) {
         let selected_item = self.view.selected_item(&self.session);
-        self.view.rows = filter.as_ref().map(|f| {
-            (0..self.session.items.len())
-                .filter(|&i| f.matches(&self.session, i))
+        let n = self.session.items.len();
+        self.view.quiet = (0..n).filter(|&i| view::is_quiet(&self.session, i)).count();
+        let needed = self.view.filter.is_some() || (!self.view.show_quiet && self.view.quiet > 0);
+        self.view.rows = needed.then(|| {
+            (0..n)
+                .filter(|&i| {
+                    view::shows(
+                        self.view.filter.as_ref(),
+                        self.view.show_quiet,
+                        &self.session,
+                        i,
+                    )
+                })
                 .collect()
         });
-        self.view.filter = filter;
         let row = selected_item.map_or(0, |i| match &self.view.rows {
             Some(r) => r.partition_point(|&x| x < i),
             None => i,
@@ -488,10 +504,18 @@ impl App {
         let Some(item) = applied.item else {
             return;
         };
-        // Membership first (O(log n)); the text match only for rows not shown yet.
-        if let (Some(f), Some(rows)) = (&self.view.filter, &mut self.view.rows)
+        if applied.new_item && view::is_quiet(&self.session, item) {
+            self.view.quiet += 1;
+            if !self.view.show_quiet && self.view.rows.is_none() {
+                // First hidden row: every earlier item was a row.
+                self.view.rows = Some((0..item).collect());
+            }
+        }
+        // Membership first (O(log n)); the filter match only for rows not shown yet.
+        let (filter, show_quiet) = (self.view.filter.as_ref(), self.view.show_quiet);
+        if let Some(rows) = &mut self.view.rows
             && let Err(pos) = rows.binary_search(&item)
-            && f.matches(&self.session, item)
+            && view::shows(filter, show_quiet, &self.session, item)
         {
             rows.insert(pos, item);
             if pos <= self.view.feed.selected && rows.len() > 1 && !applied.new_item {
@@ -677,6 +701,21 @@ impl App {
             }
         } else if Areas::hit(self.areas.detail, col, row) {
             self.view.focus = Pane::Detail;
+            let inner = Areas::inner(self.areas.detail);
+            match self.view.tab {
+                Tab::Detail => {}
+                Tab::Catalog => {
+                    if let Some(i) = self.view.catalog.index_at(&self.session, inner, row) {
+                        self.view.catalog.selected = i;
+                        self.view.catalog.scroll = 0;
+                    }
+                }
+                Tab::Problems => {
+                    if let Some(i) = self.view.problems.index_at(&self.session, inner, row) {
+                        self.view.problems.selected = i;
+                    }
+                }
+            }
         }
     }
 
@@ -772,6 +811,10 @@ impl App {
             },
             Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
             Action::Follow => self.follow_tail(),
+            Action::ToggleQuiet => {
+                self.view.show_quiet = !self.view.show_quiet;
+                self.rebuild_rows();
+            }
             Action::ToggleZoom => {
                 self.view.zoom = !self.view.zoom;
                 if self.view.zoom {

@@ -25,7 +25,7 @@
 //! | stream `sequence` gap, found when the result arrives | `stream-sequence-gap` | error (warning when still open at the end) |
 //! | stream/result `tool_name` differs from the request's | `tool-name-mismatch` | error |
 //! | `output_type` differs from the SPEC 3.4 rule | `output-type-mismatch` | error when the catalog declared it, else warning |
-//! | request never answered by the end of the session | `request-never-answered` | warning |
+//! | request never answered by the end of the session (unless an importer reported it as `tool-use-without-result`) | `request-never-answered` | warning |
 //! | unavailable/degraded tool without `status_description` | `status-description-missing` | info |
 //! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
 //!
@@ -172,6 +172,14 @@ pub fn frame_findings(session: &Session, frame: &Frame) -> Vec<Finding> {
 /// Findings that can only be made once the source ended: requests never answered and the stream
 /// gaps of those still-open invocations.
 pub fn end_findings(session: &Session) -> Vec<Finding> {
+    // Importers already report unanswered tool uses (`tool-use-without-result`, SPEC 5): one
+    // finding per problem is enough.
+    let reported: std::collections::HashSet<&str> = session
+        .findings
+        .iter()
+        .filter(|f| f.code == crate::finding::code::TOOL_USE_WITHOUT_RESULT)
+        .filter_map(|f| f.invocation_id.as_deref())
+        .collect();
     let mut findings = Vec::new();
     for inv in session.invocations.iter().filter(|i| i.status.is_open()) {
         let mut out = Out {
@@ -179,16 +187,18 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
             invocation: Some(&inv.invocation_id),
             findings: Vec::new(),
         };
-        out.push(
-            Level::Warning,
-            code::REQUEST_NEVER_ANSWERED,
-            "SPEC 3.7",
-            format!(
-                "{} request {:?} never got a result",
-                name_or_unnamed(&inv.tool_name),
-                inv.invocation_id
-            ),
-        );
+        if !reported.contains(inv.invocation_id.as_str()) {
+            out.push(
+                Level::Warning,
+                code::REQUEST_NEVER_ANSWERED,
+                "SPEC 3.7",
+                format!(
+                    "{} request {:?} never got a result",
+                    name_or_unnamed(&inv.tool_name),
+                    inv.invocation_id
+                ),
+            );
+        }
         push_gaps(inv, Level::Warning, &mut out);
         findings.append(&mut out.findings);
     }
@@ -462,10 +472,24 @@ fn check_output_type(
         let pair_ok = |a: OutputType, b: OutputType| {
             (expected == a && *got == b) || (expected == b && *got == a)
         };
-        match category {
-            Some(Category::Filesystem) if pair_ok(OutputType::Diff, OutputType::Empty) => return,
-            Some(Category::Search) if pair_ok(OutputType::Text, OutputType::FileList) => return,
-            _ => {}
+        let lenient = match category {
+            Some(Category::Filesystem) => pair_ok(OutputType::Diff, OutputType::Empty),
+            Some(Category::Search) => pair_ok(OutputType::Text, OutputType::FileList),
+            Some(
+                Category::Shell
+                | Category::Web
+                | Category::Notebook
+                | Category::TaskManagement
+                | Category::Agent
+                | Category::Planning
+                | Category::Mcp
+                | Category::Custom
+                | Category::Unknown(_),
+            )
+            | None => false,
+        };
+        if lenient {
+            return;
         }
     }
     let level = if rule == Rule::Catalog {

@@ -228,6 +228,12 @@ impl Default for Keymap {
                 Some("filter"),
             ),
             b(
+                vec![c('.')],
+                Action::ToggleQuiet,
+                "show or hide quiet rows (usage, progress)",
+                None,
+            ),
+            b(
                 vec![c('c')],
                 Action::ShowCatalog,
                 "tool catalog panel",

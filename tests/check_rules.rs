@@ -227,3 +227,27 @@ fn request_findings_count_on_their_invocation() {
         .unwrap();
     assert_eq!(read.findings, 0);
 }
+
+#[test]
+fn unanswered_use_reported_by_an_importer_is_not_reported_twice() {
+    use rawpv::finding::Finding;
+    use rawpv::import::Decoded;
+    let mut items = load_bytes(
+        br#"{"type":"tool.invoke.request","payload":{"invocation_id":"toolu_1","tool_name":"Bash","input":{}},"metadata":{"claude_code":{}}}
+{"type":"tool.invoke.request","payload":{"invocation_id":"toolu_2","tool_name":"Bash","input":{}},"metadata":{"claude_code":{}}}"#,
+    )
+    .items;
+    items.push(Decoded::Finding(
+        Finding::new(
+            Level::Warning,
+            fcode::TOOL_USE_WITHOUT_RESULT,
+            "SPEC 5",
+            1,
+            "cut off",
+        )
+        .for_invocation("toolu_1"),
+    ));
+    let s = Session::from_decoded(items);
+    assert_eq!(hits(&s, fcode::TOOL_USE_WITHOUT_RESULT), [(1, W)]);
+    assert_eq!(hits(&s, code::REQUEST_NEVER_ANSWERED), [(2, W)]);
+}

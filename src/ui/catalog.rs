@@ -529,6 +529,15 @@ fn severity_rank(s: Option<&Severity>) -> u8 {
     }
 }
 
+/// `{sep}line N`, or nothing for line 0 (unknown, e.g. a catalog an importer derived).
+fn line_part(line: u64, sep: &str) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!("{sep}line {line}")
+    }
+}
+
 fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
@@ -685,7 +694,7 @@ fn detail_lines(
             .timestamp
             .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
         let mut head = vec![Span::styled(
-            format!("  #{} {when} line {}", i + 1, p.line),
+            format!("  #{} {when}{}", i + 1, line_part(p.line, " ")),
             theme.dim,
         )];
         if p.derived {
@@ -748,6 +757,16 @@ impl CatalogState {
         self.scroll = self.scroll.min(lines.len().saturating_sub(height));
     }
 
+    /// The tool index shown on screen row `row` of a panel drawn in `area` (for mouse clicks).
+    pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
+        let n = session.catalog()?.tools.len();
+        // Title and header rows come first.
+        let k = usize::from(row.checked_sub(area.y.checked_add(2)?)?);
+        (k < table_rows(area.height, n))
+            .then_some(self.offset + k)
+            .filter(|&i| i < n)
+    }
+
     /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
     fn usage_for_draw(&self, session: &Session, tool: &str) -> ToolUsage {
         match &self.usage {
@@ -786,9 +805,9 @@ impl CatalogView<'_> {
             ""
         };
         let title = format!(
-            "current catalog · publish {} · {when} · line {} · {} tools{derived}",
+            "current catalog · publish {} · {when}{} · {} tools{derived}",
             self.session.publishes.len(),
-            publish.line,
+            line_part(publish.line, " · "),
             tools.len()
         );
         let mut y = area.y;
