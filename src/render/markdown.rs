@@ -51,7 +51,8 @@ impl Renderer for WebRenderer {
             }
             out.push(Line::from(spans));
         }
-        if let Some(q) = str_field(v, &["query"]).or_else(|| str_field(block.input, &["query"])) {
+        let query = str_field(v, &["query"]).or_else(|| str_field(block.input, &["query"]));
+        if let Some(q) = query.filter(|q| Some(*q) != str_field(v, &["title"])) {
             let mut spans = vec![Span::styled("search: ", theme.dim)];
             spans.extend(super::text::plain_spans(q, theme.text, theme));
             out.push(Line::from(spans));
@@ -84,7 +85,10 @@ impl Renderer for WebRenderer {
 fn result_item(out: &mut Out, r: &Value, cx: &RenderCtx<'_>) {
     let theme = cx.theme;
     match r {
-        Value::String(s) => out.extend(build_markdown_lines(s, cx).lines),
+        Value::String(s) => {
+            out.push(Line::default());
+            out.extend(build_markdown_lines(s, cx).lines);
+        }
         Value::Object(_) => {
             if let Some(Value::Array(inner)) = field(r, &["content"]) {
                 for i in inner {
