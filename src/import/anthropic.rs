@@ -479,9 +479,10 @@ impl Mapper {
             diagnostics: Vec::new(),
             extra: Map::new(),
         });
+        // Points at the first message (line 0 would read as "unknown").
         let m = Msg {
             v: Value::Null,
-            line: 0,
+            line: conv.msgs.first().map_or(1, |m| m.line),
         };
         let mut f = self.frame(FrameType::ToolCatalogPublish, body, &m, &[]);
         f.envelope
