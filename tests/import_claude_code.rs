@@ -568,6 +568,9 @@ fn v2_1_39_compaction_excerpt() {
         )
         .count();
     assert_eq!(progress, 600);
+    // The 4 whitespace-only text blocks ("\n\n" before a call) make no empty agent rows.
+    assert!(!s.items.iter().any(|i| matches!(i,
+        Item::Message(m) if m.kind == rawpv::session::MessageKind::AgentText && m.text.trim().is_empty())));
     let chunks: usize = s.invocations.iter().map(|i| i.stream.chunks().len()).sum();
     assert_eq!(chunks, 137);
     assert!(s.invocations.iter().all(|i| i.stream.gaps().is_empty()));

@@ -566,8 +566,12 @@ impl Mapper {
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "text" => {
-                let p = obj([("text", b.get("text").cloned().unwrap_or_else(|| json!("")))]);
-                self.generic(out, FrameType::AgentTextDone, p, m);
+                let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+                // Whitespace-only blocks carry nothing to show.
+                if !text.trim().is_empty() {
+                    let p = obj([("text", json!(text))]);
+                    self.generic(out, FrameType::AgentTextDone, p, m);
+                }
             }
             "thinking" => {
                 let text = b.get("thinking").and_then(Value::as_str).unwrap_or("");

@@ -392,11 +392,12 @@ impl Mapper {
     ) {
         match b.get("type").and_then(Value::as_str).unwrap_or("") {
             "text" => {
-                let p = obj([(
-                    "text",
-                    json!(b.get("text").and_then(Value::as_str).unwrap_or("")),
-                )]);
-                self.push(out, FrameType::AgentTextDone, p, rec, ctx, ts);
+                let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+                // Whitespace-only blocks ("\n\n" before a tool call) carry nothing to show.
+                if !text.trim().is_empty() {
+                    let p = obj([("text", json!(text))]);
+                    self.push(out, FrameType::AgentTextDone, p, rec, ctx, ts);
+                }
             }
             "thinking" => {
                 let text = b.get("thinking").and_then(Value::as_str).unwrap_or("");
