@@ -66,4 +66,20 @@ pub enum Action {
     ToggleHelp,
     /// Close a popup, clear the search, then the filter.
     Cancel,
+    /// Replay: play or pause (`rawpv --replay FILE`).
+    TogglePlay,
+    /// Replay: twice as fast (up to 64×).
+    SpeedUp,
+    /// Replay: half as fast (down to 0.25×).
+    SpeedDown,
+    /// Replay: apply one more frame (pauses).
+    StepForward,
+    /// Replay: take back one frame (pauses).
+    StepBack,
+    /// Replay: jump to the next turn (prompt or `session.turn.end`).
+    NextTurn,
+    /// Replay: jump to the previous turn.
+    PrevTurn,
+    /// Replay: seek to this percent of the timeline (keys 0–9 give 0–90).
+    Seek(u8),
 }

@@ -28,6 +28,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod player;
+
 use crate::action::Action;
 use crate::cli::OpenArgs;
 use crate::import::{Decoded, Format};
@@ -74,6 +76,8 @@ pub enum Msg {
     Rendered(RenderDone),
     /// Wall clock (epoch ms) for running calls' elapsed time.
     Tick(Timestamp),
+    /// Replay timer: apply what is due at this instant (replay mode only).
+    ReplayTick(Instant),
 }
 
 /// What identifies a cached detail rendering.
@@ -196,6 +200,12 @@ pub struct App {
     in_flight: bool,
     /// Render jobs waiting to be spawned by the loop (or run inline by tests).
     pub jobs: Vec<RenderJob>,
+    /// The replay player (`rawpv --replay FILE`); `None` shows the whole session at once.
+    pub replay: Option<crate::replay::Replay>,
+    /// The instant the replay state is drawn at (set by replay ticks and actions).
+    pub clock: Instant,
+    /// The timeline bar's row (replay mode only; zero-sized otherwise).
+    pub timeline_area: Rect,
 }
 
 impl App {
@@ -226,6 +236,9 @@ impl App {
             generation: 0,
             in_flight: false,
             jobs: Vec::new(),
+            replay: None,
+            clock: Instant::now(),
+            timeline_area: Rect::default(),
         }
     }
 
@@ -256,6 +269,7 @@ impl App {
                 true
             }
             Msg::Rendered(done) => self.on_rendered(done),
+            Msg::ReplayTick(now) => self.replay_tick(now),
             Msg::Tick(now) => {
                 self.now = Some(now);
                 self.animating()
@@ -853,6 +867,14 @@ impl App {
             Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
             Action::ShowProblems => self.toggle_tab(Tab::Problems),
             Action::ToggleHelp => self.view.help = !self.view.help,
+            Action::TogglePlay
+            | Action::SpeedUp
+            | Action::SpeedDown
+            | Action::StepForward
+            | Action::StepBack
+            | Action::NextTurn
+            | Action::PrevTurn
+            | Action::Seek(_) => self.replay_action(a),
             Action::Cancel => {
                 if self.view.help {
                     self.view.help = false;
@@ -890,6 +912,7 @@ impl App {
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
     pub fn prepare(&mut self, area: Rect) {
+        let area = self.reserve_timeline(area);
         self.areas = Areas::compute(area, self.view.zoom);
         let feed_h = Areas::inner(self.areas.feed).height;
         let detail_inner = Areas::inner(self.areas.detail);
@@ -1025,7 +1048,14 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
         kind,
         SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
     );
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    if open.replay {
+        return player::run_replay(kind, open, &config).await;
+    }
     let mut app = App::new(kind.label(), live);
+    app.configure(&config);
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }
@@ -1051,7 +1081,7 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     result.map(|()| 0)
 }
 
-async fn event_loop(
+pub(crate) async fn event_loop(
     app: &mut App,
     tui: &mut Tui,
     mut rx: mpsc::Receiver<SourceMsg>,
@@ -1066,6 +1096,7 @@ async fn event_loop(
     while !app.quit {
         let draw_at = sched.deadline();
         let ticking = app.animating();
+        let replay_at = app.replay_deadline();
         tokio::select! {
             biased;
             ev = events.next() => match ev {
@@ -1103,6 +1134,11 @@ async fn event_loop(
                     app.update(Msg::Source(m));
                 }
                 sched.request();
+            }
+            () = sleep_until_opt(replay_at), if replay_at.is_some() => {
+                if app.update(Msg::ReplayTick(Instant::now())) {
+                    sched.request();
+                }
             }
             () = tokio::time::sleep_until(next_tick), if ticking => {
                 next_tick = Instant::now() + TICK;
