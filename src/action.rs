@@ -82,4 +82,10 @@ pub enum Action {
     PrevTurn,
     /// Replay: seek to this percent of the timeline (keys 0–9 give 0–90).
     Seek(u8),
+    /// Copy the selected call's input to the clipboard (OSC 52; big ones go to a file).
+    CopyInput,
+    /// Copy the selected call's output.
+    CopyOutput,
+    /// Copy the selected row's frames as RAWP JSON lines.
+    CopyRaw,
 }

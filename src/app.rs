@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod copy;
 mod player;
 
 use crate::action::Action;
@@ -206,6 +207,8 @@ pub struct App {
     pub clock: Instant,
     /// The timeline bar's row (replay mode only; zero-sized otherwise).
     pub timeline_area: Rect,
+    /// An OSC 52 sequence for the loop to write to the terminal (copy).
+    pub clipboard_out: Option<String>,
 }
 
 impl App {
@@ -239,6 +242,7 @@ impl App {
             replay: None,
             clock: Instant::now(),
             timeline_area: Rect::default(),
+            clipboard_out: None,
         }
     }
 
@@ -875,6 +879,9 @@ impl App {
             | Action::NextTurn
             | Action::PrevTurn
             | Action::Seek(_) => self.replay_action(a),
+            Action::CopyInput => self.copy(crate::clipboard::CopyWhat::Input),
+            Action::CopyOutput => self.copy(crate::clipboard::CopyWhat::Output),
+            Action::CopyRaw => self.copy(crate::clipboard::CopyWhat::Raw),
             Action::Cancel => {
                 if self.view.help {
                     self.view.help = false;
@@ -1147,6 +1154,9 @@ pub(crate) async fn event_loop(
                     sched.request();
                 }
             }
+        }
+        if let Some(seq) = app.clipboard_out.take() {
+            copy::write_osc52(tui, &seq)?;
         }
         if app.suspend_requested {
             app.suspend_requested = false;

@@ -298,6 +298,24 @@ impl Default for Keymap {
                 "replay: seek to 0–90%",
                 None,
             ),
+            b(
+                vec![c('y')],
+                Action::CopyInput,
+                "copy the call's input",
+                None,
+            ),
+            b(
+                vec![c('Y')],
+                Action::CopyOutput,
+                "copy the call's output",
+                None,
+            ),
+            b(
+                vec![c('r')],
+                Action::CopyRaw,
+                "copy the row's raw frame JSON",
+                None,
+            ),
         ])
     }
 }

@@ -17,6 +17,7 @@ pub mod action;
 pub mod app;
 pub mod check;
 pub mod cli;
+pub mod clipboard;
 pub mod cmd;
 pub mod config;
 pub mod finding;

@@ -112,6 +112,9 @@ impl App {
             | Action::ShowCatalog
             | Action::ShowProblems
             | Action::ToggleHelp
+            | Action::CopyInput
+            | Action::CopyOutput
+            | Action::CopyRaw
             | Action::Cancel => Move::None,
         };
         self.apply_move(mv);
