@@ -57,9 +57,14 @@ impl Areas {
         } else {
             Direction::Vertical
         };
+        // The detail pane is what people read: it gets the larger share.
+        let feed_share = if dir == Direction::Horizontal { 42 } else { 40 };
         let parts = Layout::default()
             .direction(dir)
-            .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
+            .constraints([
+                Constraint::Percentage(feed_share),
+                Constraint::Percentage(100 - feed_share),
+            ])
             .split(main);
         Self {
             feed: parts[0],

@@ -2,10 +2,12 @@
 //! `lines[scroll..scroll + height]` without asking ratatui to wrap.
 //!
 //! Who calls it: [`super::cache`] when filling an entry, `print --detail`.
-//! Invariants: wrapping only splits spans (styles kept, text unchanged and in order); every output
-//! line is at most `width` columns wide unless a single character is wider than `width`;
+//! Invariants: wrapping only splits spans (styles kept, text unchanged and in order); rows
+//! break after the last space that fits (word wrap), else at the width; every output line is at
+//! most `width` columns wide unless a single character is wider than `width`;
 //! zero-width characters stay with the character before them. `width == 0` is treated as 1.
 
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
@@ -34,32 +36,55 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
     if line_width(line) <= w {
         return vec![to_owned_line(line)];
     }
-    let mut rows: Vec<Line<'static>> = Vec::new();
-    let mut row: Vec<Span<'static>> = Vec::new();
-    let mut col = 0usize;
-    for span in &line.spans {
-        let style = line.style.patch(span.style);
-        let mut run = String::new();
-        for c in span.content.chars() {
-            let cw = c.width().unwrap_or(0);
-            if cw > 0 && col + cw > w && col > 0 {
-                if !run.is_empty() {
-                    row.push(Span::styled(std::mem::take(&mut run), style));
-                }
-                rows.push(Line::from(std::mem::take(&mut row)));
-                col = 0;
-            }
-            run.push(c);
-            col += cw;
+    // One cell per char: (char, style, columns). Rows break after the last space that fits
+    // (word wrap); a word longer than the row is cut at the width (hard wrap).
+    let cells: Vec<(char, Style, usize)> = line
+        .spans
+        .iter()
+        .flat_map(|s| {
+            let style = line.style.patch(s.style);
+            s.content.chars().map(move |c| (c, style, c.width().unwrap_or(0)))
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let (mut start, mut col, mut i) = (0usize, 0usize, 0usize);
+    let mut brk: Option<usize> = None;
+    while i < cells.len() {
+        let (c, _, cw) = cells[i];
+        if cw > 0 && col + cw > w && i > start {
+            let end = brk.filter(|&b| b > start).unwrap_or(i);
+            rows.push(build_row(&cells[start..end]));
+            start = end;
+            col = cells[start..i].iter().map(|x| x.2).sum();
+            brk = cells[start..i].iter().rposition(|x| x.0 == ' ').map(|k| start + k + 1);
+            continue;
         }
-        if !run.is_empty() {
-            row.push(Span::styled(run, style));
+        col += cw;
+        if c == ' ' {
+            brk = Some(i + 1);
         }
+        i += 1;
     }
-    if !row.is_empty() || rows.is_empty() {
-        rows.push(Line::from(row));
-    }
+    rows.push(build_row(&cells[start..]));
     rows
+}
+
+/// Groups consecutive cells of one style into spans.
+fn build_row(cells: &[(char, Style, usize)]) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut run = String::new();
+    let mut style = cells.first().map(|c| c.1).unwrap_or_default();
+    for &(c, st, _) in cells {
+        if st != style && !run.is_empty() {
+            spans.push(Span::styled(std::mem::take(&mut run), style));
+        }
+        style = st;
+        run.push(c);
+    }
+    if !run.is_empty() {
+        spans.push(Span::styled(run, style));
+    }
+    Line::from(spans)
 }
 
 /// Wraps every line at `width`.
@@ -101,6 +126,22 @@ mod tests {
         assert_eq!(texts, ["abc", "def", "g"]);
         assert_eq!(rows[0].spans[0].style, ratatui::style::Style::new().red());
         assert_eq!(wrapped_height(&[l], 3), 3);
+    }
+
+    #[test]
+    fn breaks_after_the_last_space_that_fits() {
+        let l = Line::from(vec!["the quick ".into(), "brown".red(), " fox".into()]);
+        let texts: Vec<String> = wrap_line(&l, 12)
+            .iter()
+            .map(|r| r.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(texts, ["the quick ", "brown fox"]);
+        // A word longer than the row is cut at the width.
+        let texts: Vec<String> = wrap_line(&Line::from("a abcdefgh"), 4)
+            .iter()
+            .map(|r| r.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(texts, ["a ", "abcd", "efgh"]);
     }
 
     #[test]
