@@ -40,11 +40,14 @@ pub struct SessionEntry {
 impl SessionEntry {
     /// Sort key: start time (else mtime) in epoch ms.
     fn when(&self) -> i64 {
-        self.started.map(|t| t.0).unwrap_or_else(|| {
-            self.modified
-                .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_millis() as i64)
-        })
+        self.started.map_or_else(
+            || {
+                self.modified
+                    .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_millis() as i64)
+            },
+            |t| t.0,
+        )
     }
 
     /// What the filter matches against.

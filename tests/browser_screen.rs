@@ -64,3 +64,15 @@ fn browser_empty_says_how_to_start() {
     let b = Browser::scan(&[tmp.path().join("none")]);
     assert_snapshot!("browser_empty", draw(&b).backend());
 }
+
+#[test]
+fn esc_in_a_viewer_opened_from_the_browser_goes_back() {
+    let items = rawpv::import::load_bytes(rawpv::source::DEMO.as_bytes()).items;
+    let mut app = rawpv::app::App::headless(items.clone(), "demo");
+    app.from_browser = true;
+    app.press(crossterm::event::KeyCode::Esc);
+    assert!(app.quit, "Esc with nothing to close leaves the viewer");
+    let mut plain = rawpv::app::App::headless(items, "demo");
+    plain.press(crossterm::event::KeyCode::Esc);
+    assert!(!plain.quit, "outside the browser Esc never quits");
+}
