@@ -213,8 +213,8 @@ fn json_text(v: &serde_json::Value) -> String {
     out
 }
 
-/// Whether item `i` is a quiet row: token usage, progress ticks and file-history snapshots,
-/// hidden by default (the feed title counts them; `.` shows them).
+/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots and
+/// finished messages without text, hidden by default (the feed title counts them; `.` shows them).
 pub fn is_quiet(session: &Session, i: usize) -> bool {
     match session.items.get(i) {
         Some(Item::Event(f)) => {
@@ -223,7 +223,9 @@ pub fn is_quiet(session: &Session, i: usize) -> bool {
                 || t.ends_with(".progress")
                 || t.ends_with(".file-history-snapshot")
         }
-        Some(Item::Invocation(_) | Item::Message(_)) | None => false,
+        // An agent message with no text (the turn only called tools).
+        Some(Item::Message(m)) => m.done && !m.redacted && m.text.trim().is_empty(),
+        Some(Item::Invocation(_)) | None => false,
     }
 }
 

@@ -354,6 +354,11 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
         "WebFetch" | "web_fetch" => pick(&["url"]),
         "WebSearch" | "web_search" => pick(&["query"]),
         "Task" | "Agent" => pick(&["description", "prompt"]),
+        "AskUserQuestion" => input
+            .pointer("/questions/0/question")
+            .and_then(Value::as_str)
+            .map(first_line),
+        "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
         "TodoWrite" => input
             .get("todos")
             .and_then(Value::as_array)
@@ -364,6 +369,7 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
         return f;
     }
     match input {
+        Value::Object(o) if o.is_empty() => String::new(),
         Value::Object(o) => o
             .values()
             .find_map(Value::as_str)
