@@ -33,6 +33,9 @@ pub const STATUS_HEIGHT: u16 = 2;
 /// At this width and above the detail pane sits right of the feed; below, under it.
 pub const SIDE_BY_SIDE_MIN_WIDTH: u16 = 100;
 
+/// Columns the feed keeps in the side-by-side layout before the detail pane grows.
+pub const FEED_MIN_WIDTH: u16 = 56;
+
 /// Where each part goes for a terminal size. Pane areas include their borders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Areas {
@@ -58,14 +61,18 @@ impl Areas {
         } else {
             Direction::Vertical
         };
-        // The detail pane is what people read: it gets the larger share.
-        let feed_share = if dir == Direction::Horizontal { 42 } else { 40 };
+        // The detail pane is what people read: it gets the larger share, once the feed has room
+        // for its columns (time, tool, summary, status, duration: FEED_MIN_WIDTH).
+        let feed_size = if dir == Direction::Horizontal {
+            (main.width * 42 / 100)
+                .max(FEED_MIN_WIDTH)
+                .min(main.width.saturating_sub(40))
+        } else {
+            main.height * 2 / 5
+        };
         let parts = Layout::default()
             .direction(dir)
-            .constraints([
-                Constraint::Percentage(feed_share),
-                Constraint::Percentage(100 - feed_share),
-            ])
+            .constraints([Constraint::Length(feed_size), Constraint::Min(0)])
             .split(main);
         Self {
             feed: parts[0],

@@ -43,7 +43,9 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
         .iter()
         .flat_map(|s| {
             let style = line.style.patch(s.style);
-            s.content.chars().map(move |c| (c, style, c.width().unwrap_or(0)))
+            s.content
+                .chars()
+                .map(move |c| (c, style, c.width().unwrap_or(0)))
         })
         .collect();
     let mut rows = Vec::new();
@@ -56,7 +58,10 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
             rows.push(build_row(&cells[start..end]));
             start = end;
             col = cells[start..i].iter().map(|x| x.2).sum();
-            brk = cells[start..i].iter().rposition(|x| x.0 == ' ').map(|k| start + k + 1);
+            brk = cells[start..i]
+                .iter()
+                .rposition(|x| x.0 == ' ')
+                .map(|k| start + k + 1);
             continue;
         }
         col += cw;
