@@ -34,6 +34,8 @@ pub enum Action {
     ToggleExpand,
     /// Resume following the tail of a running call's stream.
     Follow,
+    /// Show or hide quiet rows (token usage, progress ticks).
+    ToggleQuiet,
     /// Give the detail pane the whole screen (again: back to feed + detail).
     ToggleZoom,
     /// Wrap long lines in the detail pane.
@@ -64,4 +66,26 @@ pub enum Action {
     ToggleHelp,
     /// Close a popup, clear the search, then the filter.
     Cancel,
+    /// Replay: play or pause (`rawpv --replay FILE`).
+    TogglePlay,
+    /// Replay: twice as fast (up to 64×).
+    SpeedUp,
+    /// Replay: half as fast (down to 0.25×).
+    SpeedDown,
+    /// Replay: apply one more frame (pauses).
+    StepForward,
+    /// Replay: take back one frame (pauses).
+    StepBack,
+    /// Replay: jump to the next turn (prompt or `session.turn.end`).
+    NextTurn,
+    /// Replay: jump to the previous turn.
+    PrevTurn,
+    /// Replay: seek to this percent of the timeline (keys 0–9 give 0–90).
+    Seek(u8),
+    /// Copy the selected call's input to the clipboard (OSC 52; big ones go to a file).
+    CopyInput,
+    /// Copy the selected call's output.
+    CopyOutput,
+    /// Copy the selected row's frames as RAWP JSON lines.
+    CopyRaw,
 }

@@ -28,6 +28,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod copy;
+mod player;
+
 use crate::action::Action;
 use crate::cli::OpenArgs;
 use crate::import::{Decoded, Format};
@@ -74,6 +77,8 @@ pub enum Msg {
     Rendered(RenderDone),
     /// Wall clock (epoch ms) for running calls' elapsed time.
     Tick(Timestamp),
+    /// Replay timer: apply what is due at this instant (replay mode only).
+    ReplayTick(Instant),
 }
 
 /// What identifies a cached detail rendering.
@@ -196,6 +201,14 @@ pub struct App {
     in_flight: bool,
     /// Render jobs waiting to be spawned by the loop (or run inline by tests).
     pub jobs: Vec<RenderJob>,
+    /// The replay player (`rawpv --replay FILE`); `None` shows the whole session at once.
+    pub replay: Option<crate::replay::Replay>,
+    /// The instant the replay state is drawn at (set by replay ticks and actions).
+    pub clock: Instant,
+    /// The timeline bar's row (replay mode only; zero-sized otherwise).
+    pub timeline_area: Rect,
+    /// An OSC 52 sequence for the loop to write to the terminal (copy).
+    pub clipboard_out: Option<String>,
 }
 
 impl App {
@@ -226,6 +239,10 @@ impl App {
             generation: 0,
             in_flight: false,
             jobs: Vec::new(),
+            replay: None,
+            clock: Instant::now(),
+            timeline_area: Rect::default(),
+            clipboard_out: None,
         }
     }
 
@@ -256,6 +273,7 @@ impl App {
                 true
             }
             Msg::Rendered(done) => self.on_rendered(done),
+            Msg::ReplayTick(now) => self.replay_tick(now),
             Msg::Tick(now) => {
                 self.now = Some(now);
                 self.animating()
@@ -389,13 +407,29 @@ impl App {
     /// Sets or clears the filter, rebuilding the visible rows; keeps the selected item selected
     /// when it stays visible.
     pub fn set_filter(&mut self, filter: Option<Filter>) {
+        self.view.filter = filter;
+        self.rebuild_rows();
+    }
+
+    /// Recomputes the visible rows (after the filter or quiet-row setting changed); keeps the
+    /// selected item selected when it stays visible. O(items): user actions only.
+    fn rebuild_rows(&mut self) {
         let selected_item = self.view.selected_item(&self.session);
-        self.view.rows = filter.as_ref().map(|f| {
-            (0..self.session.items.len())
-                .filter(|&i| f.matches(&self.session, i))
+        let n = self.session.items.len();
+        self.view.quiet = (0..n).filter(|&i| view::is_quiet(&self.session, i)).count();
+        let needed = self.view.filter.is_some() || (!self.view.show_quiet && self.view.quiet > 0);
+        self.view.rows = needed.then(|| {
+            (0..n)
+                .filter(|&i| {
+                    view::shows(
+                        self.view.filter.as_ref(),
+                        self.view.show_quiet,
+                        &self.session,
+                        i,
+                    )
+                })
                 .collect()
         });
-        self.view.filter = filter;
         let row = selected_item.map_or(0, |i| match &self.view.rows {
             Some(r) => r.partition_point(|&x| x < i),
             None => i,
@@ -488,10 +522,18 @@ impl App {
         let Some(item) = applied.item else {
             return;
         };
-        // Membership first (O(log n)); the text match only for rows not shown yet.
-        if let (Some(f), Some(rows)) = (&self.view.filter, &mut self.view.rows)
+        if applied.new_item && view::is_quiet(&self.session, item) {
+            self.view.quiet += 1;
+            if !self.view.show_quiet && self.view.rows.is_none() {
+                // First hidden row: every earlier item was a row.
+                self.view.rows = Some((0..item).collect());
+            }
+        }
+        // Membership first (O(log n)); the filter match only for rows not shown yet.
+        let (filter, show_quiet) = (self.view.filter.as_ref(), self.view.show_quiet);
+        if let Some(rows) = &mut self.view.rows
             && let Err(pos) = rows.binary_search(&item)
-            && f.matches(&self.session, item)
+            && view::shows(filter, show_quiet, &self.session, item)
         {
             rows.insert(pos, item);
             if pos <= self.view.feed.selected && rows.len() > 1 && !applied.new_item {
@@ -677,6 +719,21 @@ impl App {
             }
         } else if Areas::hit(self.areas.detail, col, row) {
             self.view.focus = Pane::Detail;
+            let inner = Areas::inner(self.areas.detail);
+            match self.view.tab {
+                Tab::Detail => {}
+                Tab::Catalog => {
+                    if let Some(i) = self.view.catalog.index_at(&self.session, inner, row) {
+                        self.view.catalog.selected = i;
+                        self.view.catalog.scroll = 0;
+                    }
+                }
+                Tab::Problems => {
+                    if let Some(i) = self.view.problems.index_at(&self.session, inner, row) {
+                        self.view.problems.selected = i;
+                    }
+                }
+            }
         }
     }
 
@@ -772,6 +829,10 @@ impl App {
             },
             Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
             Action::Follow => self.follow_tail(),
+            Action::ToggleQuiet => {
+                self.view.show_quiet = !self.view.show_quiet;
+                self.rebuild_rows();
+            }
             Action::ToggleZoom => {
                 self.view.zoom = !self.view.zoom;
                 if self.view.zoom {
@@ -810,6 +871,17 @@ impl App {
             Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
             Action::ShowProblems => self.toggle_tab(Tab::Problems),
             Action::ToggleHelp => self.view.help = !self.view.help,
+            Action::TogglePlay
+            | Action::SpeedUp
+            | Action::SpeedDown
+            | Action::StepForward
+            | Action::StepBack
+            | Action::NextTurn
+            | Action::PrevTurn
+            | Action::Seek(_) => self.replay_action(a),
+            Action::CopyInput => self.copy(crate::clipboard::CopyWhat::Input),
+            Action::CopyOutput => self.copy(crate::clipboard::CopyWhat::Output),
+            Action::CopyRaw => self.copy(crate::clipboard::CopyWhat::Raw),
             Action::Cancel => {
                 if self.view.help {
                     self.view.help = false;
@@ -847,6 +919,7 @@ impl App {
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
     pub fn prepare(&mut self, area: Rect) {
+        let area = self.reserve_timeline(area);
         self.areas = Areas::compute(area, self.view.zoom);
         let feed_h = Areas::inner(self.areas.feed).height;
         let detail_inner = Areas::inner(self.areas.detail);
@@ -982,7 +1055,14 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
         kind,
         SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
     );
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    if open.replay {
+        return player::run_replay(kind, open, &config).await;
+    }
     let mut app = App::new(kind.label(), live);
+    app.configure(&config);
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }
@@ -1008,7 +1088,7 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     result.map(|()| 0)
 }
 
-async fn event_loop(
+pub(crate) async fn event_loop(
     app: &mut App,
     tui: &mut Tui,
     mut rx: mpsc::Receiver<SourceMsg>,
@@ -1023,6 +1103,7 @@ async fn event_loop(
     while !app.quit {
         let draw_at = sched.deadline();
         let ticking = app.animating();
+        let replay_at = app.replay_deadline();
         tokio::select! {
             biased;
             ev = events.next() => match ev {
@@ -1061,6 +1142,11 @@ async fn event_loop(
                 }
                 sched.request();
             }
+            () = sleep_until_opt(replay_at), if replay_at.is_some() => {
+                if app.update(Msg::ReplayTick(Instant::now())) {
+                    sched.request();
+                }
+            }
             () = tokio::time::sleep_until(next_tick), if ticking => {
                 next_tick = Instant::now() + TICK;
                 let now = Timestamp(chrono::Utc::now().timestamp_millis());
@@ -1068,6 +1154,9 @@ async fn event_loop(
                     sched.request();
                 }
             }
+        }
+        if let Some(seq) = app.clipboard_out.take() {
+            copy::write_osc52(tui, &seq)?;
         }
         if app.suspend_requested {
             app.suspend_requested = false;

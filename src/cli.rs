@@ -28,7 +28,8 @@ pub struct OpenArgs {
     pub follow: bool,
     #[command(flatten)]
     pub net: NetArgs,
-    /// Play the session back at its recorded pace.
+    /// Play the session back at its recorded pace: opens playing from the start (Space pauses,
+    /// +/- speed, </> step, [/] turns, 0-9 seek); without it the whole session shows at once.
     #[arg(long)]
     pub replay: bool,
     /// Replay speed factor (0.25 to 64).

@@ -187,8 +187,17 @@ fn detect_document(text: &str) -> Format {
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
         return classify_record(&v).unwrap_or(Format::RawpNdjson);
     }
+    // Not one JSON value within the head: a first line longer than the head (a transcript
+    // record holding a pasted image, say) or a cut document. Look for telling keys, transcript
+    // ones first (their record fields come before the message).
     let head = prefix(text, 8192);
-    if head.contains("\"payload\"") {
+    if head.contains("\"parentUuid\"") || head.contains("\"sessionId\"") {
+        Format::ClaudeCode
+    } else if head.contains("\"parent_tool_use_id\"")
+        || (head.contains("\"session_id\"") && head.contains("\"subtype\""))
+    {
+        Format::ClaudeStreamJson
+    } else if head.contains("\"payload\"") {
         Format::RawpNdjson
     } else if ["\"messages\"", "\"stop_reason\"", "\"role\""]
         .iter()
@@ -262,4 +271,55 @@ pub fn load_path(path: &Path) -> std::io::Result<Loaded> {
         return Ok(Loaded { format, items });
     }
     Ok(load_bytes(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcript_whose_first_line_is_longer_than_the_head() {
+        let mut line = String::from(
+            r#"{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":[{"type":"image","source":{"data":""#,
+        );
+        line.push_str(&"A".repeat(70 * 1024));
+        let head = &line.as_bytes()[..64 * 1024];
+        assert_eq!(detect(head), Format::ClaudeCode);
+    }
+
+    #[test]
+    fn records_decide_the_format() {
+        let cases: &[(&str, Format)] = &[
+            (
+                r#"{"type":"summary","summary":"x","leafUuid":"u"}"#,
+                Format::ClaudeCode,
+            ),
+            (
+                r#"{"type":"queue-operation","operation":"dequeue","sessionId":"s"}"#,
+                Format::ClaudeCode,
+            ),
+            (
+                r#"{"type":"file-history-snapshot","messageId":"m","snapshot":{}}"#,
+                Format::ClaudeCode,
+            ),
+            (
+                r#"{"type":"system","subtype":"init","session_id":"s","tools":[]}"#,
+                Format::ClaudeStreamJson,
+            ),
+            (
+                r#"{"type":"assistant","message":{},"parent_tool_use_id":null,"session_id":"s"}"#,
+                Format::ClaudeStreamJson,
+            ),
+            (r#"{"role":"user","content":"hi"}"#, Format::Anthropic),
+            (
+                r#"{"type":"agent.text.done","payload":{"text":"x"}}"#,
+                Format::RawpNdjson,
+            ),
+            ("interactions:\n- request: {}\n", Format::Anthropic),
+            ("", Format::RawpNdjson),
+        ];
+        for (text, want) in cases {
+            assert_eq!(detect(text.as_bytes()), *want, "{text}");
+        }
+    }
 }

@@ -92,6 +92,9 @@ pub struct Binding {
 impl Binding {
     /// The keys as shown to the user: `j/↓`.
     pub fn keys_label(&self) -> String {
+        if let Action::Seek(_) = self.action {
+            return "0-9".into();
+        }
         self.keys
             .iter()
             .map(ToString::to_string)
@@ -228,6 +231,12 @@ impl Default for Keymap {
                 Some("filter"),
             ),
             b(
+                vec![c('.')],
+                Action::ToggleQuiet,
+                "show or hide quiet rows (usage, progress)",
+                None,
+            ),
+            b(
                 vec![c('c')],
                 Action::ShowCatalog,
                 "tool catalog panel",
@@ -251,6 +260,62 @@ impl Default for Keymap {
                 "suspend (fg resumes)",
                 None,
             ),
+            b(
+                vec![c(' ')],
+                Action::TogglePlay,
+                "replay: play / pause",
+                None,
+            ),
+            b(
+                vec![c('+'), c('=')],
+                Action::SpeedUp,
+                "replay: faster (×2)",
+                None,
+            ),
+            b(vec![c('-')], Action::SpeedDown, "replay: slower (÷2)", None),
+            b(
+                vec![c('>')],
+                Action::StepForward,
+                "replay: one frame forward",
+                None,
+            ),
+            b(
+                vec![c('<')],
+                Action::StepBack,
+                "replay: one frame back",
+                None,
+            ),
+            b(vec![c(']')], Action::NextTurn, "replay: next turn", None),
+            b(
+                vec![c('[')],
+                Action::PrevTurn,
+                "replay: previous turn",
+                None,
+            ),
+            b(
+                ('0'..='9').map(c).collect(),
+                Action::Seek(0),
+                "replay: seek to 0–90%",
+                None,
+            ),
+            b(
+                vec![c('y')],
+                Action::CopyInput,
+                "copy the call's input",
+                None,
+            ),
+            b(
+                vec![c('Y')],
+                Action::CopyOutput,
+                "copy the call's output",
+                None,
+            ),
+            b(
+                vec![c('r')],
+                Action::CopyRaw,
+                "copy the row's raw frame JSON",
+                None,
+            ),
         ])
     }
 }
@@ -267,11 +332,35 @@ impl Keymap {
         Self { bindings, index }
     }
 
+    /// Replaces the keys of `action`'s binding (config overrides); the chords are taken away
+    /// from any other binding that had them. An unbound action or no keys changes nothing.
+    pub fn rebind(&mut self, action: Action, keys: &[KeyChord]) {
+        if keys.is_empty() || !self.bindings.iter().any(|b| b.action == action) {
+            return;
+        }
+        let mut bindings = std::mem::take(&mut self.bindings);
+        for b in &mut bindings {
+            if b.action == action {
+                b.keys = keys.to_vec();
+            } else {
+                b.keys.retain(|k| !keys.contains(k));
+            }
+        }
+        *self = Self::new(bindings);
+    }
+
     /// The action bound to a key event, if any.
     pub fn action(&self, ev: &KeyEvent) -> Option<Action> {
-        self.index
-            .get(&KeyChord::from_event(ev))
-            .map(|&i| self.bindings[i].action)
+        let chord = KeyChord::from_event(ev);
+        self.index.get(&chord).map(|&i| {
+            let a = self.bindings[i].action;
+            // A digit bound to `Seek` carries its value: `3` seeks to 30%.
+            if let (Action::Seek(_), KeyCode::Char(d)) = (a, chord.code) {
+                Action::Seek(d.to_digit(10).map_or(0, |d| d as u8 * 10))
+            } else {
+                a
+            }
+        })
     }
 
     /// Every binding, in help order.
@@ -313,6 +402,28 @@ mod tests {
         assert_eq!(km.action(&ev), Some(Action::Quit));
         let ev = KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT);
         assert_eq!(km.action(&ev), Some(Action::FocusNext));
+    }
+
+    #[test]
+    fn no_chord_is_bound_twice() {
+        let km = Keymap::default();
+        let mut seen = std::collections::HashSet::new();
+        for b in km.bindings() {
+            for k in &b.keys {
+                assert!(seen.insert(*k), "{k} is bound twice");
+            }
+        }
+    }
+
+    #[test]
+    fn digits_seek_by_tenths() {
+        let km = Keymap::default();
+        let ev = KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE);
+        assert_eq!(km.action(&ev), Some(Action::Seek(30)));
+        let ev = KeyEvent::new(KeyCode::Char('0'), KeyModifiers::NONE);
+        assert_eq!(km.action(&ev), Some(Action::Seek(0)));
+        let ev = KeyEvent::new(KeyCode::Char('+'), KeyModifiers::SHIFT);
+        assert_eq!(km.action(&ev), Some(Action::SpeedUp));
     }
 
     #[test]

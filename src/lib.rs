@@ -7,6 +7,8 @@
 //! * [`import`] turns input formats into RAWP frames ([`protocol`]) for [`session`] to fold
 //! * [`check`] and [`finding`]: conformance findings, used by the reducer and `rawpv check`
 //! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)
+//! * [`replay`]: the replay player, a timeline cursor over a loaded session (pure)
+//! * [`config`]: the user's TOML settings merged over embedded defaults
 //! * [`theme`]: semantic styles shared by renderers and widgets
 //!
 //! `protocol` and `session` never import ratatui.
@@ -15,12 +17,15 @@ pub mod action;
 pub mod app;
 pub mod check;
 pub mod cli;
+pub mod clipboard;
 pub mod cmd;
+pub mod config;
 pub mod finding;
 pub mod import;
 pub mod keymap;
 pub mod protocol;
 pub mod render;
+pub mod replay;
 pub mod serve;
 pub mod session;
 pub mod source;

@@ -176,8 +176,9 @@ fn authorized(token: Option<&Token>, headers: &HeaderMap) -> bool {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| token.matches(t.trim()))
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .is_some_and(|(_, t)| token.matches(t.trim()))
 }
 
 async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
@@ -318,6 +319,22 @@ mod tests {
         assert_eq!(gap(None, Some(5), 1.0), Duration::ZERO);
         assert_eq!(gap(Some(9), Some(5), 1.0), Duration::ZERO);
         assert_eq!(gap(Some(9), None, 1.0), Duration::ZERO);
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive_and_the_token_exact() {
+        let t = Token::new("abc");
+        let h = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, v.parse().unwrap());
+            h
+        };
+        assert!(authorized(t.as_ref(), &h("Bearer abc")));
+        assert!(authorized(t.as_ref(), &h("bearer abc")));
+        assert!(!authorized(t.as_ref(), &h("Bearer abcd")));
+        assert!(!authorized(t.as_ref(), &h("Basic abc")));
+        assert!(!authorized(t.as_ref(), &HeaderMap::new()));
+        assert!(authorized(None, &HeaderMap::new()));
     }
 
     #[test]

@@ -298,6 +298,18 @@ pub struct Publish {
     pub item: usize,
     /// Synthesised by an importer (metadata `rawpv_derived: true`), not sent by the agent.
     pub derived: bool,
+    /// Tool name → index in `catalog.tools` (the first entry when a name is listed twice), so
+    /// per-request catalog lookups (`crate::check`) are O(1).
+    pub tool_index: HashMap<String, usize>,
+}
+
+impl Publish {
+    /// The catalog entry named `name` (the first one when listed twice).
+    pub fn tool(&self, name: &str) -> Option<&crate::protocol::CatalogTool> {
+        self.tool_index
+            .get(name)
+            .and_then(|&i| self.catalog.tools.get(i))
+    }
 }
 
 /// Counters for the status bar and `stats`.
@@ -791,12 +803,17 @@ impl Session {
         };
         let catalog = catalog.clone();
         let applied = self.push_event(frame);
+        let mut tool_index = HashMap::with_capacity(catalog.tools.len());
+        for (i, t) in catalog.tools.iter().enumerate() {
+            tool_index.entry(t.name.clone()).or_insert(i);
+        }
         self.publishes.push(Publish {
             catalog,
             timestamp,
             line,
             item: applied.item.unwrap_or(0),
             derived,
+            tool_index,
         });
         applied
     }

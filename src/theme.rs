@@ -94,6 +94,34 @@ impl Theme {
         }
     }
 
+    /// For light terminal backgrounds: the dark palette with darker accents and light
+    /// backgrounds for selection, emphasis and matches (ANSI colours only).
+    pub fn light() -> Self {
+        let s = Style::new();
+        Self {
+            id: 2,
+            hint: s.fg(Color::Blue),
+            selected: s
+                .bg(Color::LightBlue)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD),
+            border: s.fg(Color::Gray),
+            border_focused: s.fg(Color::Blue),
+            status_running: s.fg(Color::Magenta),
+            status_cancelled: s.fg(Color::DarkGray),
+            finding_warning: s.fg(Color::Magenta),
+            diff_add_emph: s.fg(Color::Black).bg(Color::LightGreen),
+            diff_del_emph: s.fg(Color::Black).bg(Color::LightRed),
+            diff_hunk: s.fg(Color::Blue),
+            diff_file: s.fg(Color::Magenta).add_modifier(Modifier::BOLD),
+            json_literal: s.fg(Color::Magenta),
+            json_number: s.fg(Color::Red),
+            prompt: s.fg(Color::Blue).add_modifier(Modifier::BOLD),
+            search_match: s.bg(Color::LightYellow).fg(Color::Black),
+            ..Self::dark()
+        }
+    }
+
     /// Monochrome: modifiers only (for `NO_COLOR` and `--color never`).
     pub fn mono() -> Self {
         let s = Style::new();

@@ -16,6 +16,7 @@ pub mod help;
 pub mod problems;
 pub mod status_bar;
 pub mod stream;
+pub mod timeline;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
@@ -112,6 +113,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         }
     }
     status_bar::render_status(areas.status, buf, app);
+    app.render_timeline(buf);
     if app.view.help {
         help::render_help(frame.area(), frame.buffer_mut(), app);
     }

@@ -213,6 +213,27 @@ fn json_text(v: &serde_json::Value) -> String {
     out
 }
 
+/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots and
+/// finished messages without text, hidden by default (the feed title counts them; `.` shows them).
+pub fn is_quiet(session: &Session, i: usize) -> bool {
+    match session.items.get(i) {
+        Some(Item::Event(f)) => {
+            let t = f.frame_type.as_str();
+            f.frame_type == FrameType::SessionUsage
+                || t.ends_with(".progress")
+                || t.ends_with(".file-history-snapshot")
+        }
+        // An agent message with no text (the turn only called tools).
+        Some(Item::Message(m)) => m.done && !m.redacted && m.text.trim().is_empty(),
+        Some(Item::Invocation(_)) | None => false,
+    }
+}
+
+/// Whether item `i` is a visible row, given the filter and whether quiet rows show.
+pub fn shows(filter: Option<&Filter>, show_quiet: bool, session: &Session, i: usize) -> bool {
+    (show_quiet || !is_quiet(session, i)) && filter.is_none_or(|f| f.matches(session, i))
+}
+
 /// Whether item `i` is a failed call (for `e`/`E`).
 pub fn is_error(session: &Session, i: usize) -> bool {
     match session.items.get(i) {
@@ -249,7 +270,12 @@ pub struct ViewState {
     pub problems: crate::ui::problems::ProblemsState,
     /// The active filter.
     pub filter: Option<Filter>,
-    /// Item indices of the visible rows while a filter is active (ascending).
+    /// Show quiet rows (see [`is_quiet`]).
+    pub show_quiet: bool,
+    /// Quiet items in the session (shown in the feed title while hidden).
+    pub quiet: usize,
+    /// Item indices of the visible rows (ascending) while a filter is active or quiet rows are
+    /// hidden; `None`: every item is a row.
     pub rows: Option<Vec<usize>>,
     /// The committed search regex source.
     pub search: Option<String>,

@@ -193,3 +193,50 @@ fn findings_map_to_feed_rows() {
     }
     assert_eq!(state.selected, s.findings.len() - 1);
 }
+
+#[test]
+fn big_catalog_with_many_publishes_stays_bounded() {
+    use rawpv::import::Decoded;
+    use rawpv::protocol::{Body, CatalogPublish, CatalogTool, Frame, FrameType};
+    let mut items = Vec::new();
+    for p in 0..55u64 {
+        let tools = (0..600)
+            .map(|i| CatalogTool {
+                name: format!("tool_{i:04}"),
+                description: Some("d".into()),
+                status: Some(if (i + p) % 7 == 0 {
+                    ToolStatus::Degraded
+                } else {
+                    ToolStatus::Available
+                }),
+                ..CatalogTool::default()
+            })
+            .collect();
+        let mut f = Frame::new(
+            FrameType::ToolCatalogPublish,
+            Body::Catalog(CatalogPublish {
+                tools,
+                ..CatalogPublish::default()
+            }),
+        );
+        f.origin.line = p + 1;
+        items.push(Decoded::frame(f));
+    }
+    let s = Session::from_decoded(items);
+    assert_eq!(s.publishes.len(), 55);
+    assert_eq!(s.publishes[54].tool("tool_0599").unwrap().name, "tool_0599");
+    let mut state = CatalogState::default();
+    state.selected = 599;
+    state.scroll = usize::MAX;
+    let t = draw_catalog(&s, &mut state, 100, 60);
+    let text = format!("{}", t.backend());
+    assert!(text.contains("▶tool_0599"), "{text}");
+    assert!(text.contains("more changes"), "{text}");
+    assert!(text.contains("#55"), "{text}");
+    let hist = rawpv::ui::catalog::history_changes(&s);
+    assert_eq!(hist.len(), rawpv::ui::catalog::MAX_HISTORY);
+    assert!(
+        hist.iter().all(|c| !c.is_empty()),
+        "statuses rotate every publish"
+    );
+}

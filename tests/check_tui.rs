@@ -100,7 +100,13 @@ fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
     }
     act(&mut app, &[Action::Open]);
     assert_eq!(app.view.filter, None);
-    assert_eq!(app.view.rows, None);
+    // Without a filter only the quiet rows (usage, progress) stay hidden.
+    let shown = app
+        .view
+        .rows
+        .as_ref()
+        .map_or(app.session.items.len(), Vec::len);
+    assert_eq!(shown, app.session.items.len() - app.view.quiet);
 }
 
 #[test]
@@ -114,4 +120,32 @@ fn page_keys_scroll_the_tool_details() {
     assert_eq!(app.view.catalog.selected, 0);
     act(&mut app, &[Action::Top]);
     assert_eq!(app.view.catalog.scroll, 0);
+}
+
+#[test]
+fn clicks_select_panel_rows() {
+    use crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let click = |app: &mut App, column: u16, row: u16| {
+        app.update(Msg::Term(Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+        app.prepare(Rect::new(0, 0, 120, 32));
+    };
+    let mut app = demo();
+    act(&mut app, &[Action::ShowProblems]);
+    let d = app.areas.detail;
+    // Border, summary line, then findings 0, 1, 2: click the third.
+    click(&mut app, d.x + 3, d.y + 1 + 1 + 2);
+    assert_eq!(app.view.focus, Pane::Detail);
+    assert_eq!(app.view.problems.selected, 2);
+    // The summary line selects nothing.
+    click(&mut app, d.x + 3, d.y + 1);
+    assert_eq!(app.view.problems.selected, 2);
+    act(&mut app, &[Action::ShowCatalog]);
+    // Border, title, header, then tools 0, 1, …: click the fourth (Write).
+    click(&mut app, d.x + 3, d.y + 1 + 2 + 3);
+    assert_eq!(app.view.catalog.selected_tool(&app.session), Some("Write"));
 }

@@ -396,3 +396,22 @@ fn serve_warns_on_a_non_loopback_address() {
         "{first}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_against_a_plain_server_fails_cleanly_after_bounded_retries() {
+    let (addr, stop) = start(50.0, None).await;
+    for url in [format!("wss://{addr}/ws"), format!("https://{addr}/events")] {
+        let cfg = NetConfig {
+            max_attempts: Some(2),
+            ..net(None)
+        };
+        let r = tokio::time::timeout(WAIT, load_input_with(&SourceKind::Url(url.clone()), &cfg))
+            .await
+            .unwrap();
+        assert!(
+            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 2")),
+            "{url}: {r:?}"
+        );
+    }
+    stop.cancel();
+}

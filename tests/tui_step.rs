@@ -259,3 +259,25 @@ fn zoom_gives_the_detail_the_screen() {
     let v = step(&mut app, &[Action::FocusNext]);
     assert_eq!(v, base());
 }
+
+#[test]
+fn quiet_rows_are_hidden_and_counted() {
+    let text = "{\"type\":\"control.prompt.request\",\"payload\":{\"text\":\"hi\"}}\n\
+                {\"type\":\"session.usage\",\"payload\":{\"input_tokens\":1,\"output_tokens\":2}}\n\
+                {\"type\":\"x-claude-code.progress\",\"payload\":{\"data\":{\"type\":\"hook_progress\"}}}\n\
+                {\"type\":\"session.turn.end\",\"payload\":{}}\n";
+    let mut app = App::headless(import::load_bytes(text.as_bytes()).items, "q");
+    assert_eq!(
+        (app.view.quiet, app.view.rows.clone()),
+        (2, Some(vec![0, 3]))
+    );
+    app.select(1);
+    let v = step(&mut app, &[Action::ToggleQuiet]);
+    assert_eq!(
+        (v.show_quiet, v.rows, v.feed.selected),
+        (true, None, 3),
+        "selection stays on the turn end"
+    );
+    let v = step(&mut app, &[Action::ToggleQuiet]);
+    assert_eq!((v.rows, v.feed.selected), (Some(vec![0, 3]), 1));
+}

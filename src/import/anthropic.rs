@@ -479,9 +479,10 @@ impl Mapper {
             diagnostics: Vec::new(),
             extra: Map::new(),
         });
+        // Points at the first message (line 0 would read as "unknown").
         let m = Msg {
             v: Value::Null,
-            line: 0,
+            line: conv.msgs.first().map_or(1, |m| m.line),
         };
         let mut f = self.frame(FrameType::ToolCatalogPublish, body, &m, &[]);
         f.envelope
@@ -565,8 +566,12 @@ impl Mapper {
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "text" => {
-                let p = obj([("text", b.get("text").cloned().unwrap_or_else(|| json!("")))]);
-                self.generic(out, FrameType::AgentTextDone, p, m);
+                let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+                // Whitespace-only blocks carry nothing to show.
+                if !text.trim().is_empty() {
+                    let p = obj([("text", json!(text))]);
+                    self.generic(out, FrameType::AgentTextDone, p, m);
+                }
             }
             "thinking" => {
                 let text = b.get("thinking").and_then(Value::as_str).unwrap_or("");

@@ -25,8 +25,8 @@ use super::Decoded;
 use super::cc_output::{INTERRUPTED_MARKER, is_rejection, result_text, tool_output};
 use crate::finding::{Finding, Level, code};
 use crate::protocol::{
-    Body, Delegation, Frame, FrameType, Origin, ResultStatus, Timestamp, ToolInvokeRequest,
-    ToolInvokeResult,
+    Body, Delegation, Frame, FrameType, Origin, ResultStatus, StreamType, Timestamp,
+    ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream,
 };
 
 /// Record fields that describe the record rather than its content: kept in
@@ -84,6 +84,8 @@ struct Use {
     /// Kept only where the result shape needs it (Task description, Read path).
     input: Option<Value>,
     answered: bool,
+    /// Next `sequence` for progress chunks.
+    chunks: u64,
 }
 
 /// The record → frame mapper; keeps the state pairing needs (tool uses seen, timestamps).
@@ -97,6 +99,8 @@ pub struct Mapper {
     unknown: BTreeMap<String, (u64, u64)>,
     /// The previous record was a `compact_boundary` (its summary follows).
     after_boundary: bool,
+    /// `tool_use` / `tool_result` blocks repeating one already mapped (copies under new uuids).
+    repeated: u64,
     /// Frame type prefix for extension frames, e.g. `x-claude-code`.
     prefix: &'static str,
 }
@@ -116,6 +120,7 @@ impl Mapper {
             order: Vec::new(),
             unknown: BTreeMap::new(),
             after_boundary: false,
+            repeated: 0,
             prefix: "x-claude-code",
         }
     }
@@ -249,6 +254,7 @@ impl Mapper {
                 self.push(out, FrameType::SessionCompacted, p, rec, ctx, ts);
                 self.after_boundary = true;
             }
+            "progress" if self.progress_chunk(rec, ctx, ts, out) => {}
             "system" | "summary" | "queue-operation" | "file-history-snapshot" | "progress" => {
                 self.push_ext(out, rtype, rest(rec), rec, ctx, ts);
             }
@@ -267,6 +273,60 @@ impl Mapper {
                 self.push_ext(out, &kind, rest(rec), rec, ctx, ts);
             }
         }
+    }
+
+    /// A `bash_progress` record of a call still running → a `tool.invoke.stream` chunk of type
+    /// `progress` (`"12s · 210 lines\n"`; the output tail Claude Code shows is kept as `output`).
+    /// Returns false when the record is not one (it is then kept as an `x-` frame).
+    fn progress_chunk(
+        &mut self,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) -> bool {
+        let Some(data) = rec.get("data") else {
+            return false;
+        };
+        if data.get("type").and_then(Value::as_str) != Some("bash_progress") {
+            return false;
+        }
+        let Some(id) = rec.get("parentToolUseID").and_then(Value::as_str) else {
+            return false;
+        };
+        let Some(u) = self.uses.get_mut(id).filter(|u| !u.answered) else {
+            return false;
+        };
+        let sequence = u.chunks;
+        u.chunks += 1;
+        let name = u.name.clone();
+        let num = |k: &str| data.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let chunk = format!(
+            "{}s · {} lines\n",
+            num("elapsedTimeSeconds"),
+            num("totalLines")
+        );
+        let mut extra = Map::new();
+        if let Some(o) = data.get("output") {
+            extra.insert("output".into(), o.clone());
+        }
+        let stream = ToolInvokeStream {
+            invocation_id: Some(id.to_owned()),
+            tool_name: Some(name),
+            stream_type: Some(StreamType::Progress),
+            chunk: Some(chunk),
+            sequence: Some(sequence),
+            extra,
+        };
+        let f = self.frame(
+            FrameType::ToolInvokeStream,
+            Body::Stream(stream),
+            Some(rec),
+            ctx,
+            ts,
+        );
+        out.push(Decoded::frame(f));
+        true
     }
 
     fn assistant(
@@ -332,11 +392,12 @@ impl Mapper {
     ) {
         match b.get("type").and_then(Value::as_str).unwrap_or("") {
             "text" => {
-                let p = obj([(
-                    "text",
-                    json!(b.get("text").and_then(Value::as_str).unwrap_or("")),
-                )]);
-                self.push(out, FrameType::AgentTextDone, p, rec, ctx, ts);
+                let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+                // Whitespace-only blocks ("\n\n" before a tool call) carry nothing to show.
+                if !text.trim().is_empty() {
+                    let p = obj([("text", json!(text))]);
+                    self.push(out, FrameType::AgentTextDone, p, rec, ctx, ts);
+                }
             }
             "thinking" => {
                 let text = b.get("thinking").and_then(Value::as_str).unwrap_or("");
@@ -374,9 +435,12 @@ impl Mapper {
             .to_owned();
         let input = b.get("input").cloned().unwrap_or(Value::Null);
         let keep = matches!(name.as_str(), "Task" | "Agent" | "Read" | "NotebookRead");
-        if !self.uses.contains_key(&id) {
-            self.order.push(id.clone());
+        if self.uses.contains_key(&id) {
+            // A copy (resumed session, progress echo) under another record uuid.
+            self.repeated += 1;
+            return;
         }
+        self.order.push(id.clone());
         self.uses.insert(
             id.clone(),
             Use {
@@ -385,6 +449,7 @@ impl Mapper {
                 line: ctx.line,
                 input: keep.then(|| input.clone()),
                 answered: false,
+                chunks: 0,
             },
         );
         let req = ToolInvokeRequest {
@@ -507,6 +572,10 @@ impl Mapper {
             .to_owned();
         let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
         let text = result_text(b.get("content"));
+        if self.uses.get(&id).is_some_and(|u| u.answered) {
+            self.repeated += 1;
+            return;
+        }
         let (name, started, input) = if let Some(u) = self.uses.get_mut(&id) {
             u.answered = true;
             (u.name.clone(), u.ts, u.input.clone())
@@ -593,6 +662,19 @@ impl Mapper {
                     .for_invocation(id.clone()),
                 ));
             }
+        }
+        if self.repeated > 0 {
+            let msg = format!(
+                "{} tool_use/tool_result block(s) repeated an earlier one with the same id; the first is shown",
+                self.repeated
+            );
+            out.push(Decoded::Finding(Finding::new(
+                Level::Info,
+                code::DUPLICATE_RECORD,
+                "SPEC 4",
+                0,
+                msg,
+            )));
         }
         for (kind, (n, line)) in std::mem::take(&mut self.unknown) {
             let msg = format!("{n} record(s) of type {kind:?} not understood; kept as raw rows");

@@ -497,12 +497,15 @@ fn derived_catalog(
 ) -> crate::protocol::Frame {
     let mut seen = HashSet::new();
     let mut tools = Vec::new();
+    // The catalog points at the record of the first call (line 0 would read as "unknown").
+    let mut first_line = None;
     for &(i, _) in ordered {
         for b in es[i].blocks() {
             if b.get("type").and_then(Value::as_str) == Some("tool_use")
                 && let Some(name) = b.get("name").and_then(Value::as_str)
                 && seen.insert(name)
             {
+                first_line.get_or_insert(es[i].line);
                 tools.push(CatalogTool {
                     name: name.to_owned(),
                     description: Some("used in this transcript (catalog derived by rawpv)".into()),
@@ -513,7 +516,7 @@ fn derived_catalog(
         }
     }
     let ctx = RecCtx {
-        line: 0,
+        line: first_line.unwrap_or(1),
         chain: &[],
         file: None,
         last_of_message: false,
@@ -641,20 +644,52 @@ pub struct ClaudeCodeStream {
     use_chain: HashMap<String, Vec<Delegation>>,
     /// Agent key → the latest record of its current API message (usage not yet emitted).
     pending: HashMap<String, (Value, u64, Vec<Delegation>)>,
+    /// Frames held until the first timestamp is known (records such as `summary` have none).
+    held: Vec<Decoded>,
+    /// Hold frames for a timestamp (off for stream-json, which has none).
+    pub(crate) hold_for_timestamp: bool,
 }
+
+/// At most this many frames wait for a first timestamp; past it they go out without one.
+const MAX_HELD: usize = 256;
 
 impl ClaudeCodeStream {
     pub fn new() -> Self {
         Self {
             mapper: Mapper::new(),
             derive_catalog: true,
+            hold_for_timestamp: true,
             ..Self::default()
         }
     }
 
-    /// Maps one parsed record (`line` 1-based). `parent_tool` is stream-json's
-    /// `parent_tool_use_id` (the Task call a subagent message belongs to).
+    /// Maps one parsed record (`line` 1-based); a stream-json `parent_tool_use_id` names the
+    /// Task call a subagent message belongs to. Until a record with a timestamp arrives, frames
+    /// are held back so they can be given that first timestamp.
     pub fn record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
+        if !self.hold_for_timestamp || self.mapper.last_timestamp().is_some() {
+            return self.map_record(v, line, out);
+        }
+        let mut held = std::mem::take(&mut self.held);
+        self.map_record(v, line, &mut held);
+        match self.mapper.last_timestamp() {
+            Some(ts) => {
+                for d in &mut held {
+                    if let Decoded::Frame(f) = d {
+                        f.envelope.timestamp.get_or_insert(ts);
+                    }
+                }
+                out.append(&mut held);
+            }
+            None if held.len() > MAX_HELD => {
+                self.hold_for_timestamp = false;
+                out.append(&mut held);
+            }
+            None => self.held = held,
+        }
+    }
+
+    fn map_record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
         let mut rec = v;
         let mut sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
         let mut agent = v.get("agentId").and_then(Value::as_str);
@@ -865,8 +900,10 @@ impl ClaudeCodeStream {
         f
     }
 
-    /// Emits the usage / turn end of every API message still pending.
+    /// Emits the usage / turn end of every API message still pending (and frames held for a
+    /// timestamp).
     pub fn finish_messages(&mut self, out: &mut Vec<Decoded>) {
+        out.append(&mut self.held);
         let mut keys: Vec<String> = self.pending.keys().cloned().collect();
         keys.sort();
         for k in keys {

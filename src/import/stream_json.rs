@@ -43,9 +43,10 @@ impl Default for StreamJsonDecoder {
 
 impl StreamJsonDecoder {
     pub fn new() -> Self {
-        Self {
-            inner: ClaudeCodeStream::new(),
-        }
+        let mut inner = ClaudeCodeStream::new();
+        // stream-json records carry no timestamps: never wait for one.
+        inner.hold_for_timestamp = false;
+        Self { inner }
     }
 
     fn init(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {

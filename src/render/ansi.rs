@@ -122,6 +122,7 @@ struct Screen<'t> {
     theme: &'t Theme,
     /// Interned styles; cells refer to them by index (8 bytes a cell instead of ~40).
     styles: Vec<Style>,
+    style_ids: std::collections::HashMap<Style, u16>,
     cur: u16,
     sgr: Style,
     cells: Vec<(char, u16)>,
@@ -141,6 +142,7 @@ impl<'t> Screen<'t> {
         Self {
             theme,
             styles: vec![Style::default(), theme.control_char],
+            style_ids: std::collections::HashMap::from([(Style::default(), 0)]),
             cur: 0,
             sgr: Style::default(),
             cells: Vec::new(),
@@ -155,14 +157,16 @@ impl<'t> Screen<'t> {
     }
 
     fn intern(&mut self, st: Style) -> u16 {
-        if let Some(i) = self.styles.iter().rposition(|s| *s == st) {
-            return i as u16;
+        if let Some(&i) = self.style_ids.get(&st) {
+            return i;
         }
         if self.styles.len() >= usize::from(u16::MAX) {
             return 0;
         }
         self.styles.push(st);
-        (self.styles.len() - 1) as u16
+        let id = (self.styles.len() - 1) as u16;
+        self.style_ids.insert(st, id);
+        id
     }
 
     fn set_sgr(&mut self, st: Style) {

@@ -5,6 +5,8 @@
 //!
 //! Key: (invocation index, block, invocation `rev`, width, theme id, render flags) — any change
 //! of those makes a new key; [`RenderCache::invalidate`] drops an invocation's entries eagerly.
+//! The JSON tree's toggle set (`RenderCtx::toggled`) is not part of the key: call
+//! [`RenderCache::invalidate`] for the invocation when the user folds or unfolds a node.
 //! Value: the lines ready to draw (wrapped at `width` when the render context asked for wrap)
 //! plus their count, so the pane's height and scrollbar are O(1) and drawing slices
 //! `lines[scroll..scroll + height]`. Capacity is bounded (least recently inserted goes first).

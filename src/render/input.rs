@@ -3,7 +3,9 @@
 //! Who calls it: the detail pane and `print --detail` through [`render_input`].
 //! Bash (`command`) → highlighted shell (plus its description); Edit / `MultiEdit` → the diff of
 //! the edit; Write → the new file, highlighted by its path; Read → path and line range; anything
-//! else (including those tools with unexpected shapes) → the JSON tree. Pure, bounded.
+//! `TodoWrite` → the checklist; `ExitPlanMode` → the plan as markdown; Task / Agent → description
+//! and prompt (markdown); anything else (including those tools with unexpected shapes) → the
+//! JSON tree. Pure, bounded.
 
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -57,6 +59,26 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
                 truncated: false,
             }
         }
+        "TodoWrite" | "todo_write" => super::json::build_todo_lines(input, cx)
+            .unwrap_or_else(|| super::json::build_json_lines(input, cx)),
+        "ExitPlanMode" | "exit_plan_mode" if str_field(input, &["plan"]).is_some() => {
+            super::markdown::build_markdown_lines(str_field(input, &["plan"]).unwrap_or(""), cx)
+        }
+        "Task" | "Agent" if str_field(input, &["prompt"]).is_some() => {
+            let mut out = Out::new(cx);
+            if let Some(d) = str_field(input, &["description"]) {
+                let mut spans = vec![Span::styled("agent: ", theme.dim)];
+                spans.extend(super::text::plain_spans(d, theme.title, theme));
+                if let Some(t) = str_field(input, &["subagent_type", "subagentType"]) {
+                    spans.push(Span::styled(format!("  ({t})"), theme.dim));
+                }
+                out.push(Line::from(spans));
+                out.push(Line::default());
+            }
+            let prompt = str_field(input, &["prompt"]).unwrap_or("");
+            out.extend(super::markdown::build_markdown_lines(prompt, cx).lines);
+            out.finish(theme)
+        }
         _ => super::json::build_json_lines(input, cx),
     }
 }
@@ -93,6 +115,11 @@ mod tests {
             &cx,
         );
         assert_eq!(lines_to_string(&r.lines), "# List\n$ ls -l\n$ echo hi\n");
+        let todos = json!({"todos": [{"content": "a", "status": "pending", "activeForm": "A"}]});
+        let r = render_input("TodoWrite", &todos, &cx);
+        assert_eq!(lines_to_string(&r.lines), "Todos 0/1 done\n☐ a\n");
+        let r = render_input("ExitPlanMode", &json!({"plan": "## Plan\n\n- x"}), &cx);
+        assert_eq!(lines_to_string(&r.lines), "## Plan\n\n• x\n");
         let r = render_input("Other", &json!({"x": 1}), &cx);
         assert_eq!(lines_to_string(&r.lines), "▾ { 1 key\n    \"x\": 1\n");
     }

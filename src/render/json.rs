@@ -115,6 +115,9 @@ fn count_lines(v: &Value, path: &str, depth: usize, cx: &RenderCtx<'_>) -> usize
             .iter()
             .map(|(k, c)| (child_path(path, ChildKey::Key(k)), c))
             .collect(),
+        Value::String(t) if t.contains('\n') && expanded(path, depth, cx) => {
+            return 1 + t.lines().count();
+        }
         _ => return 1,
     };
     if !expanded(path, depth, cx) {
@@ -143,6 +146,10 @@ fn node(
     let (open, count) = match v {
         Value::Array(a) if !a.is_empty() => ("[", plural(a.len(), "item")),
         Value::Object(o) if !o.is_empty() => ("{", plural(o.len(), "key")),
+        Value::String(t) if t.contains('\n') => {
+            text_block(out, t, key, path, depth, cx);
+            return;
+        }
         _ => {
             let mut spans = vec![indent, Span::raw("  ")];
             spans.extend(key_spans(key, theme));
@@ -180,6 +187,45 @@ fn node(
         let close = if open == "[" { "[…]" } else { "{…}" };
         spans.push(Span::raw(close));
         spans.push(Span::styled(format!(" {count}"), theme.dim));
+        out.push(Line::from(spans));
+    }
+}
+
+/// A multi-line string: expanded, one row per line under a `│` bar; collapsed, the escaped
+/// one-line form with its line count.
+fn text_block(
+    out: &mut Out,
+    t: &str,
+    key: Option<ChildKey<'_>>,
+    path: &str,
+    depth: usize,
+    cx: &RenderCtx<'_>,
+) {
+    let theme = cx.theme;
+    let indent = "  ".repeat(depth);
+    let n = t.lines().count();
+    let open_now = expanded(path, depth, cx);
+    let mut spans = vec![
+        Span::raw(indent.clone()),
+        Span::styled(if open_now { "▾ " } else { "▸ " }, theme.dim),
+    ];
+    spans.extend(key_spans(key, theme));
+    if open_now {
+        spans.push(Span::styled(plural(n, "line"), theme.dim));
+        out.push(Line::from(spans));
+        for (i, l) in t.lines().enumerate() {
+            if out.full() {
+                out.skip(n - i);
+                break;
+            }
+            let mut row = vec![Span::styled(format!("{indent}    │ "), theme.dim)];
+            row.extend(super::text::plain_spans(l, theme.json_string, theme));
+            out.push(Line::from(row));
+        }
+    } else {
+        let one: String = t.chars().take(200).collect();
+        spans.extend(scalar_spans(&Value::String(one), theme));
+        spans.push(Span::styled(format!(" {}", plural(n, "line")), theme.dim));
         out.push(Line::from(spans));
     }
 }
@@ -291,8 +337,15 @@ mod tests {
         let s = lines_to_string(&build_json_lines(&v, &cx).lines);
         assert_eq!(
             s,
-            "▾ { 3 keys\n    \"a\": 1\n  ▸ \"b\": {…} 1 key\n    \"odd key\": \"x\\ny\"\n"
+            "▾ { 3 keys\n    \"a\": 1\n  ▸ \"b\": {…} 1 key\n  ▸ \"odd key\": \"x\\ny\" 2 lines\n"
         );
+        cx.expand_depth = 2;
+        let s = lines_to_string(&build_json_lines(&v, &cx).lines);
+        assert!(
+            s.ends_with("  ▾ \"odd key\": 2 lines\n      │ x\n      │ y\n"),
+            "{s}"
+        );
+        cx.expand_depth = 1;
         let toggled: HashSet<String> = ["$.b".to_owned()].into();
         cx.toggled = Some(&toggled);
         let s = lines_to_string(&build_json_lines(&v, &cx).lines);

@@ -17,10 +17,11 @@
 //! ```
 //!
 //! Invariants: draw cost is bounded by the catalog (tools, diagnostics, last
-//! [`MAX_HISTORY`] publishes) and the visible rows, never by the session's invocations: usage
+//! [`MAX_HISTORY`] publishes of [`MAX_CHANGES_SHOWN`] changes each) and the visible rows, never by the session's invocations: usage
 //! numbers are computed once per (tool, invocation count, running count) and cached in the state.
 //! Untrusted text goes through [`visible`]. Colours come from the [`Theme`] only.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use ratatui::buffer::Buffer;
@@ -39,6 +40,8 @@ use crate::theme::Theme;
 
 /// Publishes shown in the history (the most recent ones).
 pub const MAX_HISTORY: usize = 50;
+/// Changes listed per publish in the history at most (a "… N more" line follows).
+pub const MAX_CHANGES_SHOWN: usize = 20;
 /// Lines of one tool's `input_schema` tree shown at most.
 pub const MAX_SCHEMA_LINES: usize = 200;
 
@@ -127,14 +130,24 @@ fn diag_key(d: &CatalogDiagnostic) -> String {
 }
 
 /// The changes from `prev` (none for the first publish) to `next`, in `next`'s tool order:
-/// status transitions and added tools, then removed tools, then diagnostics.
+/// status transitions and added tools, then removed tools, then diagnostics. O(tools +
+/// diagnostics).
 pub fn publish_changes(prev: Option<&CatalogPublish>, next: &CatalogPublish) -> Vec<CatalogChange> {
     let Some(prev) = prev else {
         return Vec::new();
     };
+    let mut before: HashMap<&str, &CatalogTool> = HashMap::with_capacity(prev.tools.len());
+    for p in &prev.tools {
+        before.entry(p.name.as_str()).or_insert(p);
+    }
+    let after: HashSet<&str> = next.tools.iter().map(|t| t.name.as_str()).collect();
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
     for t in &next.tools {
-        match prev.tools.iter().find(|p| p.name == t.name) {
+        if !seen.insert(t.name.as_str()) {
+            continue;
+        }
+        match before.get(t.name.as_str()) {
             None => out.push(CatalogChange::Added(t.name.clone())),
             Some(p) => {
                 let (from, to) = (p.effective_status(), t.effective_status());
@@ -148,24 +161,38 @@ pub fn publish_changes(prev: Option<&CatalogPublish>, next: &CatalogPublish) -> 
             }
         }
     }
+    let mut gone = HashSet::new();
     for p in &prev.tools {
-        if !next.tools.iter().any(|t| t.name == p.name) {
+        if !after.contains(p.name.as_str()) && gone.insert(p.name.as_str()) {
             out.push(CatalogChange::Removed(p.name.clone()));
         }
     }
     let before: Vec<String> = prev.diagnostics.iter().map(diag_key).collect();
     let after: Vec<String> = next.diagnostics.iter().map(diag_key).collect();
+    let (bset, aset): (HashSet<&String>, HashSet<&String>) =
+        (before.iter().collect(), after.iter().collect());
     for k in &after {
-        if !before.contains(k) {
+        if !bset.contains(k) {
             out.push(CatalogChange::DiagnosticAdded(k.clone()));
         }
     }
     for k in &before {
-        if !after.contains(k) {
+        if !aset.contains(k) {
             out.push(CatalogChange::DiagnosticRemoved(k.clone()));
         }
     }
     out
+}
+
+/// The changes of each of the last [`MAX_HISTORY`] publishes against the one before it.
+pub fn history_changes(session: &Session) -> Vec<Vec<CatalogChange>> {
+    let n = session.publishes.len();
+    (n.saturating_sub(MAX_HISTORY)..n)
+        .map(|i| {
+            let prev = i.checked_sub(1).map(|j| &session.publishes[j].catalog);
+            publish_changes(prev, &session.publishes[i].catalog)
+        })
+        .collect()
 }
 
 /// Cache key of [`ToolUsage`]: tool name, invocation count, running count. Any new invocation or
@@ -183,6 +210,8 @@ pub struct CatalogState {
     /// Offset of the table's first visible row (kept so the selection stays visible).
     pub offset: usize,
     usage: Option<(UsageKey, ToolUsage)>,
+    /// [`history_changes`] and the number of publishes it was computed for.
+    history: Option<(usize, Vec<Vec<CatalogChange>>)>,
 }
 
 impl CatalogState {
@@ -529,6 +558,15 @@ fn severity_rank(s: Option<&Severity>) -> u8 {
     }
 }
 
+/// `{sep}line N`, or nothing for line 0 (unknown, e.g. a catalog an importer derived).
+fn line_part(line: u64, sep: &str) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!("{sep}line {line}")
+    }
+}
+
 fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
@@ -592,11 +630,13 @@ fn change_spans(c: &CatalogChange, theme: &Theme) -> Vec<Span<'static>> {
 }
 
 /// The details section's lines for the selected tool plus the catalog-wide sections.
+/// `history` is [`history_changes`] of the session.
 fn detail_lines(
     session: &Session,
     catalog: &CatalogPublish,
     tool: Option<&CatalogTool>,
     usage: Option<&ToolUsage>,
+    history: &[Vec<CatalogChange>],
     theme: &Theme,
     width: u16,
 ) -> Vec<Line<'static>> {
@@ -685,15 +725,14 @@ fn detail_lines(
             .timestamp
             .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
         let mut head = vec![Span::styled(
-            format!("  #{} {when} line {}", i + 1, p.line),
+            format!("  #{} {when}{}", i + 1, line_part(p.line, " ")),
             theme.dim,
         )];
         if p.derived {
             head.push(Span::styled(" (derived)", theme.dim));
         }
-        let prev = i.checked_sub(1).map(|j| &session.publishes[j].catalog);
-        let changes = publish_changes(prev, &p.catalog);
-        if prev.is_none() {
+        let changes = history.get(i - start).map_or(&[][..], Vec::as_slice);
+        if i == 0 {
             head.push(Span::raw(format!(
                 "  {} tools, {} diagnostics",
                 p.catalog.tools.len(),
@@ -703,10 +742,16 @@ fn detail_lines(
             head.push(Span::styled("  no change", theme.dim));
         }
         lines.push(Line::from(head));
-        for c in &changes {
+        for c in changes.iter().take(MAX_CHANGES_SHOWN) {
             let mut spans = vec![Span::raw("      ")];
             spans.extend(change_spans(c, theme));
             lines.push(Line::from(spans));
+        }
+        if changes.len() > MAX_CHANGES_SHOWN {
+            lines.push(Line::from(Span::styled(
+                format!("      … {} more changes", changes.len() - MAX_CHANGES_SHOWN),
+                theme.dim,
+            )));
         }
     }
     lines
@@ -741,11 +786,34 @@ impl CatalogState {
             }
         }
         self.offset = self.offset.min(n.saturating_sub(rows));
+        let n_publishes = session.publishes.len();
+        if self.history.as_ref().is_none_or(|(k, _)| *k != n_publishes) {
+            self.history = Some((n_publishes, history_changes(session)));
+        }
         let tool = catalog.tools.get(self.selected);
         let usage = tool.map(|t| self.usage(session, &t.name).clone());
-        let lines = detail_lines(session, catalog, tool, usage.as_ref(), theme, area.width);
+        let history = self.history.as_ref().map_or(&[][..], |(_, h)| h.as_slice());
+        let lines = detail_lines(
+            session,
+            catalog,
+            tool,
+            usage.as_ref(),
+            history,
+            theme,
+            area.width,
+        );
         let height = usize::from(area.height).saturating_sub(2 + rows);
         self.scroll = self.scroll.min(lines.len().saturating_sub(height));
+    }
+
+    /// The tool index shown on screen row `row` of a panel drawn in `area` (for mouse clicks).
+    pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
+        let n = session.catalog()?.tools.len();
+        // Title and header rows come first.
+        let k = usize::from(row.checked_sub(area.y.checked_add(2)?)?);
+        (k < table_rows(area.height, n))
+            .then_some(self.offset + k)
+            .filter(|&i| i < n)
     }
 
     /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
@@ -786,9 +854,9 @@ impl CatalogView<'_> {
             ""
         };
         let title = format!(
-            "current catalog · publish {} · {when} · line {} · {} tools{derived}",
+            "current catalog · publish {} · {when}{} · {} tools{derived}",
             self.session.publishes.len(),
-            publish.line,
+            line_part(publish.line, " · "),
             tools.len()
         );
         let mut y = area.y;
@@ -823,11 +891,20 @@ impl CatalogView<'_> {
         }
         let tool = tools.get(selected);
         let usage = tool.map(|t| state.usage_for_draw(self.session, &t.name));
+        let fresh;
+        let history = match &state.history {
+            Some((k, h)) if *k == self.session.publishes.len() => h.as_slice(),
+            _ => {
+                fresh = history_changes(self.session);
+                fresh.as_slice()
+            }
+        };
         let lines = detail_lines(
             self.session,
             catalog,
             tool,
             usage.as_ref(),
+            history,
             theme,
             area.width,
         );

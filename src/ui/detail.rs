@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::{fmt_duration, pane_block};
 use crate::app::App;
+use crate::finding::{Finding, Level};
 use crate::protocol::rules::expected_output_type;
 use crate::protocol::{CatalogTool, Frame, OutputType};
 use crate::render::text::{build_plain_lines, visible};
@@ -23,6 +24,8 @@ use crate::session::{Invocation, Item, Message, MessageKind, Session};
 use crate::theme::Theme;
 use crate::view::{Pane, Tab};
 
+/// Findings listed in a call's header (the problems panel has them all).
+pub const MAX_FINDINGS_SHOWN: usize = 8;
 /// Output lines shown before folding (`o` expands).
 pub const FOLD_LINES: usize = 200;
 /// Stream lines kept in the live view (the last ones).
@@ -36,9 +39,11 @@ pub enum DetailSource {
     Invocation {
         inv: Box<Invocation>,
         /// The tool's current catalog entry (for the SPEC 3.4 expected `output_type`).
-        entry: Option<CatalogTool>,
+        entry: Option<Box<CatalogTool>>,
         /// The source ended (an open call has "no result").
         ended: bool,
+        /// Findings about this call (by id, or by the line of its request or result).
+        findings: Vec<Finding>,
     },
     Message(Message),
     Event(Box<Frame>),
@@ -53,11 +58,25 @@ impl DetailSource {
                 let entry = session
                     .catalog()
                     .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
-                    .cloned();
+                    .map(|t| Box::new(t.clone()));
+                let findings = session
+                    .findings
+                    .iter()
+                    .filter(|f| match &f.invocation_id {
+                        Some(id) => *id == inv.invocation_id,
+                        None => {
+                            f.line != 0
+                                && (f.line == inv.request_line || Some(f.line) == inv.result_line)
+                        }
+                    })
+                    .take(MAX_FINDINGS_SHOWN + 1)
+                    .cloned()
+                    .collect();
                 Self::Invocation {
                     inv: Box::new(inv.clone()),
                     entry,
                     ended: session.ended,
+                    findings,
                 }
             }
             Item::Message(m) => Self::Message(m.clone()),
@@ -130,8 +149,17 @@ pub fn build_detail_lines(
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
     match src {
-        DetailSource::Invocation { inv, entry, ended } => {
-            build_invocation(inv, entry.as_ref(), *ended, &cx, opts)
+        DetailSource::Invocation {
+            inv,
+            entry,
+            ended,
+            findings,
+        } => {
+            let mut lines = build_invocation(inv, entry.as_deref(), *ended, &cx, opts);
+            // After the header's first line (tool, status, duration).
+            let at = lines.len().min(1);
+            lines.splice(at..at, build_finding_lines(findings, theme));
+            lines
         }
         DetailSource::Message(m) => build_message(m, &cx),
         DetailSource::Event(f) => build_event(f, &cx),
@@ -185,6 +213,34 @@ fn fold(mut lines: Vec<Line<'static>>, expanded: bool, theme: &Theme) -> Vec<Lin
     lines
 }
 
+/// One line per finding (level, code, message, SPEC section), at most [`MAX_FINDINGS_SHOWN`].
+fn build_finding_lines(findings: &[Finding], theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = findings
+        .iter()
+        .take(MAX_FINDINGS_SHOWN)
+        .map(|f| {
+            let style = match f.level {
+                Level::Error => theme.finding_error,
+                Level::Warning => theme.finding_warning,
+                Level::Info => theme.finding_info,
+            };
+            Line::from(vec![
+                Span::styled(format!("! {} ", f.level.as_str()), style),
+                Span::styled(format!("{} ", f.code), theme.title),
+                Span::raw(visible(&f.message)),
+                Span::styled(format!(" ({})", f.spec), theme.dim),
+            ])
+        })
+        .collect();
+    if findings.len() > MAX_FINDINGS_SHOWN {
+        lines.push(Line::from(Span::styled(
+            "! more findings: press ! for the problems panel",
+            theme.dim,
+        )));
+    }
+    lines
+}
+
 fn build_invocation(
     inv: &Invocation,
     entry: Option<&CatalogTool>,
@@ -203,17 +259,6 @@ fn build_invocation(
     if let Some(ms) = inv.duration_ms() {
         head.push(Span::raw("  "));
         head.push(Span::styled(fmt_duration(ms), theme.dim));
-    }
-    if inv.findings > 0 {
-        head.push(Span::raw("  "));
-        head.push(Span::styled(
-            format!(
-                "! {} finding{} (press ! for problems)",
-                inv.findings,
-                if inv.findings == 1 { "" } else { "s" }
-            ),
-            theme.finding_warning,
-        ));
     }
     lines.push(Line::from(head));
     let mut ids = format!(
@@ -383,13 +428,18 @@ fn build_message(m: &Message, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
             theme.dim,
         )));
     }
-    let body = build_plain_lines(&m.text, cx).lines;
-    let body = if m.kind == MessageKind::Thinking {
-        body.into_iter()
+    let body = match m.kind {
+        // Agent replies are markdown: drawn by the web_content (markdown) renderer.
+        MessageKind::AgentText if !m.redacted => {
+            let text = Value::String(m.text.clone());
+            render_output(&OutputType::WebContent, &text, "", &Value::Null, cx).lines
+        }
+        MessageKind::Thinking => build_plain_lines(&m.text, cx)
+            .lines
+            .into_iter()
             .map(|l| l.patch_style(theme.thinking))
-            .collect()
-    } else {
-        body
+            .collect(),
+        MessageKind::AgentText | MessageKind::Prompt => build_plain_lines(&m.text, cx).lines,
     };
     lines.extend(body);
     lines

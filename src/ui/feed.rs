@@ -6,6 +6,8 @@
 //! Invariants: [`render_feed`] touches only `rows[offset..offset + height]`; untrusted text goes
 //! through `render::text::visible` before it reaches the buffer.
 
+use std::fmt::Write as _;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -35,10 +37,15 @@ const MAX_DEPTH: usize = 4;
 /// Draws the bordered feed pane.
 pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
     let count = app.view.row_count(&app.session);
-    let title = match &app.view.filter {
-        Some(_) => format!(" Feed {count}/{} ", app.session.items.len()),
-        None => format!(" Feed {count} "),
+    let total = app.session.items.len();
+    let mut title = if count == total {
+        format!(" Feed {count} ")
+    } else {
+        format!(" Feed {count}/{total} ")
     };
+    if !app.view.show_quiet && app.view.quiet > 0 {
+        let _ = write!(title, "· {} quiet hidden (.) ", app.view.quiet);
+    }
     let block = super::pane_block(app, title, Pane::Feed);
     let inner = block.inner(area);
     block.render(area, buf);
@@ -231,7 +238,7 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
                     .or_else(|| field("error"))
                     .or_else(|| field("text"))
                     .or_else(|| field("content"))
-                    .unwrap_or_default();
+                    .unwrap_or_else(|| payload_summary(&payload));
                 format!("{} {}", f.frame_type.as_str(), first_line(&msg))
             };
             let fixed = TIME_W + 2 + TOOL_W + 1;
@@ -247,6 +254,36 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
             ])
         }
     }
+}
+
+/// A short summary of a payload without a message: token counts for usage, else the first few
+/// scalar values (two levels deep), joined by ` · `.
+fn payload_summary(payload: &Value) -> String {
+    fn walk(v: &Value, depth: usize, out: &mut Vec<String>) {
+        if out.len() >= 4 {
+            return;
+        }
+        match v {
+            Value::String(s) if !s.is_empty() => out.push(s.clone()),
+            Value::Number(x) => out.push(x.to_string()),
+            Value::Bool(b) => out.push(b.to_string()),
+            Value::Object(o) if depth < 2 => o.values().for_each(|x| walk(x, depth + 1, out)),
+            Value::Array(a) if depth < 2 => a.iter().for_each(|x| walk(x, depth + 1, out)),
+            Value::String(_) | Value::Null | Value::Object(_) | Value::Array(_) => {}
+        }
+    }
+    let n = |k: &str| payload.get(k).and_then(Value::as_u64);
+    if let (Some(i), Some(o)) = (n("input_tokens"), n("output_tokens")) {
+        let cached = n("cache_read_input_tokens").unwrap_or(0);
+        return format!("in {i} · out {o} · cache read {cached} tokens");
+    }
+    let mut parts = Vec::new();
+    walk(payload, 0, &mut parts);
+    parts
+        .iter()
+        .map(|p| first_line(p))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// How a generic event row looks.
@@ -317,6 +354,11 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
         "WebFetch" | "web_fetch" => pick(&["url"]),
         "WebSearch" | "web_search" => pick(&["query"]),
         "Task" | "Agent" => pick(&["description", "prompt"]),
+        "AskUserQuestion" => input
+            .pointer("/questions/0/question")
+            .and_then(Value::as_str)
+            .map(first_line),
+        "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
         "TodoWrite" => input
             .get("todos")
             .and_then(Value::as_array)
@@ -327,6 +369,7 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
         return f;
     }
     match input {
+        Value::Object(o) if o.is_empty() => String::new(),
         Value::Object(o) => o
             .values()
             .find_map(Value::as_str)

@@ -74,6 +74,14 @@ impl ProblemsState {
         self.selected = self.selected.saturating_add_signed(delta).min(last);
     }
 
+    /// The finding index shown on screen row `row` of a panel drawn in `area` (for mouse
+    /// clicks); the summary line is not a finding.
+    pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
+        let k = usize::from(row.checked_sub(area.y.checked_add(1)?)?);
+        let i = self.offset + k;
+        (row < area.y + area.height && i < session.findings.len()).then_some(i)
+    }
+
     /// The selected finding, if any.
     pub fn selected_finding<'s>(&self, session: &'s Session) -> Option<&'s Finding> {
         let n = session.findings.len();

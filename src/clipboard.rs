@@ -1,0 +1,165 @@
+//! Copy: what `y` / `Y` / `r` put on the clipboard, and how (OSC 52, or a file).
+//!
+//! Who calls it: [`crate::app`] on the copy actions; the event loop writes the OSC 52 sequence
+//! through the terminal it owns (never `println!`). Invariants: the text copied is the data as
+//! recorded (no styling, no escaping for the terminal; it only reaches the terminal base64-encoded
+//! inside OSC 52); payloads over [`MAX_OSC52_BYTES`] go to a file instead, since terminals cap
+//! OSC 52 (xterm and tmux drop or truncate big ones).
+
+use std::path::PathBuf;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::session::{Item, Session};
+
+/// Largest text sent by OSC 52, in bytes before base64 (many terminals cap the sequence near
+/// 100 KB encoded).
+pub const MAX_OSC52_BYTES: usize = 74 * 1024;
+
+/// What to copy from the selected row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyWhat {
+    /// The invocation's input (pretty JSON), or a message's / event's text.
+    Input,
+    /// The invocation's output (a string as is, else pretty JSON; the streamed text when there
+    /// is no result yet).
+    Output,
+    /// The frames as RAWP JSON, one per line (request, then result).
+    Raw,
+}
+
+impl CopyWhat {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Input => "input",
+            Self::Output => "output",
+            Self::Raw => "raw JSON",
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// The text to copy for item `i`; `None` when there is nothing (e.g. no output yet).
+pub fn copy_text(session: &Session, i: usize, what: CopyWhat) -> Option<String> {
+    match session.items.get(i)? {
+        Item::Invocation(k) => {
+            let inv = session.invocations.get(*k)?;
+            match what {
+                CopyWhat::Input => Some(pretty(&inv.input)),
+                CopyWhat::Output => match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+                    Some(v) => Some(pretty(v)),
+                    None if !inv.stream.is_empty() => Some(inv.stream.text(None)),
+                    None => None,
+                },
+                CopyWhat::Raw => {
+                    let req = json!({
+                        "type": "tool.invoke.request",
+                        "payload": {
+                            "invocation_id": inv.invocation_id,
+                            "tool_name": inv.tool_name,
+                            "input": inv.input,
+                        },
+                    });
+                    let mut out = serde_json::to_string(&req).unwrap_or_default();
+                    if let Some(r) = &inv.result {
+                        let res = json!({
+                            "type": "tool.invoke.result",
+                            "payload": serde_json::to_value(r).unwrap_or(Value::Null),
+                        });
+                        out.push('\n');
+                        out.push_str(&serde_json::to_string(&res).unwrap_or_default());
+                    }
+                    Some(out)
+                }
+            }
+        }
+        Item::Message(m) => Some(match what {
+            CopyWhat::Input | CopyWhat::Output => m.text.clone(),
+            CopyWhat::Raw => serde_json::to_string(&json!({
+                "kind": format!("{:?}", m.kind),
+                "text": m.text,
+                "metadata": m.metadata,
+            }))
+            .unwrap_or_default(),
+        }),
+        Item::Event(f) => Some(match what {
+            CopyWhat::Input | CopyWhat::Output => pretty(&f.payload_json()),
+            CopyWhat::Raw => serde_json::to_string(&f.to_json()).unwrap_or_default(),
+        }),
+    }
+}
+
+/// The OSC 52 sequence that puts `text` on the system clipboard.
+pub fn osc52(text: &str) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;c;{b64}\x07")
+}
+
+/// Writes `text` to a new file in the temp directory (the fallback for big payloads).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_fallback(text: &str) -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir();
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f");
+    let path = dir.join(format!("rawpv-copy-{}-{stamp}.txt", std::process::id()));
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import;
+
+    #[test]
+    fn osc52_is_base64_in_the_sequence() {
+        assert_eq!(osc52("hi\n"), "\x1b]52;c;aGkK\x07");
+    }
+
+    #[test]
+    fn copies_input_output_and_raw_of_a_call() {
+        let items = import::load_bytes(crate::source::DEMO.as_bytes()).items;
+        let s = Session::from_decoded(items);
+        let i = s
+            .items
+            .iter()
+            .position(
+                |it| matches!(it, Item::Invocation(k) if s.invocations[*k].tool_name == "Bash"),
+            )
+            .unwrap();
+        let Item::Invocation(k) = &s.items[i] else {
+            unreachable!()
+        };
+        let inv = &s.invocations[*k];
+        let input = copy_text(&s, i, CopyWhat::Input).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&input).unwrap(), inv.input);
+        assert!(copy_text(&s, i, CopyWhat::Output).is_some());
+        let raw = copy_text(&s, i, CopyWhat::Raw).unwrap();
+        let lines: Vec<Value> = raw
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["type"], "tool.invoke.request");
+        assert_eq!(
+            lines[0]["payload"]["invocation_id"],
+            json!(inv.invocation_id)
+        );
+        assert_eq!(lines[1]["type"], "tool.invoke.result");
+    }
+
+    #[test]
+    fn fallback_file_holds_the_text() {
+        let p = write_fallback("big text").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "big text");
+        std::fs::remove_file(p).unwrap();
+    }
+}

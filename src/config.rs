@@ -1,0 +1,478 @@
+//! User configuration: a TOML file merged over embedded defaults (STYLE 4.9).
+//!
+//! Who calls it: [`crate::app::run`] (theme, key bindings, browser directories) before the
+//! terminal is taken, so warnings and errors go to stderr.
+//!
+//! Where: `--config FILE` / `RAWPV_CONFIG`, else `ProjectDirs("rawpv")/config.toml` (e.g.
+//! `~/.config/rawpv/config.toml` on Linux). A missing default file means "defaults"; a missing
+//! explicit file is an error.
+//!
+//! Invariants: the defaults ([`DEFAULTS`], `config/default.toml`) always parse and equal
+//! [`Config::default`]; user values replace defaults key by key (tables merge, arrays and scalars
+//! replace); an unknown key (or action name) is a warning naming the key and the file, never a
+//! failure; a bad value is a [`ConfigError`] naming the key and the file (exit 2).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use serde::Deserialize;
+use toml::{Table, Value};
+
+use crate::action::Action;
+use crate::keymap::{KeyChord, Keymap};
+use crate::theme::Theme;
+
+/// The embedded defaults.
+pub const DEFAULTS: &str = include_str!("../config/default.toml");
+
+/// A config problem that stops the program (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {file}: {source}")]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {file} is not valid TOML: {message}")]
+    Syntax { file: PathBuf, message: String },
+    #[error("config file {file}: bad value for `{key}`: {message}")]
+    Value {
+        file: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+/// Colour theme choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeName {
+    #[default]
+    Dark,
+    Light,
+    /// The 16 basic ANSI colours only (the dark palette already keeps to them).
+    #[serde(rename = "16")]
+    Ansi16,
+    Mono,
+}
+
+/// Render limits (see `crate::render::Limits`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct LimitsConfig {
+    pub max_lines_per_block: usize,
+    /// Bytes.
+    pub max_bytes_per_block: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        let l = crate::render::Limits::default();
+        Self {
+            max_lines_per_block: l.max_lines,
+            max_bytes_per_block: l.max_bytes,
+        }
+    }
+}
+
+/// Session browser settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(default)]
+pub struct BrowserConfig {
+    /// Extra session directories, listed besides `~/.claude/projects`.
+    pub dirs: Vec<PathBuf>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub theme: ThemeName,
+    /// syntect theme name.
+    pub syntax_theme: String,
+    pub limits: LimitsConfig,
+    /// Action name (`Action`'s serde name) → key specs; checked by [`Config::keymap`].
+    pub keys: BTreeMap<String, Vec<String>>,
+    pub browser: BrowserConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            theme: ThemeName::Dark,
+            syntax_theme: "base16-ocean.dark".into(),
+            limits: LimitsConfig::default(),
+            keys: BTreeMap::new(),
+            browser: BrowserConfig::default(),
+        }
+    }
+}
+
+/// A loaded configuration with what to tell the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    pub config: Config,
+    /// The file read, if any.
+    pub file: Option<PathBuf>,
+    /// Unknown keys and the like: print on stderr, go on.
+    pub warnings: Vec<String>,
+}
+
+/// The platform's default config file (`<config dir>/rawpv/config.toml`).
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "rawpv").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Loads the config: `explicit` (from `--config` / `RAWPV_CONFIG`) must exist; the default file
+/// may be missing (then: the defaults).
+///
+/// # Errors
+/// The file cannot be read, is not TOML, or has a bad value ([`ConfigError`]).
+pub fn load(explicit: Option<&Path>) -> Result<Loaded, ConfigError> {
+    let file = match explicit {
+        Some(p) => p.to_path_buf(),
+        None => match default_path() {
+            Some(p) if p.exists() => p,
+            Some(_) | None => {
+                return Ok(Loaded {
+                    config: Config::default(),
+                    file: None,
+                    warnings: Vec::new(),
+                });
+            }
+        },
+    };
+    let text = std::fs::read_to_string(&file).map_err(|source| ConfigError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    load_str(&text, &file)
+}
+
+/// Merges the user's TOML text (read from `file`, for messages) over the defaults.
+///
+/// # Errors
+/// Not TOML, or a bad value (naming the key).
+pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
+    let user: Table = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+        file: file.to_path_buf(),
+        message: e.message().to_owned(),
+    })?;
+    let defaults: Table = toml::from_str(DEFAULTS).unwrap_or_default();
+    let mut warnings = Vec::new();
+    unknown_keys(&defaults, &user, "", file, &mut warnings);
+    // Each user value alone, so an error names its key.
+    for (key, value) in leaves(&user, "") {
+        let mut one = Table::new();
+        insert_path(&mut one, &key, value.clone());
+        if let Err(e) = Value::Table(one).try_into::<Config>() {
+            return Err(ConfigError::Value {
+                file: file.to_path_buf(),
+                key,
+                message: e.message().trim().to_owned(),
+            });
+        }
+    }
+    let mut merged = defaults;
+    merge(&mut merged, user);
+    let config: Config = Value::Table(merged)
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::Value {
+            file: file.to_path_buf(),
+            key: "?".into(),
+            message: e.message().trim().to_owned(),
+        })?;
+    // Key bindings: unknown actions warn; bad key specs are errors.
+    for (name, specs) in &config.keys {
+        if parse_action(name).is_none() {
+            warnings.push(format!(
+                "{}: unknown action `keys.{name}` (ignored)",
+                file.display()
+            ));
+            continue;
+        }
+        for s in specs {
+            if parse_chord(s).is_none() {
+                return Err(ConfigError::Value {
+                    file: file.to_path_buf(),
+                    key: format!("keys.{name}"),
+                    message: format!(
+                        "`{s}` is not a key (try \"q\", \"C-c\", \"Space\", \"PgDn\")"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(Loaded {
+        config,
+        file: Some(file.to_path_buf()),
+        warnings,
+    })
+}
+
+impl Config {
+    /// The theme to use: `mono` whenever `no_color` (the `NO_COLOR` variable is set and not
+    /// empty), else the configured one.
+    pub fn theme(&self, no_color: bool) -> Theme {
+        if no_color {
+            return Theme::mono();
+        }
+        match self.theme {
+            ThemeName::Dark | ThemeName::Ansi16 => Theme::dark(),
+            ThemeName::Light => Theme::light(),
+            ThemeName::Mono => Theme::mono(),
+        }
+    }
+
+    /// The default keymap with the configured bindings applied (unknown actions and bad keys
+    /// were reported by [`load_str`] and are skipped here).
+    pub fn keymap(&self) -> Keymap {
+        let mut km = Keymap::default();
+        for (name, specs) in &self.keys {
+            let Some(action) = parse_action(name) else {
+                continue;
+            };
+            let chords: Vec<KeyChord> = specs.iter().filter_map(|s| parse_chord(s)).collect();
+            km.rebind(action, &chords);
+        }
+        km
+    }
+}
+
+/// Whether `NO_COLOR` asks for no colour (set and not empty, per no-color.org).
+pub fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// An action by its serde (`snake_case`) name; `None` for unknown names and actions with data.
+pub fn parse_action(name: &str) -> Option<Action> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
+}
+
+/// A key spec: `q`, `C-c`, `M-x`, `Space`, `Enter`, `PgDn`, `F5`, … (the help's spelling).
+pub fn parse_chord(spec: &str) -> Option<KeyChord> {
+    let mut mods = KeyModifiers::NONE;
+    let mut rest = spec;
+    loop {
+        if let Some(r) = rest.strip_prefix("C-") {
+            mods |= KeyModifiers::CONTROL;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("M-") {
+            mods |= KeyModifiers::ALT;
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    let code = match rest {
+        "Space" => KeyCode::Char(' '),
+        "Enter" => KeyCode::Enter,
+        "Esc" => KeyCode::Esc,
+        "Tab" => KeyCode::Tab,
+        "S-Tab" => KeyCode::BackTab,
+        "Backspace" => KeyCode::Backspace,
+        "Up" | "↑" => KeyCode::Up,
+        "Down" | "↓" => KeyCode::Down,
+        "Left" | "←" => KeyCode::Left,
+        "Right" | "→" => KeyCode::Right,
+        "PgUp" => KeyCode::PageUp,
+        "PgDn" => KeyCode::PageDown,
+        "Home" => KeyCode::Home,
+        "End" => KeyCode::End,
+        f if f.len() > 1 && f.starts_with('F') => {
+            let n: u8 = f[1..].parse().ok()?;
+            if !(1..=12).contains(&n) {
+                return None;
+            }
+            KeyCode::F(n)
+        }
+        c => {
+            let mut it = c.chars();
+            let ch = it.next()?;
+            if it.next().is_some() || ch.is_control() {
+                return None;
+            }
+            KeyCode::Char(ch)
+        }
+    };
+    Some(KeyChord::new(code, mods))
+}
+
+/// Warns for every user key the defaults do not have (`keys` and `browser.dirs` hold free-form
+/// content and are checked elsewhere).
+fn unknown_keys(defaults: &Table, user: &Table, prefix: &str, file: &Path, out: &mut Vec<String>) {
+    for (k, v) in user {
+        let path = format!("{prefix}{k}");
+        match defaults.get(k) {
+            None => out.push(format!(
+                "{}: unknown key `{path}` (ignored)",
+                file.display()
+            )),
+            Some(Value::Table(d)) if path != "keys" => {
+                if let Value::Table(u) = v {
+                    unknown_keys(d, u, &format!("{path}."), file, out);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// `(dotted key, value)` for every non-table value.
+fn leaves<'a>(t: &'a Table, prefix: &str) -> Vec<(String, &'a Value)> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        let path = format!("{prefix}{k}");
+        match v {
+            Value::Table(inner) if !inner.is_empty() => {
+                out.extend(leaves(inner, &format!("{path}.")));
+            }
+            other => out.push((path, other)),
+        }
+    }
+    out
+}
+
+fn insert_path(t: &mut Table, dotted: &str, v: Value) {
+    match dotted.split_once('.') {
+        None => {
+            t.insert(dotted.to_owned(), v);
+        }
+        Some((head, rest)) => {
+            let entry = t
+                .entry(head.to_owned())
+                .or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(inner) = entry {
+                insert_path(inner, rest, v);
+            }
+        }
+    }
+}
+
+/// Deep merge: tables merge, everything else in `over` replaces.
+fn merge(base: &mut Table, over: Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> PathBuf {
+        PathBuf::from("/home/u/.config/rawpv/config.toml")
+    }
+
+    #[test]
+    fn embedded_defaults_parse_and_equal_default() {
+        let l = load_str("", &file()).unwrap();
+        assert_eq!(l.config, Config::default());
+        assert!(l.warnings.is_empty());
+    }
+
+    #[test]
+    fn user_values_merge_over_defaults() {
+        let l = load_str(
+            "theme = \"light\"\n[limits]\nmax_lines_per_block = 50\n[keys]\nquit = [\"x\", \"C-q\"]\n[browser]\ndirs = [\"/s\"]\n",
+            &file(),
+        )
+        .unwrap();
+        let mut want = Config {
+            theme: ThemeName::Light,
+            ..Config::default()
+        };
+        want.limits.max_lines_per_block = 50;
+        want.keys
+            .insert("quit".into(), vec!["x".into(), "C-q".into()]);
+        want.browser.dirs = vec![PathBuf::from("/s")];
+        assert_eq!(l.config, want);
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        let km = l.config.keymap();
+        assert_eq!(km.key_for(Action::Quit), Some(KeyChord::ch('x')));
+    }
+
+    #[test]
+    fn unknown_keys_warn_with_key_and_file() {
+        let l = load_str(
+            "colour = 1\n[limits]\nmax_cats = 3\n[keys]\nfly = [\"f\"]\n",
+            &file(),
+        )
+        .unwrap();
+        assert_eq!(l.config, {
+            let mut c = Config::default();
+            c.keys.insert("fly".into(), vec!["f".into()]);
+            c
+        });
+        assert_eq!(
+            l.warnings,
+            vec![
+                "/home/u/.config/rawpv/config.toml: unknown key `colour` (ignored)",
+                "/home/u/.config/rawpv/config.toml: unknown key `limits.max_cats` (ignored)",
+                "/home/u/.config/rawpv/config.toml: unknown action `keys.fly` (ignored)",
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_file() {
+        let e = load_str("theme = \"blue\"\n", &file()).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("config file /home/u/.config/rawpv/config.toml: bad value for `theme`: unknown variant `blue`"),
+            "{msg}"
+        );
+        let e = load_str("[limits]\nmax_lines_per_block = \"many\"\n", &file()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("bad value for `limits.max_lines_per_block`"),
+            "{e}"
+        );
+        let e = load_str("[keys]\nquit = [\"Ctrl+Q\"]\n", &file()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("bad value for `keys.quit`: `Ctrl+Q` is not a key"),
+            "{e}"
+        );
+        let e = load_str("theme = \n", &file()).unwrap_err();
+        assert!(matches!(e, ConfigError::Syntax { .. }), "{e}");
+    }
+
+    #[test]
+    fn no_color_wins_over_the_theme() {
+        let c = Config {
+            theme: ThemeName::Light,
+            ..Config::default()
+        };
+        assert_eq!(c.theme(true), Theme::mono());
+        assert_eq!(c.theme(false), Theme::light());
+    }
+
+    #[test]
+    fn key_specs() {
+        assert_eq!(parse_chord("q"), Some(KeyChord::ch('q')));
+        assert_eq!(parse_chord("C-c"), Some(KeyChord::ctrl('c')));
+        assert_eq!(parse_chord("Space"), Some(KeyChord::ch(' ')));
+        assert_eq!(parse_chord("F5"), Some(KeyChord::key(KeyCode::F(5))));
+        assert_eq!(parse_chord("F13"), None);
+        assert_eq!(parse_chord("qq"), None);
+        assert_eq!(parse_chord(""), None);
+        assert_eq!(parse_action("toggle_play"), Some(Action::TogglePlay));
+        assert_eq!(parse_action("seek"), None);
+    }
+
+    #[test]
+    fn a_missing_explicit_file_is_an_error() {
+        let e = load(Some(Path::new("/nonexistent/rawpv.toml"))).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cannot read config file /nonexistent/rawpv.toml")
+        );
+    }
+}

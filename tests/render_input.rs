@@ -1,0 +1,110 @@
+//! Input renderers on real Claude Code `tool_use` inputs (Bash, Edit, `MultiEdit`, Write, Read,
+//! `TodoWrite`, Grep) at 80 and 140 columns, and `rawpv print --detail` end to end (plain and
+//! coloured). Skips (with a message) when the shared corpus is absent.
+
+use std::path::Path;
+
+use rawpv::render::{RenderCtx, lines_to_string, render_input, wrap};
+use rawpv::theme::Theme;
+use serde_json::Value;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/claude-code");
+
+/// Every `(tool name, input)` of the assistant `tool_use` blocks, in file order.
+fn tool_uses() -> Option<Vec<(String, Value)>> {
+    let dir = Path::new(CORPUS);
+    if !dir.is_dir() {
+        eprintln!("skipping: corpus not found at {CORPUS}");
+        return None;
+    }
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).ok()?;
+        for line in text.lines() {
+            let Ok(rec) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let Some(blocks) = rec.pointer("/message/content").and_then(Value::as_array) else {
+                continue;
+            };
+            for b in blocks {
+                if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && let (Some(name), Some(input)) =
+                        (b.get("name").and_then(Value::as_str), b.get("input"))
+                {
+                    out.push((name.to_owned(), input.clone()));
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn tool_inputs_snapshots() {
+    let Some(all) = tool_uses() else { return };
+    let theme = Theme::dark();
+    for tool in [
+        "Bash",
+        "Edit",
+        "MultiEdit",
+        "Write",
+        "Read",
+        "TodoWrite",
+        "Grep",
+    ] {
+        let Some((_, input)) = all.iter().find(|(n, _)| n == tool) else {
+            panic!("no {tool} tool_use in the corpus");
+        };
+        for width in [80u16, 140] {
+            let mut cx = RenderCtx::new(width, &theme);
+            cx.side_by_side = true;
+            cx.limits.max_lines = 40;
+            let r = render_input(tool, input, &cx);
+            let s = lines_to_string(&wrap::wrap_lines(&r.lines, width));
+            insta::assert_snapshot!(format!("input_{tool}@{width}"), s);
+        }
+    }
+}
+
+#[test]
+fn print_detail_plain_and_colour() {
+    let path = Path::new(CORPUS).join("cc-v2.0.37-planmode-askuser-bashoutput.jsonl");
+    if !path.is_file() {
+        eprintln!("skipping: {} not found", path.display());
+        return;
+    }
+    let run = |color: &str| {
+        let out = assert_cmd::Command::cargo_bin("rawpv")
+            .unwrap()
+            .args(["print", "--detail", "--width", "100", "--color", color])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let plain = run("never");
+    assert!(!plain.contains('\x1b'));
+    assert!(plain.contains("── output (diff) "));
+    assert!(plain.contains("━━ Edit  ok  "));
+    let colour = run("always");
+    // Only our own SGR: every ESC starts `ESC[0;…m` or `ESC[0m`.
+    assert!(
+        colour
+            .match_indices('\x1b')
+            .all(|(i, _)| colour[i..].starts_with("\x1b[0"))
+    );
+    assert!(colour.contains("\x1b[0;32m+"), "added rows are green");
+    assert_eq!(
+        rawpv::render::lines_to_string(&[]),
+        String::new(),
+        "sanity: empty input gives empty text"
+    );
+}
