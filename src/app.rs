@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod browser;
 mod copy;
 mod player;
 
@@ -209,6 +210,8 @@ pub struct App {
     pub timeline_area: Rect,
     /// An OSC 52 sequence for the loop to write to the terminal (copy).
     pub clipboard_out: Option<String>,
+    /// Opened from the session browser: Esc with nothing to close goes back to the list.
+    pub from_browser: bool,
 }
 
 impl App {
@@ -243,6 +246,7 @@ impl App {
             clock: Instant::now(),
             timeline_area: Rect::default(),
             clipboard_out: None,
+            from_browser: false,
         }
     }
 
@@ -892,6 +896,8 @@ impl App {
                     self.set_filter(None);
                 } else if self.view.tab != Tab::Detail {
                     self.view.tab = Tab::Detail;
+                } else if self.from_browser {
+                    self.quit = true;
                 }
             }
         }
@@ -1040,6 +1046,21 @@ pub fn compile_search(q: &str) -> Result<Option<Regex>, regex::Error> {
         .size_limit(1 << 20)
         .build()
         .map(Some)
+}
+
+/// `rawpv` with no input on a terminal: the session browser (see `app/browser.rs`).
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
+    if !std::io::stdout().is_terminal() {
+        eprintln!("rawpv: the browser needs a terminal; use `rawpv print INPUT` for plain output");
+        return Ok(2);
+    }
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    browser::run_browser(&config).await
 }
 
 /// Runs the TUI on `kind`; returns the exit code.

@@ -15,6 +15,7 @@
 
 pub mod action;
 pub mod app;
+pub mod browse;
 pub mod check;
 pub mod cli;
 pub mod clipboard;

@@ -51,6 +51,22 @@ async fn run(cli: Cli) -> i32 {
             })
             .await
         }
+        None if cli.open.input.is_none()
+            && std::io::IsTerminal::is_terminal(&std::io::stdin())
+            && !cli.open.replay =>
+        {
+            // No input on a terminal: the session browser.
+            if let Err(e) = color_eyre::install() {
+                eprintln!("rawpv: {e}");
+            }
+            match app::run_browse(&cli.open).await {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("rawpv: {e:?}");
+                    2
+                }
+            }
+        }
         None => {
             let kind = match &cli.open.input {
                 Some(i) => SourceKind::from_arg(i, cli.open.follow),

@@ -9,6 +9,7 @@
 //!
 //! [`App::prepare`]: crate::app::App::prepare
 
+pub mod browser;
 pub mod catalog;
 pub mod detail;
 pub mod feed;

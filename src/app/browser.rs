@@ -1,0 +1,94 @@
+//! The session browser screen: `rawpv` with no input on a terminal lists the sessions under
+//! `~/.claude/projects` (and the config's `browser.dirs`); typing filters (fuzzy), Up/Down move,
+//! Enter opens the session in the viewer, and Esc (or q) in the viewer comes back to the list.
+//! Esc on an empty filter, or Ctrl-C, leaves.
+//!
+//! Who calls it: [`crate::app::run_browse`] (from `main.rs`). Invariant: one terminal owner; the
+//! list's input stream is dropped while the viewer runs (the viewer reads its own).
+
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{App, event_loop};
+use crate::browse::{self, Browser};
+use crate::config::Config;
+use crate::source::{CHANNEL_CAPACITY, NetConfig, SourceKind, spawn_source_with};
+use crate::tui::Tui;
+
+/// Runs the browser until the user leaves; returns the exit code.
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
+    let mut browser = Browser::scan(&browse::default_roots(&config.browser.dirs));
+    let theme = config.theme(crate::config::no_color_env());
+    let mut tui = Tui::init()?;
+    let mut events = EventStream::new();
+    loop {
+        tui.draw(|f| {
+            let area = f.area();
+            crate::ui::browser::render_browser(area, f.buffer_mut(), &browser, &theme);
+        })?;
+        let Some(ev) = events.next().await else {
+            break;
+        };
+        let Event::Key(k) = ev? else {
+            continue;
+        };
+        if k.kind != KeyEventKind::Press {
+            continue;
+        }
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        match k.code {
+            KeyCode::Char('c') if ctrl => break,
+            KeyCode::Esc if browser.filter.is_empty() => break,
+            KeyCode::Esc => browser.set_filter(""),
+            KeyCode::Up => browser.move_by(-1),
+            KeyCode::Down => browser.move_by(1),
+            KeyCode::PageUp => browser.move_by(-10),
+            KeyCode::PageDown => browser.move_by(10),
+            KeyCode::Backspace => {
+                let mut f = browser.filter.clone();
+                f.pop();
+                browser.set_filter(&f);
+            }
+            KeyCode::Enter => {
+                let Some(path) = browser.selected_entry().map(|e| e.path.clone()) else {
+                    continue;
+                };
+                drop(events);
+                open_in_viewer(SourceKind::File(path), config, &mut tui).await?;
+                tui.terminal.clear()?;
+                events = EventStream::new();
+            }
+            KeyCode::Char(c) if !ctrl => {
+                let mut f = browser.filter.clone();
+                f.push(c);
+                browser.set_filter(&f);
+            }
+            _ => {}
+        }
+    }
+    Ok(0)
+}
+
+async fn open_in_viewer(
+    kind: SourceKind,
+    config: &Config,
+    tui: &mut Tui,
+) -> color_eyre::Result<()> {
+    let mut app = App::new(kind.label(), false);
+    app.configure(config);
+    app.from_browser = true;
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let cancel = CancellationToken::new();
+    let source = spawn_source_with(kind, NetConfig::default(), tx, cancel.clone());
+    let result = event_loop(&mut app, tui, rx).await;
+    cancel.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(1), source).await;
+    result
+}

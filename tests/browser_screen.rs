@@ -1,0 +1,78 @@
+//! The session browser on `TestBackend`: fake Claude Code projects in a tempdir, a filter, and
+//! the empty state.
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use rawpv::browse::Browser;
+use rawpv::theme::Theme;
+
+fn draw(b: &Browser) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(90, 8)).expect("backend");
+    term.draw(|f| {
+        let area = f.area();
+        rawpv::ui::browser::render_browser(area, f.buffer_mut(), b, &Theme::dark());
+    })
+    .expect("draw");
+    term
+}
+
+fn user(ts: &str, text: &str) -> String {
+    format!(
+        r#"{{"type":"user","timestamp":"{ts}","message":{{"role":"user","content":"{text}"}}}}"#
+    ) + "\n"
+}
+
+#[test]
+fn browser_lists_and_filters() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("projects");
+    for (proj, file, ts, text) in [
+        (
+            "-home-me-alpha",
+            "a.jsonl",
+            "2026-11-01T10:00:00Z",
+            "Fix the parser",
+        ),
+        (
+            "-home-me-beta",
+            "b.jsonl",
+            "2026-11-02T09:00:00Z",
+            "Add a README \\u001b[31mred",
+        ),
+        (
+            "-home-me-alpha",
+            "c.jsonl",
+            "2026-10-30T08:30:00Z",
+            "Refactor the lexer",
+        ),
+    ] {
+        let dir = root.join(proj);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join(file), user(ts, text)).expect("write");
+    }
+    let mut b = Browser::scan(&[root]);
+    b.move_by(1);
+    assert_snapshot!("browser_list", draw(&b).backend());
+    b.set_filter("lexer");
+    assert_snapshot!("browser_filtered", draw(&b).backend());
+}
+
+#[test]
+fn browser_empty_says_how_to_start() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let b = Browser::scan(&[tmp.path().join("none")]);
+    assert_snapshot!("browser_empty", draw(&b).backend());
+}
+
+#[test]
+fn esc_in_a_viewer_opened_from_the_browser_goes_back() {
+    let items = rawpv::import::load_bytes(rawpv::source::DEMO.as_bytes()).items;
+    let mut app = rawpv::app::App::headless(items.clone(), "demo");
+    app.from_browser = true;
+    app.press(crossterm::event::KeyCode::Esc);
+    assert!(app.quit, "Esc with nothing to close leaves the viewer");
+    let mut plain = rawpv::app::App::headless(items, "demo");
+    plain.press(crossterm::event::KeyCode::Esc);
+    assert!(!plain.quit, "outside the browser Esc never quits");
+}
