@@ -25,6 +25,58 @@ const CORPUS: &str = concat!(
     "/../shared/corpus/claude-code/cc-v2.1.39-compaction-A-excerpt.jsonl"
 );
 
+/// On-CPU time of this thread in ns (Linux `/proc/thread-self/schedstat`), so that figures do not
+/// depend on how loaded the machine is; `None` elsewhere.
+pub fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Prints frames per CPU-second of parsing and of folding (best of 3 rounds): the load-independent
+/// figures quoted in `BENCHMARKS.md`.
+fn cpu_time_report() {
+    let bytes = recording();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let frames = lines.len() as f64;
+    let (mut parse, mut fold) = (f64::MAX, f64::MAX);
+    for _ in 0..3 {
+        let (Some(t0), items) = (cpu_ns(), import::load_bytes(&bytes).items) else {
+            eprintln!("cpu time: /proc/thread-self/schedstat unavailable");
+            return;
+        };
+        let t1 = cpu_ns().unwrap_or(t0);
+        let mut s = Session::new();
+        for d in items {
+            black_box(s.apply(d));
+        }
+        s.finish();
+        let t2 = cpu_ns().unwrap_or(t1);
+        black_box(&s);
+        parse = parse.min((t1 - t0) as f64 / 1e9);
+        fold = fold.min((t2 - t1) as f64 / 1e9);
+    }
+    eprintln!(
+        "cpu time, {frames} frames ({:.1} MB): load_bytes {:.3} s = {:.0} frames/s, {:.1} MB/s; \
+         Session::apply {:.3} s = {:.0} frames/s",
+        bytes.len() as f64 / 1e6,
+        parse,
+        frames / parse,
+        bytes.len() as f64 / 1e6 / parse,
+        fold,
+        frames / fold
+    );
+    if let Ok(corpus) = std::fs::read(CORPUS) {
+        let t0 = cpu_ns().unwrap_or(0);
+        black_box(Session::from_decoded(import::load_bytes(&corpus).items));
+        let t1 = cpu_ns().unwrap_or(t0);
+        eprintln!(
+            "cpu time, 2 MB Claude Code transcript to Session: {:.1} ms",
+            (t1 - t0) as f64 / 1e6
+        );
+    }
+}
+
 fn recording() -> Vec<u8> {
     let mut buf = Vec::new();
     generator::generate(&mut buf, FRAMES, 1).unwrap_or_else(|e| panic!("generate: {e}"));
@@ -32,6 +84,7 @@ fn recording() -> Vec<u8> {
 }
 
 fn bench_parse(c: &mut Criterion) {
+    cpu_time_report();
     let bytes = recording();
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let lines: Vec<&str> = text.lines().collect();

@@ -238,6 +238,10 @@ impl<W: Write> Gen<W> {
         for (name, cat, desc) in TOOLS {
             let mut t = json!({ "name": name, "description": desc, "category": cat,
                 "input_schema": {"type": "object", "properties": {"arg": {"type": "string"}}} });
+            if *cat == "mcp" {
+                // MCP tools have no category default (SPEC 3.4): the catalog declares the type.
+                t["output_type"] = json!("structured");
+            }
             if self.rng.chance(10) {
                 t["status"] = json!("degraded");
                 t["status_description"] = json!("rate limited");

@@ -272,8 +272,16 @@ fn check(items: Vec<Decoded>, finish: bool) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `PROPTEST_CASES` when set (long runs), else `default` (CI).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(cases(256)) })]
 
     #[test]
     fn reducer_holds_its_invariants_under_any_order(ops in proptest::collection::vec(op(), 0..80), finish in any::<bool>()) {
