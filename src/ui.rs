@@ -255,34 +255,14 @@ pub fn highlight_matches(line: Line<'static>, re: &Regex, style: Style) -> Line<
     }
 }
 
-/// Splits a line into lines of at most `width` columns (hard wrap at character boundaries).
+/// Splits a line into rows of at most `width` columns: word wrap, hard wrap for longer words
+/// (`render::wrap::wrap_line`); each row keeps the line's own style.
 pub fn wrap_line(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
-    let width = width.max(1);
-    let mut out = Vec::new();
-    let mut cur: Vec<Span<'static>> = Vec::new();
-    let mut w = 0usize;
-    for span in &line.spans {
-        let mut piece = String::new();
-        for c in span.content.chars() {
-            let cw = c.width().unwrap_or(0);
-            if w + cw > width && w > 0 {
-                if !piece.is_empty() {
-                    cur.push(Span::styled(std::mem::take(&mut piece), span.style));
-                }
-                out.push(Line::from(std::mem::take(&mut cur)).style(line.style));
-                w = 0;
-            }
-            piece.push(c);
-            w += cw;
-        }
-        if !piece.is_empty() {
-            cur.push(Span::styled(piece, span.style));
-        }
-    }
-    if !cur.is_empty() || out.is_empty() {
-        out.push(Line::from(cur).style(line.style));
-    }
-    out
+    let width = u16::try_from(width).unwrap_or(u16::MAX);
+    crate::render::wrap::wrap_line(line, width)
+        .into_iter()
+        .map(|row| row.style(line.style))
+        .collect()
 }
 
 #[cfg(test)]
