@@ -272,3 +272,13 @@ fn convert_round_trip_is_stable() {
         }
     }
 }
+
+#[test]
+fn convert_keeps_floats_exact() {
+    // Found by the parse_line fuzz target: without exact float parsing, `convert` changed
+    // 1.7000000044444442e50 into 1.7000000044444444e50.
+    let line = r#"{"type":"tool.catalog.publish","payload":{"tools":[{"name":"x","weight":1.7000000044444442e50}]}}"#;
+    let f = parse_line(1, line).unwrap();
+    let again = parse_line(1, &f.to_json().to_string()).unwrap();
+    assert_eq!(again.body, f.body);
+}
