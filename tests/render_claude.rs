@@ -3,14 +3,13 @@
 //! 80 and 140 columns (140 with the side-by-side diff layout), plus style assertions.
 //! Skips (with a message) when the shared corpus is absent.
 
-use std::path::Path;
-
 use rawpv::protocol::OutputType;
 use rawpv::render::{RenderCtx, lines_to_string, render_output, wrap};
 use rawpv::theme::Theme;
 use serde_json::Value;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/claude-code");
+#[path = "support/transcripts.rs"]
+mod transcripts;
 
 /// (name, `output_type`, predicate on `toolUseResult`).
 type Kind = (&'static str, OutputType, fn(&Value) -> bool);
@@ -58,24 +57,9 @@ fn kinds() -> Vec<Kind> {
 
 /// Every object `toolUseResult` in the transcripts, in file order.
 fn results() -> Option<Vec<Value>> {
-    let dir = Path::new(CORPUS);
-    if !dir.is_dir() {
-        eprintln!("skipping: corpus not found at {CORPUS}");
-        return None;
-    }
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
     let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).ok()?;
-        for line in text.lines() {
-            let Ok(rec) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
+    for rec in transcripts::records()? {
+        {
             if let Some(r) = rec.get("toolUseResult").filter(|r| r.is_object()) {
                 out.push(r.clone());
             }

@@ -2,34 +2,22 @@
 //! `TodoWrite`, Grep) at 80 and 140 columns, and `rawpv print --detail` end to end (plain and
 //! coloured). Skips (with a message) when the shared corpus is absent.
 
-use std::path::Path;
-
 use rawpv::render::{RenderCtx, lines_to_string, render_input, wrap};
 use rawpv::theme::Theme;
+use std::path::Path;
+
 use serde_json::Value;
+
+#[path = "support/transcripts.rs"]
+mod transcripts;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/claude-code");
 
 /// Every `(tool name, input)` of the assistant `tool_use` blocks, in file order.
 fn tool_uses() -> Option<Vec<(String, Value)>> {
-    let dir = Path::new(CORPUS);
-    if !dir.is_dir() {
-        eprintln!("skipping: corpus not found at {CORPUS}");
-        return None;
-    }
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
     let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).ok()?;
-        for line in text.lines() {
-            let Ok(rec) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
+    for rec in transcripts::records()? {
+        {
             let Some(blocks) = rec.pointer("/message/content").and_then(Value::as_array) else {
                 continue;
             };
