@@ -421,8 +421,16 @@ impl App {
         let selected_item = self.view.selected_item(&self.session);
         let n = self.session.items.len();
         self.view.quiet = (0..n).filter(|&i| view::is_quiet(&self.session, i)).count();
+        // Turns too (a replay seeking back rebuilds the session under the view).
+        let folds = &mut self.view.folds;
+        folds.prompts = (0..n)
+            .filter(|&i| view::is_turn_start(&self.session, i))
+            .collect();
+        let prompts = &folds.prompts;
+        folds.folded.retain(|p, _| prompts.binary_search(p).is_ok());
+        folds.stale = folds.folded.keys().copied().collect();
         let needed = self.view.filter.is_some() || (!self.view.show_quiet && self.view.quiet > 0);
-        self.view.rows = needed.then(|| {
+        self.view.filtered = needed.then(|| {
             (0..n)
                 .filter(|&i| {
                     view::shows(
@@ -434,6 +442,7 @@ impl App {
                 })
                 .collect()
         });
+        self.view.derive_rows(n);
         let row = selected_item.map_or(0, |i| match &self.view.rows {
             Some(r) => r.partition_point(|&x| x < i),
             None => i,
@@ -477,6 +486,8 @@ impl App {
                         // The source re-sends from the start: fold it again from scratch.
                         self.session = Session::new();
                         self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
+                        self.view.filtered.clone_from(&self.view.rows);
+                        self.view.folds = view::Folds::default();
                         self.view.feed.selected = 0;
                         self.view.feed.offset = 0;
                         self.detail = DetailCache::default();
@@ -504,9 +515,7 @@ impl App {
         let Some(c) = self.session.compact_if_needed() else {
             return;
         };
-        if let Some(rows) = &mut self.view.rows {
-            *rows = rows.iter().filter_map(|&r| c.item(r)).collect();
-        }
+        self.view.remap(&c, self.session.items.len());
         let new_sel = selected
             .and_then(|i| c.item(i))
             .and_then(|i| self.view.row_of(i));
@@ -526,23 +535,12 @@ impl App {
         let Some(item) = applied.item else {
             return;
         };
-        if applied.new_item && view::is_quiet(&self.session, item) {
-            self.view.quiet += 1;
-            if !self.view.show_quiet && self.view.rows.is_none() {
-                // First hidden row: every earlier item was a row.
-                self.view.rows = Some((0..item).collect());
-            }
-        }
-        // Membership first (O(log n)); the filter match only for rows not shown yet.
-        let (filter, show_quiet) = (self.view.filter.as_ref(), self.view.show_quiet);
-        if let Some(rows) = &mut self.view.rows
-            && let Err(pos) = rows.binary_search(&item)
-            && view::shows(filter, show_quiet, &self.session, item)
+        if let Some(pos) = self.view.admit(&self.session, item, applied.new_item)
+            && pos <= self.view.feed.selected
+            && self.row_count() > 1
+            && !applied.new_item
         {
-            rows.insert(pos, item);
-            if pos <= self.view.feed.selected && rows.len() > 1 && !applied.new_item {
-                self.view.feed.selected += 1;
-            }
+            self.view.feed.selected += 1;
         }
         if applied.new_item && self.view.feed.follow {
             let last = self.view.row_count(&self.session).saturating_sub(1);
@@ -741,27 +739,81 @@ impl App {
         }
     }
 
-    /// Selects the next (or previous) visible row after the selection for which `pred` holds.
-    /// With `wrap`, continues from the other end. Returns whether one was found.
+    /// Selects the next (or previous) row after the selection for which `pred` holds, looking
+    /// inside folded turns too (the turn of a hit unfolds). With `wrap`, continues from the
+    /// other end. Returns whether one was found.
     fn jump(&mut self, forward: bool, wrap: bool, pred: impl Fn(&Session, usize) -> bool) -> bool {
-        let count = self.row_count();
-        let sel = self.view.feed.selected;
-        let order: Box<dyn Iterator<Item = usize>> = match (forward, wrap) {
-            (true, false) => Box::new(sel + 1..count),
-            (true, true) => Box::new((sel + 1..count).chain(0..=sel.min(count.saturating_sub(1)))),
-            (false, false) => Box::new((0..sel).rev()),
-            (false, true) => Box::new((0..sel).rev().chain((sel..count).rev())),
+        let count = self.view.filtered_count(&self.session);
+        let Some(sel) = self.view.selected_item(&self.session) else {
+            return false;
         };
-        for r in order {
-            if let Some(i) = self.view.item_at(r)
+        let (after, before) = match self.view.filtered_pos(sel) {
+            Ok(k) => (k + 1, k),
+            Err(k) => (k, k),
+        };
+        let order: Box<dyn Iterator<Item = usize>> = match (forward, wrap) {
+            (true, false) => Box::new(after..count),
+            (true, true) => Box::new((after..count).chain(0..after.min(count))),
+            (false, false) => Box::new((0..before).rev()),
+            (false, true) => Box::new((0..before).rev().chain((before..count).rev())),
+        };
+        for k in order {
+            if let Some(i) = self.view.filtered_at(k)
                 && pred(&self.session, i)
             {
                 self.view.focus = Pane::Feed;
-                self.select(r);
+                self.reveal(i);
                 return true;
             }
         }
         false
+    }
+
+    /// Selects item `item`, unfolding its turn when it is folded away.
+    fn reveal(&mut self, item: usize) {
+        if self.view.folds.hidden(item)
+            && let Some(p) = self.view.folds.turn_of(item)
+        {
+            self.view.unfold(&self.session, p);
+        }
+        self.select_item(item);
+    }
+
+    /// Selects the row of `item` (nearest row when it is not one), resetting the detail when
+    /// the selected item changes.
+    fn select_item(&mut self, item: usize) {
+        let prev = self.view.selected_item(&self.session);
+        let row = match &self.view.rows {
+            Some(r) => r.partition_point(|&x| x < item),
+            None => item,
+        };
+        self.select(row);
+        if self.view.selected_item(&self.session) != prev {
+            self.reset_detail();
+        }
+    }
+
+    /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) the selected row's turn.
+    fn fold_selected(&mut self, want: Option<bool>) {
+        let Some(item) = self.view.selected_item(&self.session) else {
+            return;
+        };
+        let Some(p) = self.view.folds.turn_of(item) else {
+            self.view.message =
+                Some("no turn here: rows before the first prompt do not fold".into());
+            return;
+        };
+        let folded = self.view.folds.folded.contains_key(&p);
+        match want.unwrap_or(!folded) {
+            true if !folded => {
+                self.view.fold(&self.session, p);
+            }
+            false if folded => {
+                self.view.unfold(&self.session, p);
+            }
+            true | false => {}
+        }
+        self.select_item(p);
     }
 
     fn search_step(&mut self, forward: bool) {
@@ -863,6 +915,31 @@ impl App {
                     self.view.message = Some("no more prompts".into());
                 }
             }
+            Action::ToggleFold => self.fold_selected(None),
+            Action::FoldTurn => self.fold_selected(Some(true)),
+            Action::UnfoldTurn => self.fold_selected(Some(false)),
+            Action::FoldAll => {
+                let sel = self.view.selected_item(&self.session);
+                let n = self.view.fold_all(&self.session);
+                if n == 0 && self.view.folds.prompts.is_empty() {
+                    self.view.message = Some("no turns to fold: no prompts".into());
+                }
+                if let Some(i) = sel {
+                    let keep = self
+                        .view
+                        .folds
+                        .turn_of(i)
+                        .filter(|_| self.view.folds.hidden(i));
+                    self.select_item(keep.unwrap_or(i));
+                }
+            }
+            Action::UnfoldAll => {
+                let sel = self.view.selected_item(&self.session);
+                self.view.unfold_all();
+                if let Some(i) = sel {
+                    self.select_item(i);
+                }
+            }
             Action::StartFilter => {
                 self.view.mode = Mode::Filter;
                 self.view.input = self
@@ -931,6 +1008,9 @@ impl App {
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.feed.height = feed_h;
         self.view.detail.height = detail_inner.height;
+        if !self.view.folds.stale.is_empty() {
+            self.view.refresh_fold_summaries(&self.session);
+        }
         let count = self.row_count();
         let h = usize::from(feed_h.max(1));
         let f = &mut self.view.feed;

@@ -109,6 +109,11 @@ impl App {
             | Action::NextPrompt
             | Action::PrevPrompt
             | Action::StartFilter
+            | Action::ToggleFold
+            | Action::FoldTurn
+            | Action::UnfoldTurn
+            | Action::FoldAll
+            | Action::UnfoldAll
             | Action::ShowCatalog
             | Action::ShowProblems
             | Action::ToggleHelp

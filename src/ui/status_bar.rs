@@ -35,7 +35,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         spans.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }
     spans.push(Span::styled(" │ ", t.border));
-    spans.push(Span::raw(format!("{} calls", c.invocations)));
+    spans.push(Span::raw(super::count(c.invocations, "call")));
     if c.running > 0 {
         let label = if app.session.ended {
             "no result"
@@ -49,19 +49,22 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     }
     if c.failed > 0 {
         spans.push(Span::styled(
-            format!(" · {} errors", c.failed),
+            format!(" · {}", super::count(c.failed, "error")),
             t.status_failed,
         ));
     }
     if findings > 0 {
         spans.push(Span::styled(
-            format!(" · {findings} findings"),
+            format!(" · {}", super::count(findings as u64, "finding")),
             t.finding_warning,
         ));
     }
     if app.session.dropped_items > 0 {
         spans.push(Span::styled(
-            format!(" · {} oldest rows dropped", app.session.dropped_items),
+            format!(
+                " · {} dropped (oldest)",
+                super::count(app.session.dropped_items, "row")
+            ),
             t.dim,
         ));
     }
