@@ -212,6 +212,8 @@ pub struct App {
     pub clipboard_out: Option<String>,
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
     pub from_browser: bool,
+    /// Render limits of the detail pane (config `limits.*`).
+    pub limits: crate::render::Limits,
 }
 
 impl App {
@@ -247,6 +249,7 @@ impl App {
             timeline_area: Rect::default(),
             clipboard_out: None,
             from_browser: false,
+            limits: crate::render::Limits::default(),
         }
     }
 
@@ -1043,6 +1046,7 @@ impl App {
                     width: detail_inner.width.max(1),
                     expanded: self.view.detail.expanded,
                     side_by_side: self.view.detail.side_by_side,
+                    limits: self.limits,
                 },
                 wrap: self.view.detail.wrap,
                 theme: self.theme.id,

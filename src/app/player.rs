@@ -42,6 +42,8 @@ impl App {
     pub fn configure(&mut self, config: &Config) {
         self.theme = config.theme(crate::config::no_color_env());
         self.keymap = config.keymap();
+        self.limits = config.limits.limits();
+        config.apply_render_settings();
     }
 
     /// When the replay timer should fire next: `None` unless playing.

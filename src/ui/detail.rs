@@ -137,6 +137,8 @@ pub struct DetailOpts {
     pub width: u16,
     pub expanded: bool,
     pub side_by_side: bool,
+    /// Render limits (config `limits.*`).
+    pub limits: crate::render::Limits,
 }
 
 /// Builds the detail's lines (unwrapped). Pure; bounded by [`Limits`], [`FOLD_LINES`] and
@@ -148,6 +150,7 @@ pub fn build_detail_lines(
 ) -> Vec<Line<'static>> {
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
+    cx.limits = opts.limits;
     match src {
         DetailSource::Invocation {
             inv,
