@@ -424,7 +424,11 @@ impl App {
         let selected_item = self.view.selected_item(&self.session);
         let n = self.session.items.len();
         self.view.quiet = (0..n).filter(|&i| view::is_quiet(&self.session, i)).count();
-        // Turns too (a replay seeking back rebuilds the session under the view).
+        // Turns and token totals too (a replay seeking back rebuilds the session under the view).
+        self.view.tokens = view::Tokens::default();
+        for i in 0..n {
+            self.view.tokens.add(&self.session, i);
+        }
         let folds = &mut self.view.folds;
         folds.prompts = (0..n)
             .filter(|&i| view::is_turn_start(&self.session, i))
@@ -491,6 +495,7 @@ impl App {
                         self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
                         self.view.filtered.clone_from(&self.view.rows);
                         self.view.folds = view::Folds::default();
+                        self.view.tokens = view::Tokens::default();
                         self.view.feed.selected = 0;
                         self.view.feed.offset = 0;
                         self.detail = DetailCache::default();

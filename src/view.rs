@@ -369,6 +369,35 @@ fn item_end_time(session: &Session, i: usize) -> Option<Timestamp> {
     }
 }
 
+/// Token totals of the `session.usage` rows seen (cumulative: rows dropped by compaction stay
+/// counted), for the status bar while usage rows are hidden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    /// Usage rows counted.
+    pub rows: u64,
+}
+
+impl Tokens {
+    /// Adds item `i` when it is a usage row. O(1).
+    pub fn add(&mut self, session: &Session, i: usize) {
+        let Some(Item::Event(f)) = session.items.get(i) else {
+            return;
+        };
+        if f.frame_type != FrameType::SessionUsage {
+            return;
+        }
+        let p = f.payload_json();
+        let n = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        self.input += n("input_tokens") + n("cache_creation_input_tokens");
+        self.output += n("output_tokens");
+        self.cache_read += n("cache_read_input_tokens");
+        self.rows += 1;
+    }
+}
+
 /// Everything the user controls about the view.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ViewState {
@@ -400,6 +429,8 @@ pub struct ViewState {
     pub filtered: Option<Vec<usize>>,
     /// Turns and folded turns.
     pub folds: Folds,
+    /// Token totals (status bar).
+    pub tokens: Tokens,
     /// The committed search regex source.
     pub search: Option<String>,
     /// The text being typed in search / filter mode.
@@ -583,6 +614,7 @@ impl ViewState {
     pub fn admit(&mut self, session: &Session, item: usize, new_item: bool) -> Option<usize> {
         if new_item {
             self.folds.on_new_item(session, item);
+            self.tokens.add(session, item);
             if is_quiet(session, item) {
                 self.quiet += 1;
                 if !self.show_quiet && self.filtered.is_none() {

@@ -118,6 +118,22 @@ pub enum Fold {
     Folded(TurnSummary),
 }
 
+/// Columns a folded prompt keeps for its text before the summary gets shorter.
+const FOLDED_TEXT_MIN: usize = 12;
+
+/// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`; the duration is left out
+/// when it would leave the prompt fewer than [`FOLDED_TEXT_MIN`] of `room` columns.
+pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
+    let full = fold_summary(s);
+    if super::width_of(&full) + 1 + FOLDED_TEXT_MIN <= room {
+        return full;
+    }
+    fold_summary(&TurnSummary {
+        duration_ms: None,
+        ..*s
+    })
+}
+
 /// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`.
 pub fn fold_summary(s: &TurnSummary) -> String {
     let mut out = if s.calls == 0 {
@@ -177,7 +193,7 @@ pub fn build_row(
             ];
             let room = width.saturating_sub(fixed);
             if let Fold::Folded(sum) = fold {
-                let tail = fold_summary(&sum);
+                let tail = fold_summary_fit(&sum, room);
                 let tail_w = super::width_of(&tail) + 1;
                 let text_w = room.saturating_sub(tail_w);
                 let err_style = if sum.errors > 0 {
