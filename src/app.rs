@@ -31,6 +31,9 @@ use tokio_util::sync::CancellationToken;
 mod browser;
 mod copy;
 mod player;
+mod scan;
+
+pub use scan::SCAN_BUDGET;
 
 use crate::action::Action;
 use crate::cli::OpenArgs;
@@ -80,6 +83,8 @@ pub enum Msg {
     Tick(Timestamp),
     /// Replay timer: apply what is due at this instant (replay mode only).
     ReplayTick(Instant),
+    /// Run the next bounded step of a search or filter scan (`app/scan.rs`).
+    Work,
 }
 
 /// What identifies a cached detail rendering.
@@ -214,6 +219,10 @@ pub struct App {
     pub from_browser: bool,
     /// Render limits of the detail pane (config `limits.*`).
     pub limits: crate::render::Limits,
+    /// A search or filter scan running in bounded steps (`app/scan.rs`).
+    scan: Option<scan::Scan>,
+    /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 256 items a step).
+    pub scan_budget: Duration,
 }
 
 impl App {
@@ -250,6 +259,8 @@ impl App {
             clipboard_out: None,
             from_browser: false,
             limits: crate::render::Limits::default(),
+            scan: None,
+            scan_budget: scan::SCAN_BUDGET,
         }
     }
 
@@ -285,6 +296,7 @@ impl App {
                 self.now = Some(now);
                 self.animating()
             }
+            Msg::Work => self.work(self.scan_budget),
         }
     }
 
@@ -418,49 +430,16 @@ impl App {
         self.rebuild_rows();
     }
 
-    /// Recomputes the visible rows (after the filter or quiet-row setting changed); keeps the
-    /// selected item selected when it stays visible. O(items): user actions only.
+    /// Recomputes the visible rows (after the filter or quiet-row setting changed, or the
+    /// session was rebuilt); keeps the selected item selected when it stays visible. O(items) in
+    /// bounded steps (`app/scan.rs`): small sessions finish at once.
     fn rebuild_rows(&mut self) {
-        let selected_item = self.view.selected_item(&self.session);
-        let n = self.session.items.len();
-        self.view.quiet = (0..n).filter(|&i| view::is_quiet(&self.session, i)).count();
-        // Turns and token totals too (a replay seeking back rebuilds the session under the view).
-        self.view.tokens = view::Tokens::default();
-        for i in 0..n {
-            self.view.tokens.add(&self.session, i);
-        }
-        let folds = &mut self.view.folds;
-        folds.prompts = (0..n)
-            .filter(|&i| view::is_turn_start(&self.session, i))
-            .collect();
-        let prompts = &folds.prompts;
-        folds.folded.retain(|p, _| prompts.binary_search(p).is_ok());
-        folds.stale = folds.folded.keys().copied().collect();
-        let needed = self.view.filter.is_some() || (!self.view.show_quiet && self.view.quiet > 0);
-        self.view.filtered = needed.then(|| {
-            (0..n)
-                .filter(|&i| {
-                    view::shows(
-                        self.view.filter.as_ref(),
-                        self.view.show_quiet,
-                        &self.session,
-                        i,
-                    )
-                })
-                .collect()
-        });
-        self.view.derive_rows(n);
-        let row = selected_item.map_or(0, |i| match &self.view.rows {
-            Some(r) => r.partition_point(|&x| x < i),
-            None => i,
-        });
-        self.view.feed.selected = row.min(self.view.row_count(&self.session).saturating_sub(1));
-        self.reset_detail();
+        self.start_filter_scan();
     }
 
     fn current_matches(&self) -> bool {
         match (&self.search_re, self.view.selected_item(&self.session)) {
-            (Some(re), Some(i)) => re.is_match(&view::haystack(&self.session, i)),
+            (Some(re), Some(i)) => view::item_matches(&self.session, i, re),
             _ => false,
         }
     }
@@ -524,6 +503,7 @@ impl App {
             return;
         };
         self.view.remap(&c, self.session.items.len());
+        self.scan_after_compaction();
         let new_sel = selected
             .and_then(|i| c.item(i))
             .and_then(|i| self.view.row_of(i));
@@ -829,13 +809,12 @@ impl App {
             self.view.message = Some("no search: press / to search".into());
             return;
         };
-        if !self.jump(forward, true, |s, i| re.is_match(&view::haystack(s, i))) {
-            self.view.message = Some(format!("no match for /{}", re.as_str()));
-        }
+        self.start_search(re, forward);
     }
 
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
+        self.cancel_search_scan();
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend_requested = true,
@@ -1237,6 +1216,12 @@ pub(crate) async fn event_loop(
                 }
                 tui.draw(|f| ui::draw(f, app))?;
                 sched.drew(Instant::now());
+            }
+            () = std::future::ready(()), if app.scanning() && draw_at.is_none_or(|d| d > Instant::now()) => {
+                // A bounded step of a search or filter; input, signals and due frames first.
+                if app.update(Msg::Work) {
+                    sched.request();
+                }
             }
             Some(done) = render_rx.recv() => {
                 if app.update(Msg::Rendered(done)) {

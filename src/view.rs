@@ -15,6 +15,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use regex::Regex;
+
 use crate::protocol::{FrameType, Timestamp};
 use crate::session::{CallStatus, Item, MessageKind, Session};
 
@@ -98,7 +100,21 @@ pub struct Filter {
     pub status: Option<String>,
     /// Text that must occur (case-insensitive) in the row's searchable text.
     pub text: Option<String>,
+    /// `text` compiled (a case-insensitive literal).
+    pub text_re: Option<TextPattern>,
 }
+
+/// A compiled filter text; equal when the sources are.
+#[derive(Debug, Clone)]
+pub struct TextPattern(pub Regex);
+
+impl PartialEq for TextPattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+impl Eq for TextPattern {}
 
 impl Filter {
     /// Parses the filter syntax; empty input gives `None`.
@@ -122,7 +138,13 @@ impl Filter {
             }
         }
         if !words.is_empty() {
-            f.text = Some(words.join(" ").to_lowercase());
+            let text = words.join(" ").to_lowercase();
+            f.text_re = regex::RegexBuilder::new(&regex::escape(&text))
+                .case_insensitive(true)
+                .build()
+                .ok()
+                .map(TextPattern);
+            f.text = Some(text);
         }
         Some(f)
     }
@@ -148,10 +170,11 @@ impl Filter {
                 return false;
             }
         }
-        if let Some(t) = &self.text {
-            return haystack(session, i).to_lowercase().contains(t.as_str());
+        match (&self.text_re, &self.text) {
+            (Some(re), _) => item_matches(session, i, &re.0),
+            (None, Some(t)) => haystack(session, i).to_lowercase().contains(t.as_str()),
+            (None, None) => true,
         }
-        true
     }
 }
 
@@ -189,6 +212,55 @@ pub fn haystack(session: &Session, i: usize) -> String {
             s.push_str(&json_text(&f.payload_json()));
             s
         }
+    }
+}
+
+/// Whether `re` matches the searchable text of item `i` (the parts [`haystack`] joins: tool
+/// name, input and output strings and keys, stream text, message text, event type and payload),
+/// each part on its own and without building the joined text: search and filter scans stay
+/// allocation-free for all but multi-chunk streams. A match cannot span two parts.
+pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
+    match session.items.get(i) {
+        None => false,
+        Some(Item::Invocation(k)) => {
+            let inv = &session.invocations[*k];
+            re.is_match(&inv.tool_name)
+                || json_matches(&inv.input, re)
+                || inv
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.output.as_ref())
+                    .is_some_and(|o| json_matches(o, re))
+                || match inv.stream.chunks() {
+                    [] => false,
+                    [one] => re.is_match(&one.text),
+                    _ => re.is_match(&inv.stream.text(None)),
+                }
+        }
+        Some(Item::Message(m)) => re.is_match(&m.text),
+        Some(Item::Event(f)) => {
+            re.is_match(f.frame_type.as_str())
+                || match &f.body {
+                    crate::protocol::Body::Generic(m) => {
+                        m.iter().any(|(k, v)| re.is_match(k) || json_matches(v, re))
+                    }
+                    crate::protocol::Body::Request(_)
+                    | crate::protocol::Body::Stream(_)
+                    | crate::protocol::Body::Result(_)
+                    | crate::protocol::Body::Catalog(_) => json_matches(&f.payload_json(), re),
+                }
+        }
+    }
+}
+
+fn json_matches(v: &serde_json::Value, re: &Regex) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => re.is_match(s),
+        Value::Array(a) => a.iter().any(|x| json_matches(x, re)),
+        Value::Object(o) => o.iter().any(|(k, x)| re.is_match(k) || json_matches(x, re)),
+        Value::Null => false,
+        Value::Bool(_) | Value::Number(_) => re.is_match(&v.to_string()),
     }
 }
 
@@ -389,7 +461,20 @@ impl Tokens {
         if f.frame_type != FrameType::SessionUsage {
             return;
         }
-        let p = f.payload_json();
+        let owned;
+        let p = match &f.body {
+            crate::protocol::Body::Generic(m) => m,
+            crate::protocol::Body::Request(_)
+            | crate::protocol::Body::Stream(_)
+            | crate::protocol::Body::Result(_)
+            | crate::protocol::Body::Catalog(_) => {
+                owned = match f.payload_json() {
+                    serde_json::Value::Object(m) => m,
+                    _ => return,
+                };
+                &owned
+            }
+        };
         let n = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
         self.input += n("input_tokens") + n("cache_creation_input_tokens");
         self.output += n("output_tokens");
@@ -437,6 +522,8 @@ pub struct ViewState {
     pub input: String,
     /// A one-off message for the status bar ("no more errors", a regex error).
     pub message: Option<String>,
+    /// How far a running search or filter scan got ("filtering… 40%").
+    pub progress: Option<String>,
 }
 
 impl ViewState {

@@ -69,7 +69,9 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             short_count(tk.output)
         );
         if tk.cache_read > 0 {
-            s.push_str(&format!(" · {} cached", short_count(tk.cache_read)));
+            s.push_str(" · ");
+            s.push_str(&short_count(tk.cache_read));
+            s.push_str(" cached");
         }
         s.push_str(" tokens");
         tokens = Some((spans.len(), Span::styled(s, t.dim)));
@@ -90,6 +92,10 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     if let Some(q) = &app.view.search {
         spans.push(Span::styled(" │ ", t.border));
         spans.push(Span::styled(format!("/{q}"), t.search_match));
+    }
+    if let Some(p) = &app.view.progress {
+        spans.push(Span::styled(" │ ", t.border));
+        spans.push(Span::styled(p.clone(), t.status_running));
     }
     if let Some(m) = &app.view.message {
         spans.push(Span::styled(" │ ", t.border));
