@@ -189,6 +189,8 @@ pub struct App {
     pub keymap: Keymap,
     pub source_label: String,
     pub source_status: SourceStatus,
+    /// While a saved file is read: (bytes read, file size), for the status bar's percentage.
+    pub load_progress: Option<(u64, u64)>,
     pub format: Option<Format>,
     /// A standing hint for the status bar (e.g. "showing the demo").
     pub hint: Option<String>,
@@ -241,6 +243,7 @@ impl App {
             keymap: Keymap::default(),
             source_label: source_label.into(),
             source_status: SourceStatus::Loading,
+            load_progress: None,
             format: None,
             hint: None,
             search_re: None,
@@ -463,6 +466,10 @@ impl App {
             SourceMsg::State(s) => {
                 self.source_status = match s {
                     SourceState::Loading => SourceStatus::Loading,
+                    SourceState::Reading { bytes, total } => {
+                        self.load_progress = Some((bytes, total));
+                        SourceStatus::Loading
+                    }
                     SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
                     SourceState::Reconnecting { attempt, .. } => {
                         SourceStatus::Reconnecting(attempt)
@@ -484,6 +491,7 @@ impl App {
                 };
             }
             SourceMsg::Eof => {
+                self.load_progress = None;
                 self.session.finish();
                 self.source_status = SourceStatus::Ended;
             }

@@ -19,7 +19,13 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let t = &app.theme;
     let w = usize::from(area.width);
     let (state, state_style) = match &app.source_status {
-        SourceStatus::Loading => ("loading".to_owned(), t.status_running),
+        SourceStatus::Loading => match app.load_progress {
+            Some((bytes, total)) if total > 0 => (
+                format!("loading {}%", (bytes.min(total) * 100 / total)),
+                t.status_running,
+            ),
+            _ => ("loading".to_owned(), t.status_running),
+        },
         SourceStatus::Live => ("live".to_owned(), t.status_ok),
         SourceStatus::Reconnecting(n) => (format!("reconnecting (attempt {n})"), t.status_running),
         SourceStatus::Ended => ("ended".to_owned(), t.dim),
