@@ -482,6 +482,8 @@ impl App {
                         self.view.filtered.clone_from(&self.view.rows);
                         self.view.folds = view::Folds::default();
                         self.view.tokens = view::Tokens::default();
+                        self.scan = None;
+                        self.view.progress = None;
                         self.view.feed.selected = 0;
                         self.view.feed.offset = 0;
                         self.detail = DetailCache::default();
