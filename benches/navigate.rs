@@ -9,8 +9,10 @@
 //!
 //! Sessions: the largest corpus transcript (`cc-v2.1.39-compaction-A-excerpt.jsonl`, 2 MB,
 //! skipped when `../shared/corpus` is absent), loaded with `import::load_bytes` into
-//! `App::headless` as the viewer does; then a recording generated in memory by `examples/gen.rs`
-//! (`RAWPV_NAV_FRAMES` frames, default 4,000,000 ≈ 1M invocations; 0 skips it).
+//! `App::headless` as the viewer does; a recording generated in memory by `examples/gen.rs`
+//! (`RAWPV_NAV_FRAMES` frames, default 1,000,000 ≈ 195,000 invocations, 576 MB; 0 skips it);
+//! and 1,000,000 synthetic finished calls built as frames (`RAWPV_NAV_CALLS`; 0 skips it),
+//! kept whole (no row cap, unlike the app's default of 200,000 rows) as the worst case.
 //!
 //! Besides criterion's mean (of the first frame), the bench prints, over 20 individually timed
 //! runs of each action, the median and max wall and on-CPU time to the first frame after the
@@ -28,7 +30,12 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
-use rawpv::import;
+use rawpv::import::{self, Decoded};
+use rawpv::protocol::{
+    Body, Frame, FrameType, OutputType, ResultStatus, Timestamp, ToolInvokeRequest,
+    ToolInvokeResult,
+};
+use serde_json::json;
 
 #[path = "../examples/gen.rs"]
 #[allow(dead_code, clippy::all, clippy::pedantic)]
@@ -46,11 +53,61 @@ const CORPUS: &str = concat!(
     "/../shared/corpus/claude-code/cc-v2.1.39-compaction-A-excerpt.jsonl"
 );
 
-fn frames() -> u64 {
-    std::env::var("RAWPV_NAV_FRAMES")
+fn env_count(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.replace('_', "").parse().ok())
-        .unwrap_or(4_000_000)
+        .unwrap_or(default)
+}
+
+/// `n` finished Bash calls, a prompt before every 50th, one in 13 failed (built as frames
+/// directly, like `benches/draw.rs`: a million calls from `gen` would need ~5M frames and
+/// ~15 GB of memory).
+fn synthetic(n: usize) -> Vec<Decoded> {
+    let mut v = Vec::with_capacity(2 * n + n / 50 + 1);
+    for i in 0..n {
+        let ts = Some(Timestamp(1_795_000_000_000 + i as i64 * 1_000));
+        if i % 50 == 0 {
+            let mut payload = serde_json::Map::new();
+            payload.insert("text".into(), json!(format!("turn {} please", i / 50)));
+            let mut p = Frame::new(FrameType::ControlPromptRequest, Body::Generic(payload));
+            p.envelope.timestamp = ts;
+            v.push(Decoded::frame(p));
+        }
+        let id = format!("{i:08x}-0000-4000-8000-000000000000");
+        let mut req = Frame::new(
+            FrameType::ToolInvokeRequest,
+            Body::Request(ToolInvokeRequest {
+                invocation_id: Some(id.clone()),
+                tool_name: Some("Bash".into()),
+                input: Some(json!({"command": format!("cargo test --lib case_{i}")})),
+                ..Default::default()
+            }),
+        );
+        req.envelope.timestamp = ts;
+        let mut res = Frame::new(
+            FrameType::ToolInvokeResult,
+            Body::Result(ToolInvokeResult {
+                invocation_id: Some(id),
+                tool_name: Some("Bash".into()),
+                status: Some(if i % 13 == 0 {
+                    ResultStatus::Error
+                } else {
+                    ResultStatus::Success
+                }),
+                output: Some(json!(format!(
+                    "running 3 tests\ntest a ... ok\ntest b ... ok\ntest case_{i} ... ok\n"
+                ))),
+                output_type: Some(OutputType::Text),
+                duration_ms: Some((i % 997) as f64),
+                ..Default::default()
+            }),
+        );
+        res.envelope.timestamp = ts;
+        v.push(Decoded::frame(req));
+        v.push(Decoded::frame(res));
+    }
+    v
 }
 
 /// On-CPU time of this thread in ns (Linux `/proc/thread-self/schedstat`); 0 elsewhere.
@@ -76,6 +133,16 @@ fn frame(app: &mut App, term: &mut Terminal<TestBackend>) {
 
 fn act(app: &mut App, a: Action) {
     app.update(Msg::Action(a));
+}
+
+/// Back to the top with no filter or search, unless none is set (then only a message resets
+/// the selection: the jump ran off the end).
+fn plain(app: &mut App) {
+    if app.view.filter.is_some() || app.view.search.is_some() {
+        top(app);
+    } else if app.view.message.is_some() {
+        app.select(0);
+    }
 }
 
 fn top(app: &mut App) {
@@ -114,7 +181,7 @@ fn navs() -> Vec<Nav> {
         Nav {
             name: "search_next",
             reset: |app| {
-                if app.view.search.is_none() {
+                if app.view.search.as_deref() != Some(QUERY) {
                     app.set_search(QUERY);
                 }
             },
@@ -140,25 +207,17 @@ fn navs() -> Vec<Nav> {
         },
         Nav {
             name: "next_error",
-            reset: |app| {
-                if app.view.message.is_some() {
-                    app.select(0);
-                }
-            },
+            reset: plain,
             run: |app| act(app, Action::NextError),
         },
         Nav {
             name: "next_prompt",
-            reset: |app| {
-                if app.view.message.is_some() {
-                    app.select(0);
-                }
-            },
+            reset: plain,
             run: |app| act(app, Action::NextPrompt),
         },
         Nav {
             name: "fold_toggle",
-            reset: |_| {},
+            reset: plain,
             run: |app| act(app, Action::ToggleFold),
         },
         Nav {
@@ -260,8 +319,27 @@ fn bench_corpus(c: &mut Criterion) {
     bench_app(c, "corpus", app);
 }
 
+fn bench_synthetic(c: &mut Criterion) {
+    let n = env_count("RAWPV_NAV_CALLS", 1_000_000) as usize;
+    if n == 0 {
+        return;
+    }
+    let t = Instant::now();
+    // Uncapped: the app keeps at most `session::MAX_ITEMS` rows (200,000) and drops the oldest;
+    // here every one of the million calls stays, the worst case for a scan.
+    let mut app = App::new("synthetic", false);
+    app.session.max_items = Some(0);
+    app.update(Msg::Source(rawpv::source::SourceMsg::Batch(synthetic(n))));
+    app.update(Msg::Source(rawpv::source::SourceMsg::Eof));
+    eprintln!(
+        "navigate synthetic: {n} calls built and loaded in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    bench_app(c, "synthetic", app);
+}
+
 fn bench_generated(c: &mut Criterion) {
-    let n = frames();
+    let n = env_count("RAWPV_NAV_FRAMES", 1_000_000);
     if n == 0 {
         return;
     }
@@ -280,5 +358,5 @@ fn bench_generated(c: &mut Criterion) {
     bench_app(c, "generated", app);
 }
 
-criterion_group!(benches, bench_corpus, bench_generated);
+criterion_group!(benches, bench_corpus, bench_generated, bench_synthetic);
 criterion_main!(benches);

@@ -1005,9 +1005,6 @@ impl App {
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.feed.height = feed_h;
         self.view.detail.height = detail_inner.height;
-        if !self.view.folds.stale.is_empty() {
-            self.view.refresh_fold_summaries(&self.session);
-        }
         let count = self.row_count();
         let h = usize::from(feed_h.max(1));
         let f = &mut self.view.feed;
@@ -1018,6 +1015,11 @@ impl App {
             f.offset = f.selected + 1 - h;
         }
         f.offset = f.offset.min(count.saturating_sub(h));
+        if !self.view.folds.stale.is_empty() {
+            let (start, end) = (f.offset, (f.offset + h).min(count));
+            let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
+            self.view.refresh_fold_summaries(&self.session, &visible);
+        }
         self.view.panel_scroll = self
             .view
             .panel_scroll
