@@ -1092,6 +1092,10 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     }
     let mut app = App::new(kind.label(), live);
     app.configure(&config);
+    if let SourceKind::File(p) = &kind {
+        // Big outputs stay in the file and are read back when shown (RAWP NDJSON files).
+        app.session.backing = Some(std::sync::Arc::from(p.as_path()));
+    }
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }

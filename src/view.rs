@@ -165,9 +165,9 @@ pub fn haystack(session: &Session, i: usize) -> String {
             let mut s = inv.tool_name.clone();
             s.push('\n');
             s.push_str(&json_text(&inv.input));
-            if let Some(out) = inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+            if let Some(out) = session.output(inv) {
                 s.push('\n');
-                s.push_str(&json_text(out));
+                s.push_str(&json_text(&out));
             }
             s.push('\n');
             s.push_str(&inv.stream.text(None));

@@ -100,6 +100,18 @@ pub fn write_detail(
     let mut cx = RenderCtx::new(width, &theme);
     cx.highlight = colour;
     for inv in &session.invocations {
+        let resolved;
+        let inv = if inv.output_span.is_some() {
+            // A deferred output is read back from the file for this call only.
+            let mut c = inv.clone();
+            if let Some(r) = c.result.as_mut() {
+                r.output = session.output(inv).map(std::borrow::Cow::into_owned);
+            }
+            resolved = c;
+            &resolved
+        } else {
+            inv
+        };
         let lines = build_invocation_lines(inv, &cx);
         let wrapped = wrap::wrap_lines(&lines, width);
         let text = if colour {

@@ -72,8 +72,16 @@ impl DetailSource {
                     .take(MAX_FINDINGS_SHOWN + 1)
                     .cloned()
                     .collect();
+                let mut inv = Box::new(inv.clone());
+                if inv.output_span.is_some() {
+                    // A deferred output is read back from the file for this render only.
+                    let out = session.output(&inv).map(std::borrow::Cow::into_owned);
+                    if let Some(r) = inv.result.as_mut() {
+                        r.output = out;
+                    }
+                }
                 Self::Invocation {
-                    inv: Box::new(inv.clone()),
+                    inv,
                     entry,
                     ended: session.ended,
                     findings,
@@ -118,6 +126,7 @@ pub fn detail_bytes(session: &Session, item: usize) -> usize {
                     .as_ref()
                     .and_then(|r| r.output.as_ref())
                     .map_or(0, size)
+                + Session::output_bytes(inv)
                 + inv.stream.bytes()
         }
         Some(Item::Message(m)) => m.text.len(),
