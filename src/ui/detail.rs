@@ -1,7 +1,8 @@
 //! The detail pane: the selected row in full (header, input, output or live stream).
 //!
 //! Who calls it: the app builds lines with [`build_detail_lines`] (inline when small, on
-//! `spawn_blocking` when heavy, see [`is_heavy`]) and caches them; [`render_detail`] draws the
+//! `spawn_blocking` when heavy, see [`is_heavy`]) and caches them; while a heavy one renders it
+//! shows [`build_quick_lines`] (the first screens, plain, bounded); [`render_detail`] draws the
 //! cached lines. Invariants: only `lines[scroll..scroll + height]` is handed to the buffer;
 //! renderers come from `crate::render` (pure, bounded by `Limits`); untrusted text is made visible.
 
@@ -55,34 +56,41 @@ impl DetailSource {
         Some(match session.items.get(item)? {
             Item::Invocation(k) => {
                 let inv = &session.invocations[*k];
-                let entry = session
-                    .catalog()
-                    .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
-                    .map(|t| Box::new(t.clone()));
-                let findings = session
-                    .findings
-                    .iter()
-                    .filter(|f| match &f.invocation_id {
-                        Some(id) => *id == inv.invocation_id,
-                        None => {
-                            f.line != 0
-                                && (f.line == inv.request_line || Some(f.line) == inv.result_line)
-                        }
-                    })
-                    .take(MAX_FINDINGS_SHOWN + 1)
-                    .cloned()
-                    .collect();
                 Self::Invocation {
                     inv: Box::new(inv.clone()),
-                    entry,
+                    entry: catalog_entry(session, inv).map(|t| Box::new(t.clone())),
                     ended: session.ended,
-                    findings,
+                    findings: findings_of(session, inv),
                 }
             }
             Item::Message(m) => Self::Message(m.clone()),
             Item::Event(f) => Self::Event(f.clone()),
         })
     }
+}
+
+/// The tool's current catalog entry.
+fn catalog_entry<'s>(session: &'s Session, inv: &Invocation) -> Option<&'s CatalogTool> {
+    session
+        .catalog()
+        .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
+}
+
+/// Findings about one call (by id, or by the line of its request or result), at most
+/// [`MAX_FINDINGS_SHOWN`] + 1 (the extra one says "more").
+fn findings_of(session: &Session, inv: &Invocation) -> Vec<Finding> {
+    session
+        .findings
+        .iter()
+        .filter(|f| match &f.invocation_id {
+            Some(id) => *id == inv.invocation_id,
+            None => {
+                f.line != 0 && (f.line == inv.request_line || Some(f.line) == inv.result_line)
+            }
+        })
+        .take(MAX_FINDINGS_SHOWN + 1)
+        .cloned()
+        .collect()
 }
 
 /// A revision for item `item`: changes whenever its detail would.
@@ -154,43 +162,71 @@ pub fn build_detail_lines(
             entry,
             ended,
             findings,
-        } => {
-            let mut lines = build_invocation(inv, entry.as_deref(), *ended, &cx, opts);
-            // After the header's first line (tool, status, duration).
-            let at = lines.len().min(1);
-            lines.splice(at..at, build_finding_lines(findings, theme));
-            lines
-        }
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, &cx, opts, false),
         DetailSource::Message(m) => build_message(m, &cx),
         DetailSource::Event(f) => build_event(f, &cx),
     }
 }
 
-/// A cheap stand-in while a heavy render runs: header line and the first lines as plain text.
-pub fn build_placeholder_lines(
+fn invocation_with_findings(
+    inv: &Invocation,
+    entry: Option<&CatalogTool>,
+    ended: bool,
+    findings: &[Finding],
+    cx: &RenderCtx<'_>,
+    opts: DetailOpts,
+    partial: bool,
+) -> Vec<Line<'static>> {
+    let mut lines = build_invocation(inv, entry, ended, cx, opts, partial);
+    // After the header's first line (tool, status, duration).
+    let at = lines.len().min(1);
+    lines.splice(at..at, build_finding_lines(findings, cx.theme));
+    lines
+}
+
+/// The first rows of a heavy item's detail, cheaply, so the pane shows the real (plain) rendering
+/// at once while the full one runs off the app task (issue 8: "a 10,000-line diff shown within
+/// 50 ms"). Borrows from the session (no copy of the output); no syntax highlighting; each
+/// renderer keeps at most `rows` lines (the renderers' `Limits::max_lines`), so the work is
+/// bounded by `rows` plus one linear pass of parsing. Rows past the cut end in a
+/// "rendering the rest…" marker instead of a count. Unwrapped, like [`build_detail_lines`].
+pub fn build_quick_lines(
     session: &Session,
     item: usize,
     theme: &Theme,
-    height: usize,
+    opts: DetailOpts,
+    rows: usize,
 ) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(Span::styled("rendering…", theme.dim))];
-    if let Some(Item::Invocation(k)) = session.items.get(item) {
-        let inv = &session.invocations[*k];
-        lines.insert(
-            0,
-            Line::from(Span::styled(visible(&inv.tool_name), theme.title)),
-        );
-        let text = match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
-            Some(Value::String(s)) => s.as_str(),
-            _ => "",
-        };
-        // Only the first `height` lines are touched: bounded work on the app task.
-        for l in text.lines().take(height) {
-            let cut: String = l.chars().take(1000).collect();
-            lines.push(Line::from(Span::styled(visible(&cut), theme.text)));
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    cx.highlight = false;
+    cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
+    match session.items.get(item) {
+        Some(Item::Invocation(k)) => {
+            let inv = &session.invocations[*k];
+            let findings = findings_of(session, inv);
+            let entry = catalog_entry(session, inv);
+            invocation_with_findings(inv, entry, session.ended, &findings, &cx, opts, true)
         }
+        Some(Item::Message(m)) => build_message(m, &cx),
+        Some(Item::Event(f)) => build_event(f, &cx),
+        None => Vec::new(),
     }
-    lines
+}
+
+/// Output rows a new quick rendering should have, or `None` when the one shown (`have` rows, if
+/// any, for the same key) still covers rows `..scroll + 2 * height`. Grows by doubling, so
+/// scrolling through a long output re-renders O(log n) times; folded output never needs more
+/// than [`FOLD_LINES`] + 1.
+pub fn quick_rows(have: Option<usize>, expanded: bool, scroll: usize, height: usize) -> Option<usize> {
+    let h = height.max(10);
+    let cap = if expanded { usize::MAX } else { FOLD_LINES + 1 };
+    let need = (scroll + 2 * h).min(cap);
+    match have {
+        Some(n) if n >= need => None,
+        Some(n) => Some((scroll + 4 * h).max(2 * n).min(cap)),
+        None => Some((scroll + 4 * h).min(cap)),
+    }
 }
 
 fn section(title: &str, theme: &Theme) -> Line<'static> {
@@ -201,14 +237,30 @@ fn section(title: &str, theme: &Theme) -> Line<'static> {
     ])
 }
 
-fn fold(mut lines: Vec<Line<'static>>, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+/// Folds long output at [`FOLD_LINES`]. `partial`: the lines are a quick rendering cut at
+/// `Limits::max_lines` (see [`build_quick_lines`]), so counts are not known yet.
+fn fold(
+    mut lines: Vec<Line<'static>>,
+    expanded: bool,
+    partial: Option<&RenderCtx<'_>>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if let Some(cx) = partial
+        && lines.len() > cx.limits.max_lines
+    {
+        // The renderer's "… N more lines" marker counts only what it skipped cheaply.
+        lines.truncate(cx.limits.max_lines);
+        lines.push(Line::from(Span::styled("… rendering the rest", theme.dim)));
+    }
     if !expanded && lines.len() > FOLD_LINES {
         let more = lines.len() - FOLD_LINES;
         lines.truncate(FOLD_LINES);
-        lines.push(Line::from(Span::styled(
-            format!("… {more} more lines (press o to expand)"),
-            theme.hint,
-        )));
+        let msg = if partial.is_some() {
+            "… more lines (press o to expand; rendering)".to_owned()
+        } else {
+            format!("… {more} more lines (press o to expand)")
+        };
+        lines.push(Line::from(Span::styled(msg, theme.hint)));
     }
     lines
 }
@@ -247,8 +299,10 @@ fn build_invocation(
     ended: bool,
     cx: &RenderCtx<'_>,
     opts: DetailOpts,
+    partial: bool,
 ) -> Vec<Line<'static>> {
     let theme = cx.theme;
+    let part = partial.then_some(cx);
     let mut lines = Vec::new();
     let (badge, badge_style) = super::feed::badge(&inv.status, ended, theme);
     let mut head = vec![
@@ -337,7 +391,7 @@ fn build_invocation(
     lines.push(Line::default());
     lines.push(section("Input", theme));
     let input_lines = render_input(&inv.tool_name, &inv.input, cx).lines;
-    lines.extend(fold(input_lines, opts.expanded, theme));
+    lines.extend(fold(input_lines, opts.expanded, part, theme));
     let show_stream = !inv.stream.is_empty()
         && (inv.status.is_open() || output.is_none_or(|o| o.is_null() || o.as_str() == Some("")));
     if let Some(r) = &inv.result {
@@ -350,7 +404,7 @@ fn build_invocation(
                 if rendered.lines.is_empty() {
                     lines.push(Line::from(Span::styled("(empty)", theme.dim)));
                 }
-                lines.extend(fold(rendered.lines, opts.expanded, theme));
+                lines.extend(fold(rendered.lines, opts.expanded, part, theme));
             }
             None => lines.push(Line::from(Span::styled(
                 "(no output field)",
