@@ -134,7 +134,11 @@ const AREA: Rect = Rect::new(0, 0, 200, 60);
 /// Whether the drawn screen shows rendered diff rows (gutter numbers, not raw diff text).
 fn shows_diff(term: &Terminal<TestBackend>) -> bool {
     let buf = term.backend().buffer();
-    let text: String = buf.content().iter().map(ratatui::buffer::Cell::symbol).collect();
+    let text: String = buf
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
     text.contains("10 10 │ ")
 }
 
@@ -208,7 +212,11 @@ fn bench_app(c: &mut Criterion, diff: &str) {
     c.bench_function("app_diff_10k_scroll_frame", |b| {
         b.iter(|| {
             k += 1;
-            let a = if k % 400 == 0 { Action::Top } else { Action::PageDown };
+            let a = if k % 400 == 0 {
+                Action::Top
+            } else {
+                Action::PageDown
+            };
             app.update(Msg::Action(a));
             frame(&mut app, &mut term);
         });

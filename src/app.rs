@@ -970,6 +970,7 @@ impl App {
                     width: detail_inner.width.max(1),
                     expanded: self.view.detail.expanded,
                     side_by_side: self.view.detail.side_by_side,
+                    wrap: self.view.detail.wrap,
                 },
                 wrap: self.view.detail.wrap,
                 theme: self.theme.id,
@@ -1002,7 +1003,10 @@ impl App {
         if detail_ui::is_heavy(&self.session, key.item) {
             // A live update of what is shown keeps it until the new rendering arrives; anything
             // else shows the first screens at once (plain, bounded) while the full render runs.
-            let same_view = self.detail.key.is_some_and(|k| DetailKey { rev: k.rev, ..key } == k);
+            let same_view = self
+                .detail
+                .key
+                .is_some_and(|k| DetailKey { rev: k.rev, ..key } == k);
             if !same_view {
                 let have = self.detail.quick.filter(|q| q.0 == key).map(|q| q.1);
                 let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);

@@ -84,9 +84,7 @@ fn findings_of(session: &Session, inv: &Invocation) -> Vec<Finding> {
         .iter()
         .filter(|f| match &f.invocation_id {
             Some(id) => *id == inv.invocation_id,
-            None => {
-                f.line != 0 && (f.line == inv.request_line || Some(f.line) == inv.result_line)
-            }
+            None => f.line != 0 && (f.line == inv.request_line || Some(f.line) == inv.result_line),
         })
         .take(MAX_FINDINGS_SHOWN + 1)
         .cloned()
@@ -145,6 +143,8 @@ pub struct DetailOpts {
     pub width: u16,
     pub expanded: bool,
     pub side_by_side: bool,
+    /// Lines will be wrapped at `width` (renderers may lay out their own continuation rows).
+    pub wrap: bool,
 }
 
 /// Builds the detail's lines (unwrapped). Pure; bounded by [`Limits`], [`FOLD_LINES`] and
@@ -156,6 +156,7 @@ pub fn build_detail_lines(
 ) -> Vec<Line<'static>> {
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
     match src {
         DetailSource::Invocation {
             inv,
@@ -199,6 +200,7 @@ pub fn build_quick_lines(
 ) -> Vec<Line<'static>> {
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
     cx.highlight = false;
     cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
     match session.items.get(item) {
@@ -218,7 +220,12 @@ pub fn build_quick_lines(
 /// any, for the same key) still covers rows `..scroll + 2 * height`. Grows by doubling, so
 /// scrolling through a long output re-renders O(log n) times; folded output never needs more
 /// than [`FOLD_LINES`] + 1.
-pub fn quick_rows(have: Option<usize>, expanded: bool, scroll: usize, height: usize) -> Option<usize> {
+pub fn quick_rows(
+    have: Option<usize>,
+    expanded: bool,
+    scroll: usize,
+    height: usize,
+) -> Option<usize> {
     let h = height.max(10);
     let cap = if expanded { usize::MAX } else { FOLD_LINES + 1 };
     let need = (scroll + 2 * h).min(cap);
