@@ -96,6 +96,16 @@ pub fn build_edit_lines(v: &Value, input: Option<&Value>, cx: &RenderCtx<'_>) ->
     }
 }
 
+/// Whether a `diff` output shows the change itself (a unified diff, or a structured edit /
+/// Write shape this renderer draws as a diff), so an edit's input need not repeat it.
+pub fn shows_change(output: &Value) -> bool {
+    match output {
+        Value::String(s) => parse::looks_like_diff(s),
+        v @ Value::Object(_) => edit_to_patch(v).is_some(),
+        _ => false,
+    }
+}
+
 fn path_of(v: &Value, input: &Value) -> Option<String> {
     super::file_path(v, input).map(str::to_owned)
 }
@@ -496,9 +506,13 @@ impl Painter<'_, '_> {
             None => (Vec::new(), Vec::new()),
         };
 
-        let mut rows: Vec<Row<'_>> = Vec::with_capacity(h.lines.len());
+        // Rows past what `out` can keep are only counted: the work (emphasis, spans) stays
+        // bounded by `Limits::max_lines` even for one huge hunk.
+        let keep = h.lines.len().min(out.room());
+        out.skip(h.lines.len() - keep);
+        let mut rows: Vec<Row<'_>> = Vec::with_capacity(keep);
         let (mut o, mut n) = (h.old_start, h.new_start);
-        for (i, l) in h.lines.iter().enumerate() {
+        for (i, l) in h.lines.iter().enumerate().take(keep) {
             let (old, new) = match l.kind {
                 LineKind::Context => {
                     o += 1;

@@ -20,7 +20,7 @@ use crate::finding::{Finding, Level};
 use crate::protocol::rules::expected_output_type;
 use crate::protocol::{CatalogTool, Frame, OutputType};
 use crate::render::text::{build_plain_lines, visible};
-use crate::render::{RenderCtx, render_input, render_output};
+use crate::render::{RenderCtx, render_input_beside, render_output};
 use crate::session::{Invocation, Item, Message, MessageKind, Session};
 use crate::theme::Theme;
 use crate::view::{Pane, Tab};
@@ -397,7 +397,11 @@ fn build_invocation(
     }
     lines.push(Line::default());
     lines.push(section("Input", theme));
-    let input_lines = render_input(&inv.tool_name, &inv.input, cx).lines;
+    let shown_output = inv.result.as_ref().and_then(|r| {
+        let ot = r.output_type.as_ref().unwrap_or(&expected);
+        r.output.as_ref().map(|o| (ot, o))
+    });
+    let input_lines = render_input_beside(&inv.tool_name, &inv.input, shown_output, cx).lines;
     lines.extend(fold(input_lines, opts.expanded, part, theme));
     let show_stream = !inv.stream.is_empty()
         && (inv.status.is_open() || output.is_none_or(|o| o.is_null() || o.as_str() == Some("")));
