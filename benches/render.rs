@@ -212,7 +212,7 @@ fn bench_app(c: &mut Criterion, diff: &str) {
     c.bench_function("app_diff_10k_scroll_frame", |b| {
         b.iter(|| {
             k += 1;
-            let a = if k % 400 == 0 {
+            let a = if k.is_multiple_of(400) {
                 Action::Top
             } else {
                 Action::PageDown

@@ -492,11 +492,12 @@ mod tests {
 
     #[test]
     fn cursor_up_reaches_only_the_edit_window() {
+        use std::fmt::Write as _;
         let mut s = String::new();
         for i in 0..EDIT_WINDOW + 10 {
-            s.push_str(&format!("{i}\n"));
+            let _ = writeln!(s, "{i}");
         }
-        s.push_str(&format!("\x1b[{}A\x1b[2Kedited\n", EDIT_WINDOW + 10));
+        let _ = writeln!(s, "\x1b[{}A\x1b[2Kedited", EDIT_WINDOW + 10);
         let out = plain(&s);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), EDIT_WINDOW + 10);
