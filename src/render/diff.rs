@@ -508,7 +508,13 @@ impl Painter<'_, '_> {
 
         // Rows past what `out` can keep are only counted: the work (emphasis, spans) stays
         // bounded by `Limits::max_lines` even for one huge hunk.
-        let keep = h.lines.len().min(out.room());
+        // (Side by side, a paired `-`/`+` takes one line for two rows.)
+        let room = if self.side {
+            out.room().saturating_mul(2)
+        } else {
+            out.room()
+        };
+        let keep = h.lines.len().min(room);
         out.skip(h.lines.len() - keep);
         let mut rows: Vec<Row<'_>> = Vec::with_capacity(keep);
         let (mut o, mut n) = (h.old_start, h.new_start);
