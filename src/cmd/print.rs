@@ -22,7 +22,31 @@ use crate::theme::Theme;
 const DEFAULT_WIDTH: u16 = 100;
 
 /// Runs the command; returns the exit code.
-pub async fn run(input: &InputArgs, detail: bool, color: ColorChoice, width: Option<u16>) -> i32 {
+pub async fn run(
+    input: &InputArgs,
+    detail: bool,
+    color: ColorChoice,
+    width: Option<u16>,
+    config: Option<&std::path::Path>,
+) -> i32 {
+    // Render limits and the syntect theme come from the config (`--detail` only uses them).
+    let limits = if detail {
+        match crate::config::load(config) {
+            Ok(loaded) => {
+                for w in &loaded.warnings {
+                    eprintln!("rawpv: warning: {w}");
+                }
+                loaded.config.apply_render_settings();
+                loaded.config.limits.limits()
+            }
+            Err(e) => {
+                eprintln!("rawpv: {e}");
+                return 2;
+            }
+        }
+    } else {
+        crate::render::Limits::default()
+    };
     let session = match super::load_session(input).await {
         Ok((s, _)) => s,
         Err(e) => {
@@ -47,7 +71,7 @@ pub async fn run(input: &InputArgs, detail: bool, color: ColorChoice, width: Opt
             })
             .unwrap_or(DEFAULT_WIDTH)
             .max(20);
-        super::with_stdout(|out| write_detail(out, &session, width, use_colour))
+        super::with_stdout(|out| write_detail_with(out, &session, width, use_colour, limits))
     } else {
         super::with_stdout(|out| write_feed(out, &session))
     };
@@ -98,9 +122,27 @@ pub fn write_detail(
     width: u16,
     colour: bool,
 ) -> std::io::Result<()> {
+    write_detail_with(
+        out,
+        session,
+        width,
+        colour,
+        crate::render::Limits::default(),
+    )
+}
+
+/// [`write_detail`] with render limits (config `limits.*`).
+pub fn write_detail_with(
+    out: &mut dyn Write,
+    session: &Session,
+    width: u16,
+    colour: bool,
+    limits: crate::render::Limits,
+) -> std::io::Result<()> {
     let theme = if colour { Theme::dark() } else { Theme::mono() };
     let mut cx = RenderCtx::new(width, &theme);
     cx.highlight = colour;
+    cx.limits = limits;
     for inv in &session.invocations {
         let lines = build_invocation_lines(inv, &cx);
         let wrapped = wrap::wrap_lines(&lines, width);

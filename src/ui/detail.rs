@@ -145,6 +145,8 @@ pub struct DetailOpts {
     pub side_by_side: bool,
     /// Lines will be wrapped at `width` (renderers may lay out their own continuation rows).
     pub wrap: bool,
+    /// Render limits (config `limits.*`).
+    pub limits: crate::render::Limits,
 }
 
 /// Builds the detail's lines (unwrapped). Pure; bounded by [`Limits`], [`FOLD_LINES`] and
@@ -157,6 +159,7 @@ pub fn build_detail_lines(
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
     cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
     match src {
         DetailSource::Invocation {
             inv,
@@ -201,6 +204,7 @@ pub fn build_quick_lines(
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
     cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
     cx.highlight = false;
     cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
     match session.items.get(item) {
