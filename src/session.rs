@@ -461,6 +461,21 @@ impl Session {
         Some(Cow::Owned(v))
     }
 
+    /// `inv` with its output in place: borrowed when the output is in memory, else a copy with
+    /// the deferred output read back ([`Session::output`]). For renderers that take an
+    /// [`Invocation`].
+    pub fn with_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
+        if inv.output_span.is_none() {
+            return Cow::Borrowed(inv);
+        }
+        let mut owned = inv.clone();
+        let out = self.output(inv).map(Cow::into_owned);
+        if let Some(r) = owned.result.as_mut() {
+            r.output = out;
+        }
+        Cow::Owned(owned)
+    }
+
     /// Bytes of `inv`'s deferred output (its result frame's line length); 0 when the output is
     /// in memory. For "is this render heavy" decisions.
     pub fn output_bytes(inv: &Invocation) -> usize {

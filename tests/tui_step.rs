@@ -7,7 +7,7 @@ use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
 use rawpv::source::SourceMsg;
-use rawpv::view::{DetailState, FeedState, Filter, Mode, Pane, Tab, ViewState};
+use rawpv::view::{DetailState, FeedState, Filter, Folds, Mode, Pane, Tab, ViewState};
 
 const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
 
@@ -39,6 +39,10 @@ fn base() -> ViewState {
         detail: DetailState {
             height: 26,
             ..DetailState::default()
+        },
+        folds: Folds {
+            prompts: vec![1, 10],
+            ..Folds::default()
         },
         ..ViewState::default()
     }
@@ -171,6 +175,7 @@ fn search_and_filter_by_keys() {
             },
             filter: Filter::parse("status:error"),
             rows: Some(vec![4]),
+            filtered: Some(vec![4]),
             search: Some("unwrap".into()),
             ..base()
         }
