@@ -12,7 +12,13 @@
 use std::fmt::Write as _;
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use rawpv::action::Action;
+use rawpv::app::{App, Msg};
+use rawpv::import;
 use rawpv::protocol::OutputType;
 use rawpv::render::cache::{BlockKind, CacheKey, CachedLines, RenderCache};
 use rawpv::render::{RenderCtx, render_output};
@@ -100,9 +106,131 @@ fn bench(c: &mut Criterion) {
     });
 }
 
+/// A RAWP recording: a small Bash call, then one whose result is the 10,000-line diff.
+fn recording(diff: &str) -> Vec<u8> {
+    let out = serde_json::to_string(diff).unwrap_or_default();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"{{"type":"tool.invoke.request","payload":{{"invocation_id":"a","tool_name":"Bash","input":{{"command":"ls"}}}}}}"#
+    );
+    let _ = writeln!(
+        s,
+        r#"{{"type":"tool.invoke.result","payload":{{"invocation_id":"a","status":"success","output":"x\n","output_type":"text"}}}}"#
+    );
+    let _ = writeln!(
+        s,
+        r#"{{"type":"tool.invoke.request","payload":{{"invocation_id":"d","tool_name":"Bash","input":{{"command":"git diff"}}}}}}"#
+    );
+    let _ = writeln!(
+        s,
+        r#"{{"type":"tool.invoke.result","payload":{{"invocation_id":"d","status":"success","output":{out},"output_type":"diff"}}}}"#
+    );
+    s.into_bytes()
+}
+
+const AREA: Rect = Rect::new(0, 0, 200, 60);
+
+/// Whether the drawn screen shows rendered diff rows (gutter numbers, not raw diff text).
+fn shows_diff(term: &Terminal<TestBackend>) -> bool {
+    let buf = term.backend().buffer();
+    let text: String = buf
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    text.contains("10 10 │ ")
+}
+
+fn frame(app: &mut App, term: &mut Terminal<TestBackend>) {
+    app.prepare(AREA);
+    let _ = term.draw(|f| rawpv::ui::draw(f, app));
+}
+
+/// The app with the small call selected and drawn once (syntect warmed by an earlier run).
+fn app_on_first_row(rec: &[u8]) -> (App, Terminal<TestBackend>) {
+    let items = import::load_bytes(rec).items;
+    let mut app = App::headless(items, "bench");
+    let mut term = Terminal::new(TestBackend::new(AREA.width, AREA.height)).unwrap_or_else(|e| {
+        panic!("backend: {e}");
+    });
+    app.update(Msg::Action(Action::Top));
+    frame(&mut app, &mut term);
+    (app, term)
+}
+
+/// What the user experiences in the viewer: select the diff's row, draw. The first frame must
+/// already show rendered diff rows; the rest renders in the background (jobs, run inline here
+/// only after the measured frame).
+fn bench_app(c: &mut Criterion, diff: &str) {
+    let rec = recording(diff);
+    let (mut app, mut term) = app_on_first_row(&rec);
+    app.update(Msg::Action(Action::MoveDown));
+    frame(&mut app, &mut term);
+    eprintln!("first frame shows the diff: {}", shows_diff(&term));
+    app.run_jobs_inline();
+    frame(&mut app, &mut term);
+    eprintln!("after background render: {}", shows_diff(&term));
+
+    c.bench_function("app_diff_10k_select_to_first_frame", |b| {
+        b.iter_batched(
+            || app_on_first_row(&rec),
+            |(mut app, mut term)| {
+                app.update(Msg::Action(Action::MoveDown));
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    c.bench_function("app_diff_10k_background_render", |b| {
+        b.iter_batched(
+            || {
+                let (mut app, mut term) = app_on_first_row(&rec);
+                app.update(Msg::Action(Action::MoveDown));
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            |(mut app, mut term)| {
+                app.run_jobs_inline();
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // Scrolling the fully rendered, expanded diff: one page per frame.
+    let (mut app, mut term) = app_on_first_row(&rec);
+    app.update(Msg::Action(Action::MoveDown));
+    app.update(Msg::Action(Action::FocusNext));
+    app.update(Msg::Action(Action::ToggleExpand));
+    frame(&mut app, &mut term);
+    app.run_jobs_inline();
+    frame(&mut app, &mut term);
+    eprintln!("expanded rows: {}", app.detail.lines.len());
+    let mut k = 0usize;
+    c.bench_function("app_diff_10k_scroll_frame", |b| {
+        b.iter(|| {
+            k += 1;
+            let a = if k.is_multiple_of(400) {
+                Action::Top
+            } else {
+                Action::PageDown
+            };
+            app.update(Msg::Action(a));
+            frame(&mut app, &mut term);
+        });
+    });
+}
+
+fn bench_app_all(c: &mut Criterion) {
+    let diff = big_diff();
+    bench_app(c, &diff);
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10);
-    targets = bench
+    targets = bench_app_all, bench
 }
 criterion_main!(benches);

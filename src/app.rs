@@ -100,8 +100,11 @@ pub struct DetailKey {
 /// The detail pane's render cache: wrapped lines for one key.
 #[derive(Debug, Clone, Default)]
 pub struct DetailCache {
+    /// The key of a complete rendering in `lines` (`None` while a quick one is shown).
     pub key: Option<DetailKey>,
     pub lines: Vec<Line<'static>>,
+    /// A quick, partial rendering is shown: its key and output rows (`build_quick_lines`).
+    pub quick: Option<(DetailKey, usize)>,
 }
 
 /// A heavy detail render to run off the app task.
@@ -134,7 +137,10 @@ pub struct RenderDone {
 }
 
 fn build_wrapped(src: &DetailSource, theme: &Theme, key: DetailKey) -> Vec<Line<'static>> {
-    let lines = detail_ui::build_detail_lines(src, theme, key.opts);
+    wrap_if(detail_ui::build_detail_lines(src, theme, key.opts), key)
+}
+
+fn wrap_if(lines: Vec<Line<'static>>, key: DetailKey) -> Vec<Line<'static>> {
     if key.wrap {
         let w = usize::from(key.opts.width);
         lines.iter().flat_map(|l| ui::wrap_line(l, w)).collect()
@@ -558,6 +564,7 @@ impl App {
         }
         self.detail.key = Some(done.key);
         self.detail.lines = done.lines;
+        self.detail.quick = None;
         true
     }
 
@@ -1042,6 +1049,7 @@ impl App {
                     width: detail_inner.width.max(1),
                     expanded: self.view.detail.expanded,
                     side_by_side: self.view.detail.side_by_side,
+                    wrap: self.view.detail.wrap,
                     limits: self.limits,
                 },
                 wrap: self.view.detail.wrap,
@@ -1072,21 +1080,35 @@ impl App {
     }
 
     fn refresh_detail(&mut self, key: DetailKey) {
-        let Some(src) = DetailSource::from_session(&self.session, key.item) else {
-            return;
-        };
         if detail_ui::is_heavy(&self.session, key.item) {
-            let same_item = self.detail.key.is_some_and(|k| k.item == key.item);
-            if !same_item {
-                self.detail.key = None;
-                self.detail.lines = detail_ui::build_placeholder_lines(
-                    &self.session,
-                    key.item,
-                    &self.theme,
-                    usize::from(self.view.detail.height),
-                );
+            // A live update of what is shown keeps it until the new rendering arrives; anything
+            // else shows the first screens at once (plain, bounded) while the full render runs.
+            let same_view = self
+                .detail
+                .key
+                .is_some_and(|k| DetailKey { rev: k.rev, ..key } == k);
+            if !same_view {
+                let have = self.detail.quick.filter(|q| q.0 == key).map(|q| q.1);
+                let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);
+                if let Some(rows) =
+                    detail_ui::quick_rows(have, key.opts.expanded, scroll, usize::from(h))
+                {
+                    let lines = detail_ui::build_quick_lines(
+                        &self.session,
+                        key.item,
+                        &self.theme,
+                        key.opts,
+                        rows,
+                    );
+                    self.detail.lines = wrap_if(lines, key);
+                    self.detail.key = None;
+                    self.detail.quick = Some((key, rows));
+                }
             }
             if !self.in_flight {
+                let Some(src) = DetailSource::from_session(&self.session, key.item) else {
+                    return;
+                };
                 self.generation += 1;
                 self.in_flight = true;
                 self.jobs.push(RenderJob {
@@ -1098,8 +1120,12 @@ impl App {
             }
             return;
         }
+        let Some(src) = DetailSource::from_session(&self.session, key.item) else {
+            return;
+        };
         self.detail.lines = build_wrapped(&src, &self.theme, key);
         self.detail.key = Some(key);
+        self.detail.quick = None;
     }
 
     /// Runs queued render jobs inline (tests; the loop spawns them instead).
@@ -1164,6 +1190,10 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     }
     let mut app = App::new(kind.label(), live);
     app.configure(&config);
+    if let SourceKind::File(p) = &kind {
+        // Big outputs stay in the file and are read back when shown (RAWP NDJSON files).
+        app.session.backing = Some(std::sync::Arc::from(p.as_path()));
+    }
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }

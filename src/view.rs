@@ -197,9 +197,9 @@ pub fn haystack(session: &Session, i: usize) -> String {
             let mut s = inv.tool_name.clone();
             s.push('\n');
             s.push_str(&json_text(&inv.input));
-            if let Some(out) = inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+            if let Some(out) = session.output(inv) {
                 s.push('\n');
-                s.push_str(&json_text(out));
+                s.push_str(&json_text(&out));
             }
             s.push('\n');
             s.push_str(&inv.stream.text(None));
@@ -226,11 +226,8 @@ pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
             let inv = &session.invocations[*k];
             re.is_match(&inv.tool_name)
                 || json_matches(&inv.input, re)
-                || inv
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.output.as_ref())
-                    .is_some_and(|o| json_matches(o, re))
+                // A deferred output is read back from the file (one read per such call).
+                || session.output(inv).is_some_and(|o| json_matches(&o, re))
                 || match inv.stream.chunks() {
                     [] => false,
                     [one] => re.is_match(&one.text),
