@@ -229,7 +229,7 @@ pub struct App {
     pub limits: crate::render::Limits,
     /// A search or filter scan running in bounded steps (`app/scan.rs`).
     scan: Option<scan::Scan>,
-    /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 256 items a step).
+    /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
     pub scan_budget: Duration,
 }
 

@@ -26,8 +26,9 @@ use crate::view::{self, Tokens};
 /// Longest step of a scan: a quarter of a 16 ms frame, so the step, the draw and the detail
 /// render of a new selection fit in one frame even when the machine is busy.
 pub const SCAN_BUDGET: Duration = Duration::from_millis(4);
-/// Items visited between two clock reads.
-const CLOCK_EVERY: usize = 256;
+/// Items visited between two clock reads (a deferred output is read back from its file, so one
+/// item can take a while).
+const CLOCK_EVERY: usize = 16;
 
 /// A scan in progress.
 #[derive(Debug)]
