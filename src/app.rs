@@ -723,6 +723,16 @@ impl App {
             let r = self.view.feed.offset + usize::from(row - inner.y);
             if r < self.row_count() {
                 self.select(r);
+                // A click on a prompt row's fold marker (`▾`/`▸`) folds or unfolds its turn.
+                let on_marker = usize::from(col - inner.x) == crate::ui::feed::FOLD_MARKER_COL;
+                if on_marker
+                    && self
+                        .view
+                        .item_at(r)
+                        .is_some_and(|i| view::is_turn_start(&self.session, i))
+                {
+                    self.fold_selected(None);
+                }
             }
         } else if Areas::hit(self.areas.detail, col, row) {
             self.view.focus = Pane::Detail;

@@ -231,6 +231,28 @@ fn compaction_remaps_folded_turns() {
 }
 
 #[test]
+fn a_click_on_the_marker_folds_and_unfolds() {
+    use crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut app = app();
+    let click = |column, row| {
+        Msg::Term(Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    // Feed inner area starts at (1, 1); row 1 is the first prompt; the marker is column 1 + 9.
+    app.update(click(1 + 9, 1 + 1));
+    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
+    // Elsewhere on the row: only selects.
+    app.update(click(1 + 20, 1 + 1));
+    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
+    app.update(click(1 + 9, 1 + 1));
+    assert_eq!(app.view.rows, None);
+}
+
+#[test]
 fn fold_keys_are_configurable_and_in_the_help() {
     let loaded = rawpv::config::load_str(
         "[keys]\ntoggle_fold = [\"Space\"]\nfold_all = [\"Z\"]\n",

@@ -109,6 +109,10 @@ fn clock(ts: Option<Timestamp>) -> String {
     ts.map_or_else(|| " ".repeat(TIME_W), Timestamp::clock)
 }
 
+/// Column of the fold marker in a prompt row (after the time and a space); a click there
+/// folds or unfolds the turn.
+pub const FOLD_MARKER_COL: usize = TIME_W + 1;
+
 /// A prompt row's fold state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fold {

@@ -32,7 +32,7 @@ pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
 
 /// The line under the key list.
 pub const HELP_FOOTER: &str =
-    "mouse: wheel scrolls the pane under the pointer, click selects a row";
+    "mouse: wheel scrolls the pane under the pointer, click selects a row (on ▸/▾: folds)";
 
 /// Draws the popup centred over `area`; in two columns when one does not fit the height.
 pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
