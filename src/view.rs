@@ -576,10 +576,22 @@ impl ViewState {
     }
 
     /// Recomputes [`Self::rows`] from [`Self::filtered`] and the folds: O(filtered + folded),
-    /// user actions only (filter changes, fold all, compaction).
+    /// O(prompts) when every turn is folded; user actions only (filter changes, fold all,
+    /// compaction).
     pub fn derive_rows(&mut self, n_items: usize) {
         if self.folds.folded.is_empty() {
             self.rows = self.filtered.clone();
+            return;
+        }
+        if self.folds.folded.len() == self.folds.prompts.len() {
+            // Everything folded: the rows before the first turn, then every prompt. O(prompts).
+            let first = self.folds.prompts.first().copied().unwrap_or(n_items);
+            let mut out: Vec<usize> = match &self.filtered {
+                Some(f) => f[..f.partition_point(|&x| x < first)].to_vec(),
+                None => (0..first).collect(),
+            };
+            out.extend(self.folds.prompts.iter().copied().filter(|&p| p < n_items));
+            self.rows = Some(out);
             return;
         }
         let items: Box<dyn Iterator<Item = usize> + '_> = match &self.filtered {
