@@ -226,6 +226,13 @@ fn bench_app(c: &mut Criterion, diff: &str) {
 fn bench_app_all(c: &mut Criterion) {
     let diff = big_diff();
     bench_app(c, &diff);
+    // One-time cost of the first highlighted block (lazy, on a render worker).
+    c.bench_function("syntax_set_load_two_face", |b| {
+        b.iter(two_face::syntax::extra_newlines);
+    });
+    c.bench_function("syntax_set_load_syntect_defaults", |b| {
+        b.iter(syntect::parsing::SyntaxSet::load_defaults_newlines);
+    });
 }
 
 criterion_group! {
