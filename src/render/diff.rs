@@ -494,20 +494,8 @@ impl Painter<'_, '_> {
 
         // Syntax colours: the new side (context + additions) and the old side (context +
         // deletions) are each highlighted as one unit, so the parser state carries across lines.
-        let (new_syntax, old_syntax) = match syntax {
-            Some(s) => (
-                side_syntax(h, LineKind::Add, s, theme),
-                if h.lines.iter().any(|l| l.kind == LineKind::Del) {
-                    side_syntax(h, LineKind::Del, s, theme)
-                } else {
-                    Vec::new()
-                },
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
-
-        // Rows past what `out` can keep are only counted: the work (emphasis, spans) stays
-        // bounded by `Limits::max_lines` even for one huge hunk.
+        // Rows past what `out` can keep are only counted: the work (emphasis, syntax, spans)
+        // stays bounded by `Limits::max_lines` even for one huge hunk.
         // (Side by side, a paired `-`/`+` takes one line for two rows.)
         let room = if self.side {
             out.room().saturating_mul(2)
@@ -516,6 +504,18 @@ impl Painter<'_, '_> {
         };
         let keep = h.lines.len().min(room);
         out.skip(h.lines.len() - keep);
+        let shown = &h.lines[..keep];
+        let (new_syntax, old_syntax) = match syntax {
+            Some(s) => (
+                side_syntax(shown, LineKind::Add, s, theme),
+                if shown.iter().any(|l| l.kind == LineKind::Del) {
+                    side_syntax(shown, LineKind::Del, s, theme)
+                } else {
+                    Vec::new()
+                },
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
         let mut rows: Vec<Row<'_>> = Vec::with_capacity(keep);
         let (mut o, mut n) = (h.old_start, h.new_start);
         for (i, l) in h.lines.iter().enumerate().take(keep) {
@@ -737,14 +737,13 @@ impl Painter<'_, '_> {
 /// Syntax colours of one hunk side, per hunk line: context lines and lines of kind `changed`
 /// (`Add` for the new side, `Del` for the old) get spans; the others `None`.
 fn side_syntax(
-    h: &Hunk,
+    lines: &[HunkLine],
     changed: LineKind,
     syntax: &syntect::parsing::SyntaxReference,
     theme: &Theme,
 ) -> Vec<Option<Vec<Span<'static>>>> {
     let on_side = |k: LineKind| k == LineKind::Context || k == changed;
-    let side: Vec<&str> = h
-        .lines
+    let side: Vec<&str> = lines
         .iter()
         .filter(|l| on_side(l.kind))
         .map(|l| l.text.trim_end_matches('\r'))
@@ -753,7 +752,7 @@ fn side_syntax(
         return Vec::new();
     };
     let mut it = hl.into_iter();
-    h.lines
+    lines
         .iter()
         .map(|l| if on_side(l.kind) { it.next() } else { None })
         .collect()
