@@ -15,9 +15,14 @@
 //! A CR before the line end is shown as a dim `␍` (CRLF files stay recognisable); `\ No newline
 //! at end of file` is a dim marker row. Paired `-`/`+` lines (the i-th deletion of a run with
 //! the i-th addition that follows it) get their changed words in `diff_*_emph` when the lines are
-//! similar enough ([`EMPH_MIN_RATIO`]). Context rows get syntax colours when `cx.highlight` is on
-//! and the diff is within the highlight limits. With `cx.side_by_side` and
-//! `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new sit in two columns.
+//! similar enough ([`EMPH_MIN_RATIO`]). When `cx.highlight` is on and the diff is within the
+//! highlight limits, every row gets syntax colours (the new side, context + additions, and the
+//! old side, context + deletions, are each highlighted as one unit); added / removed code sits on
+//! `theme.diff_add_line` / `diff_del_line` and its changed words keep `diff_*_emph`. With
+//! `cx.wrap`, a row wider than `cx.width` continues on rows that start after the gutter (aligned
+//! with the code). With `cx.side_by_side` and `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new
+//! sit in two columns (cut with `…`, not wrapped). Work per hunk is bounded by the rows `Out`
+//! can still keep.
 
 pub mod parse;
 
