@@ -229,6 +229,36 @@ fn bench_app(c: &mut Criterion, diff: &str) {
             BatchSize::PerIteration,
         );
     });
+    // Scrolling the expanded diff *before* the background render lands (jobs never run): the
+    // quick rendering grows by doubling, so most frames are a slice and a few re-render.
+    {
+        let (mut app, mut term) = app_on_first_row(&rec);
+        app.update(Msg::Action(Action::MoveDown));
+        app.update(Msg::Action(Action::FocusNext));
+        app.update(Msg::Action(Action::ToggleExpand));
+        frame(&mut app, &mut term);
+        app.jobs.clear();
+        let mut times = Vec::new();
+        for _ in 0..200 {
+            app.update(Msg::Action(Action::PageDown));
+            let t = std::time::Instant::now();
+            frame(&mut app, &mut term);
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            app.jobs.clear();
+        }
+        let mut sorted = times.clone();
+        sorted.sort_by(f64::total_cmp);
+        let pct = |p: f64| sorted[((sorted.len() - 1) as f64 * p) as usize];
+        let slow = times.iter().filter(|&&t| t > 5.0).count();
+        eprintln!(
+            "scroll while rendering (200 PageDown frames, expanded, to row {}): p50 {:.2} ms, \
+             p90 {:.2} ms, max {:.2} ms, {slow} frames over 5 ms",
+            app.view.detail.scroll,
+            pct(0.5),
+            pct(0.9),
+            pct(1.0)
+        );
+    }
     // Scrolling the fully rendered, expanded diff: one page per frame.
     let (mut app, mut term) = app_on_first_row(&rec);
     app.update(Msg::Action(Action::MoveDown));
