@@ -1,13 +1,14 @@
-//! Render benchmarks (criterion): a 10,000-line unified diff rendered from scratch (plain and
-//! highlighted), wrapped into the cache, and a screenful sliced from the cache.
+//! Render benchmarks (criterion): a 10,000-line unified diff, through the viewer (`app_*`: select
+//! the call → first drawn frame with a `TestBackend`; the background jobs; scrolling) and through
+//! the renderer alone (plain, highlighted, wrapping, a screenful sliced from the cache); plus the
+//! one-time syntax-set load.
 //!
 //! Run: `cargo bench --bench render` (release profile), or `cargo bench --profile dev --bench
 //! render` to reuse the dev build (rawpv at opt-level 0, ratatui/syntect/similar at 3).
 //!
-//! Measured 2026-11-30, dev profile, 2 cores shared with ~6 other builds (load average ~19), so
-//! these are pessimistic: first render plain 336 ms; first render highlighted 5.3 s (syntect on
-//! ~5,700 context/added lines: this is why highlighting runs off the draw path); wrapping into
-//! the cache 144 ms; slicing a 50-row screenful from the cache 1.7 µs.
+//! Measured 2026-11-30, release, 2 shared cores at load ~7 (BENCHMARKS.md, "Rendering"): select
+//! → first frame 4.8 ms; highlighted first screens +104 ms; full highlighted render 4.9 s (off
+//! the draw path); scroll frame 0.75 ms; screenful from the cache 88 ns.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
