@@ -144,7 +144,8 @@ pub fn write_detail_with(
     cx.highlight = colour;
     cx.limits = limits;
     for inv in &session.invocations {
-        let lines = build_invocation_lines(inv, &cx);
+        // A deferred output is read back from the file for this call only.
+        let lines = build_invocation_lines(&session.with_output(inv), &cx);
         let wrapped = wrap::wrap_lines(&lines, width);
         let text = if colour {
             sgr::lines_to_ansi(&wrapped)

@@ -26,7 +26,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::import::{self, Decoded, Decoder, Format};
-use crate::protocol::{ParseError, ParseErrorKind};
+use crate::protocol::{ByteSpan, ParseError, ParseErrorKind};
 use crate::session::Session;
 
 use super::BATCH;
@@ -99,6 +99,8 @@ pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::i
     }
     let mut reader = Lines {
         dec: import::decoder_for(format),
+        spans: format == Format::RawpNdjson,
+        next_offset: 0,
         line: 0,
         carry: Vec::new(),
         overlong: None,
@@ -136,6 +138,7 @@ pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::i
 pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(8);
     let path = path.to_owned();
+    let path_for_session = path.clone();
     let reader = std::thread::spawn(move || {
         read_path(&path, |ev| match ev {
             FileEvent::Batch(b) => tx.send(b).is_ok(),
@@ -143,6 +146,7 @@ pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
         })
     });
     let mut session = Session::new();
+    session.backing = Some(std::sync::Arc::from(path_for_session.as_path()));
     for batch in rx {
         for d in batch {
             session.apply(d);
@@ -168,6 +172,10 @@ fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize>
 /// Line splitter + decoder over read buffers.
 struct Lines {
     dec: Box<dyn Decoder>,
+    /// Record each frame's line span (`Origin::span`): RAWP NDJSON only, where a line is a frame.
+    spans: bool,
+    /// Byte offset where the next line starts.
+    next_offset: u64,
     /// Number of the last complete line.
     line: u64,
     /// An incomplete line carried over from the previous buffer.
@@ -214,6 +222,9 @@ impl Lines {
     /// One complete line (without its `\n`).
     fn end_line(&mut self, raw: &[u8]) {
         self.line += 1;
+        let offset = self.next_offset;
+        let len = self.overlong.unwrap_or(raw.len()) as u64;
+        self.next_offset += len + 1;
         if let Some(n) = self.overlong.take() {
             let head = String::from_utf8_lossy(&raw[..raw.len().min(200)]).into_owned();
             self.out.push(Decoded::Malformed(ParseError::new(
@@ -225,7 +236,15 @@ impl Lines {
         }
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = String::from_utf8_lossy(raw);
+        let first = self.out.len();
         self.dec.line(self.line, &text, &mut self.out);
+        if self.spans {
+            for d in &mut self.out[first..] {
+                if let Decoded::Frame(f) = d {
+                    f.origin.span = Some(ByteSpan { offset, len });
+                }
+            }
+        }
     }
 
     /// End of file: an unterminated last line counts (as in `load_bytes`); pending records out.
@@ -275,9 +294,20 @@ mod tests {
             crate::source::DEMO.as_bytes(),
         ];
         for bytes in cases {
-            let (format, items, progress) = collect(bytes);
+            let (format, mut items, progress) = collect(bytes);
             let want = import::load_bytes(bytes);
             assert_eq!(format, want.format);
+            // Spans point at each frame's own line.
+            for d in &mut items {
+                if let Decoded::Frame(f) = d {
+                    let span = f.origin.span.take().unwrap();
+                    let line = &bytes[span.offset as usize..(span.offset + span.len) as usize];
+                    let again =
+                        crate::protocol::parse_line(f.origin.line, &String::from_utf8_lossy(line))
+                            .unwrap();
+                    assert_eq!(**f, again);
+                }
+            }
             assert_eq!(items, want.items, "{}", String::from_utf8_lossy(bytes));
             let total = bytes.len() as u64;
             assert_eq!(progress.last(), Some(&(total, total)));
@@ -290,6 +320,8 @@ mod tests {
         let bytes = crate::source::DEMO.as_bytes();
         let mut lines = Lines {
             dec: import::decoder_for(Format::RawpNdjson),
+            spans: false,
+            next_offset: 0,
             line: 0,
             carry: Vec::new(),
             overlong: None,
@@ -313,9 +345,31 @@ mod tests {
     fn fold_path_equals_folding_the_whole_file() {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(crate::source::DEMO.as_bytes()).unwrap();
-        let (session, format) = fold_path(f.path()).unwrap();
+        let (mut session, format) = fold_path(f.path()).unwrap();
         let want = Session::from_decoded(import::load_bytes(crate::source::DEMO.as_bytes()).items);
         assert_eq!(format, Format::RawpNdjson);
+        // Big outputs were left in the file; reading them back gives what was there.
+        let mut deferred = 0;
+        for (got, want) in session.invocations.iter().zip(&want.invocations) {
+            if got.output_span.is_some() {
+                deferred += 1;
+                let want_out = want.result.as_ref().and_then(|r| r.output.as_ref());
+                assert_eq!(session.output(got).as_deref(), want_out);
+            }
+        }
+        assert!(deferred > 0, "the demo has outputs over DEFER_OUTPUT_BYTES");
+        session.backing = None;
+        for it in &mut session.items {
+            if let crate::session::Item::Event(f) = it {
+                f.origin.span = None;
+            }
+        }
+        for (got, want) in session.invocations.iter_mut().zip(&want.invocations) {
+            got.output_span = None;
+            if let (Some(g), Some(w)) = (got.result.as_mut(), want.result.as_ref()) {
+                g.output.clone_from(&w.output);
+            }
+        }
         assert_eq!(session, want);
     }
 

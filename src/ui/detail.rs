@@ -57,7 +57,8 @@ impl DetailSource {
             Item::Invocation(k) => {
                 let inv = &session.invocations[*k];
                 Self::Invocation {
-                    inv: Box::new(inv.clone()),
+                    // A deferred output is read back from the file for this render only.
+                    inv: Box::new(session.with_output(inv).into_owned()),
                     entry: catalog_entry(session, inv).map(|t| Box::new(t.clone())),
                     ended: session.ended,
                     findings: findings_of(session, inv),
@@ -124,6 +125,7 @@ pub fn detail_bytes(session: &Session, item: usize) -> usize {
                     .as_ref()
                     .and_then(|r| r.output.as_ref())
                     .map_or(0, size)
+                + Session::output_bytes(inv)
                 + inv.stream.bytes()
         }
         Some(Item::Message(m)) => m.text.len(),
@@ -235,7 +237,8 @@ pub fn build_quick_lines(
     cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
     match session.items.get(item) {
         Some(Item::Invocation(k)) => {
-            let inv = &session.invocations[*k];
+            let inv = session.with_output(&session.invocations[*k]);
+            let inv = inv.as_ref();
             let findings = findings_of(session, inv);
             let entry = catalog_entry(session, inv);
             invocation_with_findings(inv, entry, session.ended, &findings, &cx, opts, true)
