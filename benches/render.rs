@@ -211,12 +211,34 @@ fn bench_app(c: &mut Criterion, diff: &str) {
             BatchSize::PerIteration,
         );
     });
-    // Background step 2: the full highlighted rendering (every row, counts exact).
-    c.bench_function("app_diff_10k_full_render", |b| {
+    // Background step 2: the whole diff plain, the highlighted screens kept (every row, exact
+    // counts: from here scrolling is a slice).
+    c.bench_function("app_diff_10k_full_plain", |b| {
         b.iter_batched(
             || {
                 let (mut app, mut term) = app_on_first_row(&rec);
                 app.update(Msg::Action(Action::MoveDown));
+                frame(&mut app, &mut term);
+                app.run_jobs_inline();
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            |(mut app, mut term)| {
+                app.run_jobs_inline();
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // Background step 3: the whole diff highlighted.
+    c.bench_function("app_diff_10k_full_highlighted", |b| {
+        b.iter_batched(
+            || {
+                let (mut app, mut term) = app_on_first_row(&rec);
+                app.update(Msg::Action(Action::MoveDown));
+                frame(&mut app, &mut term);
+                app.run_jobs_inline();
                 frame(&mut app, &mut term);
                 app.run_jobs_inline();
                 frame(&mut app, &mut term);
