@@ -229,7 +229,7 @@ pub struct App {
     pub limits: crate::render::Limits,
     /// A search or filter scan running in bounded steps (`app/scan.rs`).
     scan: Option<scan::Scan>,
-    /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 256 items a step).
+    /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
     pub scan_budget: Duration,
 }
 
@@ -488,6 +488,8 @@ impl App {
                         self.view.filtered.clone_from(&self.view.rows);
                         self.view.folds = view::Folds::default();
                         self.view.tokens = view::Tokens::default();
+                        self.scan = None;
+                        self.view.progress = None;
                         self.view.feed.selected = 0;
                         self.view.feed.offset = 0;
                         self.detail = DetailCache::default();
@@ -1010,9 +1012,6 @@ impl App {
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.feed.height = feed_h;
         self.view.detail.height = detail_inner.height;
-        if !self.view.folds.stale.is_empty() {
-            self.view.refresh_fold_summaries(&self.session);
-        }
         let count = self.row_count();
         let h = usize::from(feed_h.max(1));
         let f = &mut self.view.feed;
@@ -1023,6 +1022,11 @@ impl App {
             f.offset = f.selected + 1 - h;
         }
         f.offset = f.offset.min(count.saturating_sub(h));
+        if !self.view.folds.stale.is_empty() {
+            let (start, end) = (f.offset, (f.offset + h).min(count));
+            let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
+            self.view.refresh_fold_summaries(&self.session, &visible);
+        }
         self.view.panel_scroll = self
             .view
             .panel_scroll

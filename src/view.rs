@@ -358,8 +358,8 @@ pub struct Folds {
     /// Folded turns: prompt item → summary of the turn (computed when folded, refreshed when
     /// stale).
     pub folded: BTreeMap<usize, TurnSummary>,
-    /// Folded turns whose summary changed since (live sources); refreshed by
-    /// [`ViewState::refresh_fold_summaries`].
+    /// Folded turns whose summary is out of date (rows arrived or changed, fold all,
+    /// compaction); refreshed by [`ViewState::refresh_fold_summaries`] when in view.
     pub stale: BTreeSet<usize>,
 }
 
@@ -617,6 +617,7 @@ impl ViewState {
         let n = session.items.len();
         let end = self.folds.turn_end(p, n);
         self.folds.folded.insert(p, summarize_turn(session, p, end));
+        self.folds.stale.remove(&p);
         let rows = self.rows.get_or_insert_with(|| (0..n).collect());
         let lo = rows.partition_point(|&r| r <= p);
         let hi = rows.partition_point(|&r| r < end);
@@ -654,15 +655,16 @@ impl ViewState {
         true
     }
 
-    /// Folds every turn (O(rows)); returns how many were newly folded.
+    /// Folds every turn (O(rows + prompts)); returns how many were newly folded. Their
+    /// summaries are computed when their rows come into view
+    /// ([`Self::refresh_fold_summaries`]), not here.
     pub fn fold_all(&mut self, session: &Session) -> usize {
         let n = session.items.len();
         let mut count = 0;
-        for k in 0..self.folds.prompts.len() {
-            let p = self.folds.prompts[k];
+        for &p in &self.folds.prompts {
             if let std::collections::btree_map::Entry::Vacant(e) = self.folds.folded.entry(p) {
-                let end = self.folds.prompts.get(k + 1).copied().unwrap_or(n);
-                e.insert(summarize_turn(session, p, end));
+                e.insert(TurnSummary::default());
+                self.folds.stale.insert(p);
                 count += 1;
             }
         }
@@ -679,11 +681,14 @@ impl ViewState {
         count
     }
 
-    /// Recomputes the summaries of folded turns that changed since (live sources). O(changed
-    /// turns); called once per frame by the app, not per arriving frame.
-    pub fn refresh_fold_summaries(&mut self, session: &Session) {
+    /// Recomputes the summaries of the stale folded turns among `items` (the rows in view):
+    /// O(those turns' rows), once per frame, never for turns out of view.
+    pub fn refresh_fold_summaries(&mut self, session: &Session, items: &[usize]) {
         let n = session.items.len();
-        for p in std::mem::take(&mut self.folds.stale) {
+        for &p in items {
+            if !self.folds.stale.remove(&p) {
+                continue;
+            }
             let end = self.folds.turn_end(p, n);
             if let Some(s) = self.folds.folded.get_mut(&p) {
                 *s = summarize_turn(session, p, end);

@@ -1,5 +1,5 @@
 //! Bounded scans over the whole session: search (`/`, `n`, `N`) and the feed rows of a filter
-//! (`f`, `.`), run in steps of at most [`SCAN_BUDGET`] so that a key press answers within one
+//! (`f`, `.`), run in steps of at most [`SCAN_BUDGET`] (4 ms) so that a key press answers within one
 //! frame however big the session is (issue 6).
 //!
 //! Who calls it: [`App::apply_action`] and `App::end_input` start scans; the event loop calls
@@ -23,10 +23,12 @@ use regex::Regex;
 use super::App;
 use crate::view::{self, Tokens};
 
-/// Longest step of a scan (half a 16 ms frame; the draw takes the rest).
-pub const SCAN_BUDGET: Duration = Duration::from_millis(8);
-/// Items visited between two clock reads.
-const CLOCK_EVERY: usize = 256;
+/// Longest step of a scan: a quarter of a 16 ms frame, so the step, the draw and the detail
+/// render of a new selection fit in one frame even when the machine is busy.
+pub const SCAN_BUDGET: Duration = Duration::from_millis(4);
+/// Items visited between two clock reads (a deferred output is read back from its file, so one
+/// item can take a while).
+const CLOCK_EVERY: usize = 16;
 
 /// A scan in progress.
 #[derive(Debug)]

@@ -2,7 +2,9 @@
 //!
 //! Who calls it: [`crate::ui::draw`]. Rows: time, a findings mark, indentation for subagent calls
 //! (depth of the delegation chain), tool name or row kind, a one-line summary (Bash command, file
-//! path, pattern, URL, Task description …), a status badge and the duration.
+//! path, pattern, URL, Task description …), a status badge and the duration. A turn's prompt
+//! row carries a fold marker (`▾` open, `▸` folded); a folded one ends with the turn's summary
+//! (calls, errors, duration; see `crate::view::Folds`).
 //! Invariants: [`render_feed`] touches only `rows[offset..offset + height]`; untrusted text goes
 //! through `render::text::visible` before it reaches the buffer.
 
