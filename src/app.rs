@@ -103,8 +103,9 @@ pub struct DetailCache {
     /// The key of a complete rendering in `lines` (`None` while a quick one is shown).
     pub key: Option<DetailKey>,
     pub lines: Vec<Line<'static>>,
-    /// A quick, partial rendering is shown: its key and output rows (`build_quick_lines`).
-    pub quick: Option<(DetailKey, usize)>,
+    /// A quick, partial rendering is shown: its key, output rows and whether it is the
+    /// highlighted one (`build_first_lines`) or the plain one (`build_quick_lines`).
+    pub quick: Option<(DetailKey, usize, bool)>,
 }
 
 /// A heavy detail render to run off the app task.
@@ -114,16 +115,25 @@ pub struct RenderJob {
     pub key: DetailKey,
     pub src: DetailSource,
     pub theme: Theme,
+    /// Only the first screens (this many output rows), highlighted; `None`: everything.
+    pub rows: Option<usize>,
 }
 
 impl RenderJob {
     /// Runs the render (blocking; call on `spawn_blocking`).
     pub fn run(self) -> RenderDone {
-        let lines = build_wrapped(&self.src, &self.theme, self.key);
+        let lines = match self.rows {
+            Some(rows) => wrap_if(
+                detail_ui::build_first_lines(&self.src, &self.theme, self.key.opts, rows),
+                self.key,
+            ),
+            None => build_wrapped(&self.src, &self.theme, self.key),
+        };
         RenderDone {
             generation: self.generation,
             key: self.key,
             lines,
+            rows: self.rows,
         }
     }
 }
@@ -134,6 +144,8 @@ pub struct RenderDone {
     pub generation: u64,
     pub key: DetailKey,
     pub lines: Vec<Line<'static>>,
+    /// [`RenderJob::rows`].
+    pub rows: Option<usize>,
 }
 
 fn build_wrapped(src: &DetailSource, theme: &Theme, key: DetailKey) -> Vec<Line<'static>> {
@@ -561,6 +573,17 @@ impl App {
         }
         if self.view.selected_item(&self.session) != Some(done.key.item) {
             return false;
+        }
+        if let Some(rows) = done.rows {
+            // The highlighted first screens replace the plain ones they cover.
+            return match self.detail.quick {
+                Some((k, r, _)) if k == done.key && r <= rows => {
+                    self.detail.lines = done.lines;
+                    self.detail.quick = Some((k, rows, true));
+                    true
+                }
+                _ => false,
+            };
         }
         self.detail.key = Some(done.key);
         self.detail.lines = done.lines;
@@ -1102,7 +1125,7 @@ impl App {
                     );
                     self.detail.lines = wrap_if(lines, key);
                     self.detail.key = None;
-                    self.detail.quick = Some((key, rows));
+                    self.detail.quick = Some((key, rows, false));
                 }
             }
             if !self.in_flight {
@@ -1111,11 +1134,17 @@ impl App {
                 };
                 self.generation += 1;
                 self.in_flight = true;
+                // First the shown screens with colours, then everything.
+                let rows = match self.detail.quick {
+                    Some((k, r, false)) if k == key => Some(r),
+                    _ => None,
+                };
                 self.jobs.push(RenderJob {
                     generation: self.generation,
                     key,
                     src,
                     theme: self.theme,
+                    rows,
                 });
             }
             return;

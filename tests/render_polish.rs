@@ -181,8 +181,11 @@ fn heavy_diff_shows_its_first_screen_at_once() {
     assert!(text.contains("rendering"), "{text}");
     assert!(app.detail.lines.len() < 400, "{}", app.detail.lines.len());
     assert_eq!(app.jobs.len(), 1);
+    assert_eq!(app.jobs[0].rows, app.detail.quick.map(|q| q.1));
+    // The first job: those screens highlighted (still partial), then the full rendering.
     app.run_jobs_inline();
-    app.prepare(area);
+    assert!(app.detail.quick.is_some_and(|q| q.2));
+    settle(&mut app, area);
     let text = lines_to_string(&app.detail.lines);
     assert!(!text.contains("rendering"), "{text}");
     assert!(text.contains("more lines (press o to expand)"), "{text}");
@@ -198,7 +201,17 @@ fn heavy_diff_shows_its_first_screen_at_once() {
     }
     assert!(app.view.detail.scroll > 600, "{}", app.view.detail.scroll);
     assert!(app.detail.lines.len() > first);
-    app.run_jobs_inline();
-    app.prepare(area);
+    settle(&mut app, area);
     assert!(app.detail.lines.len() > 6000, "{}", app.detail.lines.len());
+}
+
+/// Prepares and runs render jobs until none is left (the loop would spawn them).
+fn settle(app: &mut App, area: ratatui::layout::Rect) {
+    for _ in 0..10 {
+        app.prepare(area);
+        if app.jobs.is_empty() {
+            return;
+        }
+        app.run_jobs_inline();
+    }
 }

@@ -190,6 +190,32 @@ fn invocation_with_findings(
     lines
 }
 
+/// [`build_detail_lines`] with each renderer cut at `rows` output lines, highlighted: the first
+/// screens of a heavy item, rendered (off the app task) before the full rendering so colours
+/// show early. Rows past the cut end in the "rendering the rest…" marker.
+pub fn build_first_lines(
+    src: &DetailSource,
+    theme: &Theme,
+    opts: DetailOpts,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
+    cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
+    match src {
+        DetailSource::Invocation {
+            inv,
+            entry,
+            ended,
+            findings,
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, &cx, opts, true),
+        DetailSource::Message(m) => build_message(m, &cx),
+        DetailSource::Event(f) => build_event(f, &cx),
+    }
+}
+
 /// The first rows of a heavy item's detail, cheaply, so the pane shows the real (plain) rendering
 /// at once while the full one runs off the app task (issue 8: "a 10,000-line diff shown within
 /// 50 ms"). Borrows from the session (no copy of the output); no syntax highlighting; each
