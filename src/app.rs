@@ -1263,6 +1263,10 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
         // Big outputs stay in the file and are read back when shown (RAWP NDJSON files).
         app.session.backing = Some(std::sync::Arc::from(p.as_path()));
     }
+    if !live {
+        // A saved file is finite: every row stays. The row cap is for endless live streams.
+        app.session.max_items = Some(0);
+    }
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }
