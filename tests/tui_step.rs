@@ -303,8 +303,5 @@ fn a_restarted_input_counts_its_quiet_rows_afresh() {
     )));
     assert_eq!((app.view.quiet, app.view.row_count(&app.session)), (0, 0));
     app.update(Msg::Source(SourceMsg::Batch(items)));
-    assert_eq!(
-        (app.view.quiet, app.view.rows.clone()),
-        (1, Some(vec![0]))
-    );
+    assert_eq!((app.view.quiet, app.view.rows.clone()), (1, Some(vec![0])));
 }
