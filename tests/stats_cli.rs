@@ -19,7 +19,10 @@ fn stats(path: &str) -> String {
 
 #[test]
 fn stats_counts_statuses_output_types_and_durations() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tui_session.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
     assert_eq!(
         stats(path),
         "format       rawp-ndjson\n\
