@@ -527,6 +527,7 @@ impl App {
                         self.view.filtered.clone_from(&self.view.rows);
                         self.view.folds = view::Folds::default();
                         self.view.tokens = view::Tokens::default();
+                        self.view.quiet = 0;
                         self.scan = None;
                         self.view.progress = None;
                         self.view.feed.selected = 0;
