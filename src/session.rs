@@ -11,7 +11,8 @@
 //! * One invocation per `invocation_id`; a duplicate request becomes its own event row plus a
 //!   finding. At most one result is applied per invocation.
 //! * Every mutation of an invocation bumps its `rev` and the session's `revision`.
-//! * No ratatui, no tokio.
+//! * No ratatui, no tokio. The only I/O is [`Session::output`] reading a deferred output back
+//!   from [`Session::backing`] (one `pread`-sized read of the result's line).
 //!
 //! Invocation status transitions (SPEC 3.1–3.3):
 //!
@@ -374,7 +375,7 @@ pub struct Session {
 
 /// Result frames at least this long (bytes of their line) have their output deferred to the
 /// backing file (see [`Session::backing`]).
-pub const DEFER_OUTPUT_BYTES: u64 = 2048;
+pub const DEFER_OUTPUT_BYTES: u64 = 1024;
 
 /// Reads `span` of the file at `path` as text (invalid UTF-8 replaced).
 fn read_span(path: &Path, span: ByteSpan) -> std::io::Result<String> {

@@ -15,9 +15,14 @@
 //! A CR before the line end is shown as a dim `␍` (CRLF files stay recognisable); `\ No newline
 //! at end of file` is a dim marker row. Paired `-`/`+` lines (the i-th deletion of a run with
 //! the i-th addition that follows it) get their changed words in `diff_*_emph` when the lines are
-//! similar enough ([`EMPH_MIN_RATIO`]). Context rows get syntax colours when `cx.highlight` is on
-//! and the diff is within the highlight limits. With `cx.side_by_side` and
-//! `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new sit in two columns.
+//! similar enough ([`EMPH_MIN_RATIO`]). When `cx.highlight` is on and the diff is within the
+//! highlight limits, every row gets syntax colours (the new side, context + additions, and the
+//! old side, context + deletions, are each highlighted as one unit); added / removed code sits on
+//! `theme.diff_add_line` / `diff_del_line` and its changed words keep `diff_*_emph`. With
+//! `cx.wrap`, a row wider than `cx.width` continues on rows that start after the gutter (aligned
+//! with the code). With `cx.side_by_side` and `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new
+//! sit in two columns (cut with `…`, not wrapped). Work per hunk is bounded by the rows `Out`
+//! can still keep.
 
 pub mod parse;
 
@@ -494,20 +499,8 @@ impl Painter<'_, '_> {
 
         // Syntax colours: the new side (context + additions) and the old side (context +
         // deletions) are each highlighted as one unit, so the parser state carries across lines.
-        let (new_syntax, old_syntax) = match syntax {
-            Some(s) => (
-                side_syntax(h, LineKind::Add, s, theme),
-                if h.lines.iter().any(|l| l.kind == LineKind::Del) {
-                    side_syntax(h, LineKind::Del, s, theme)
-                } else {
-                    Vec::new()
-                },
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
-
-        // Rows past what `out` can keep are only counted: the work (emphasis, spans) stays
-        // bounded by `Limits::max_lines` even for one huge hunk.
+        // Rows past what `out` can keep are only counted: the work (emphasis, syntax, spans)
+        // stays bounded by `Limits::max_lines` even for one huge hunk.
         // (Side by side, a paired `-`/`+` takes one line for two rows.)
         let room = if self.side {
             out.room().saturating_mul(2)
@@ -516,6 +509,18 @@ impl Painter<'_, '_> {
         };
         let keep = h.lines.len().min(room);
         out.skip(h.lines.len() - keep);
+        let shown = &h.lines[..keep];
+        let (new_syntax, old_syntax) = match syntax {
+            Some(s) => (
+                side_syntax(shown, LineKind::Add, s, theme),
+                if shown.iter().any(|l| l.kind == LineKind::Del) {
+                    side_syntax(shown, LineKind::Del, s, theme)
+                } else {
+                    Vec::new()
+                },
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
         let mut rows: Vec<Row<'_>> = Vec::with_capacity(keep);
         let (mut o, mut n) = (h.old_start, h.new_start);
         for (i, l) in h.lines.iter().enumerate().take(keep) {
@@ -737,14 +742,13 @@ impl Painter<'_, '_> {
 /// Syntax colours of one hunk side, per hunk line: context lines and lines of kind `changed`
 /// (`Add` for the new side, `Del` for the old) get spans; the others `None`.
 fn side_syntax(
-    h: &Hunk,
+    lines: &[HunkLine],
     changed: LineKind,
     syntax: &syntect::parsing::SyntaxReference,
     theme: &Theme,
 ) -> Vec<Option<Vec<Span<'static>>>> {
     let on_side = |k: LineKind| k == LineKind::Context || k == changed;
-    let side: Vec<&str> = h
-        .lines
+    let side: Vec<&str> = lines
         .iter()
         .filter(|l| on_side(l.kind))
         .map(|l| l.text.trim_end_matches('\r'))
@@ -753,7 +757,7 @@ fn side_syntax(
         return Vec::new();
     };
     let mut it = hl.into_iter();
-    h.lines
+    lines
         .iter()
         .map(|l| if on_side(l.kind) { it.next() } else { None })
         .collect()

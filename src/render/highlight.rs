@@ -5,12 +5,12 @@
 //! `RenderCtx::highlight` is set, so the app can draw the plain rendering at once and run the
 //! highlighted one on `spawn_blocking` (STYLE 4.6). The plain fallback is [`plain_code_spans`].
 //!
-//! Why syntect's bundled defaults and not `two-face`: the defaults (Sublime's packages: Rust,
-//! Python, JavaScript, Go, C/C++, Java, shell, Markdown, JSON, YAML, HTML, CSS, SQL, Ruby, …)
-//! cover the languages agents touch most, load from one embedded dump with no extra dependency,
-//! and keep the binary and the first-use load time small (two-face adds bat's ~200 syntaxes and
-//! a few MB). Gaps (TypeScript, TOML) are bridged by the alias table in [`find_syntax`]; swap in
-//! `two-face` here if those matter, nothing else would change.
+//! Syntaxes: `two-face` (bat's curated set, ~200 syntaxes including TypeScript, TSX, TOML,
+//! Dockerfile, Terraform, Kotlin, Swift …, built for syntect 5 with the pure-Rust fancy-regex
+//! engine that rawpv already uses). syntect's own defaults lack TypeScript and TOML, which agents
+//! edit all the time. Cost: about 1 MB more binary (one embedded, uncompressed dump) and a
+//! one-time load on the first highlighted block (lazy, off the draw path: see BENCHMARKS.md).
+//! Themes stay syntect's bundled ones.
 //!
 //! Style conversion (codex `convert_style`): keep the foreground and bold, drop the background
 //! (the terminal or diff owns it), drop italic and underline.
@@ -40,7 +40,7 @@ pub const DEFAULT_THEME: &str = "base16-ocean.dark";
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+    SET.get_or_init(two_face::syntax::extra_newlines)
 }
 
 fn theme_set() -> &'static ThemeSet {
@@ -107,7 +107,8 @@ fn alias(token: &str) -> &str {
         "sh" | "shell" | "zsh" | "bash" | "console" => "bash",
         "py" | "python3" | "py3" => "python",
         "golang" => "go",
-        "ts" | "tsx" | "typescript" | "mjs" | "cjs" | "jsx" => "js",
+        "ts" | "typescript" | "mts" | "cts" => "ts",
+        "mjs" | "cjs" | "jsx" | "javascript" => "js",
         "jsonl" | "json5" | "jsonc" | "ndjson" => "json",
         "yml" => "yaml",
         "rs" => "rust",
@@ -231,6 +232,23 @@ mod tests {
             Some("Makefile")
         );
         assert!(find_syntax(None, Some("x.unknownext"), "hello").is_none());
+        // From two-face: the languages syntect's defaults lack.
+        for (path, name) in [
+            ("src/app.ts", "TypeScript"),
+            ("src/App.tsx", "TypeScriptReact"),
+            ("Cargo.toml", "TOML"),
+            ("Dockerfile", "Dockerfile"),
+        ] {
+            assert_eq!(
+                find_syntax(None, Some(path), "").map(|s| s.name.as_str()),
+                Some(name),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            find_syntax(Some("typescript"), None, "").map(|s| s.name.as_str()),
+            Some("TypeScript")
+        );
     }
 
     #[test]
