@@ -1,7 +1,8 @@
 //! `rawpv FILE` / `rawpv -` refusals end to end (`assert_cmd` on the binary): what the viewer
 //! cannot open is said on stderr with exit 2 before the screen is taken, like `rawpv print`
 //! (it used to open an empty "no frames yet" viewer, or, for `-` on a terminal, race the
-//! terminal's keys with the stdin reader so `q` did not quit).
+//! terminal's keys with the stdin reader so `q` did not quit); a one-shot command on a
+//! refused stream says it is retrying instead of sitting silent for ~15 s.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -67,4 +68,20 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
         .map(|d| d.join(name))
         .find(|p| p.is_file())
         .ok_or(())
+}
+
+#[test]
+fn a_one_shot_command_says_it_is_retrying_a_refused_stream() {
+    // Port 1 on loopback refuses at once; the retries take ~15 s in all, so only the first
+    // seconds are watched: the first retry must already be on stderr.
+    let out = rawpv()
+        .args(["stats", "ws://127.0.0.1:1/ws"])
+        .timeout(Duration::from_secs(2))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ws://127.0.0.1:1/ws: cannot connect") && err.contains("retry 1 of 6"),
+        "{err}"
+    );
 }
