@@ -1254,11 +1254,34 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
     browser::run_browser(&config).await
 }
 
+/// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):
+/// a saved file that is missing or a directory, or `-` while stdin is the terminal (the
+/// reader would eat the keys). `None` when it can try; a followed file may appear later.
+fn unopenable(kind: &SourceKind) -> Option<String> {
+    match kind {
+        SourceKind::File(p) => match std::fs::metadata(p) {
+            Err(e) => Some(format!("cannot read {}: {e}", p.display())),
+            Ok(m) if m.is_dir() => Some(format!("cannot read {}: it is a directory", p.display())),
+            Ok(_) => None,
+        },
+        SourceKind::Stdin if std::io::stdin().is_terminal() => Some(
+            "`-` reads a session from stdin, but stdin is the terminal: pipe one in \
+             (`producer | rawpv -`) or name a file"
+                .into(),
+        ),
+        SourceKind::Stdin | SourceKind::Follow(_) | SourceKind::Url(_) | SourceKind::Demo => None,
+    }
+}
+
 /// Runs the TUI on `kind`; returns the exit code.
 ///
 /// # Errors
 /// The terminal could not be set up or written.
 pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
+    if let Some(e) = unopenable(&kind) {
+        eprintln!("rawpv: {e}");
+        return Ok(2);
+    }
     if !std::io::stdout().is_terminal() {
         eprintln!("rawpv: the viewer needs a terminal; use `rawpv print INPUT` for plain output");
         return Ok(2);
