@@ -324,7 +324,7 @@ fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
         serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "b", "tool_name": "Bash", "input": {"command": "cat"}}}),
         serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "b", "tool_name": "Bash", "status": "success", "output_type": "text", "output": output}}),
     ];
-    let text: String = frames.iter().map(|f| format!("{f}\n")).collect();
+    let text = frames.map(|f| f.to_string()).join("\n");
     let mut app = App::headless(import::load_bytes(text.as_bytes()).items, "s");
     app.prepare(Rect::new(0, 0, 100, 30));
     step(&mut app, &[Action::StartSearch]);
