@@ -6,9 +6,9 @@
 //! Run: `cargo bench --bench render` (release profile), or `cargo bench --profile dev --bench
 //! render` to reuse the dev build (rawpv at opt-level 0, ratatui/syntect/similar at 3).
 //!
-//! Measured 2026-11-30, release, 2 shared cores at load ~7 (BENCHMARKS.md, "Rendering"): select
-//! → first frame 4.8 ms; highlighted first screens +104 ms; full highlighted render 4.9 s (off
-//! the draw path); scroll frame 0.75 ms; screenful from the cache 88 ns.
+//! Measured 2026-11-30, release, 2 shared cores at load ~7–8 (BENCHMARKS.md, "Rendering"):
+//! select → first frame 5.2 ms; background: highlighted first screens +127 ms, every row plain
+//! +62 ms, every row highlighted +6.0 s; scroll frame 0.76 ms; screenful from the cache 88 ns.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -211,12 +211,34 @@ fn bench_app(c: &mut Criterion, diff: &str) {
             BatchSize::PerIteration,
         );
     });
-    // Background step 2: the full highlighted rendering (every row, counts exact).
-    c.bench_function("app_diff_10k_full_render", |b| {
+    // Background step 2: the whole diff plain, the highlighted screens kept (every row, exact
+    // counts: from here scrolling is a slice).
+    c.bench_function("app_diff_10k_full_plain", |b| {
         b.iter_batched(
             || {
                 let (mut app, mut term) = app_on_first_row(&rec);
                 app.update(Msg::Action(Action::MoveDown));
+                frame(&mut app, &mut term);
+                app.run_jobs_inline();
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            |(mut app, mut term)| {
+                app.run_jobs_inline();
+                frame(&mut app, &mut term);
+                (app, term)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // Background step 3: the whole diff highlighted.
+    c.bench_function("app_diff_10k_full_highlighted", |b| {
+        b.iter_batched(
+            || {
+                let (mut app, mut term) = app_on_first_row(&rec);
+                app.update(Msg::Action(Action::MoveDown));
+                frame(&mut app, &mut term);
+                app.run_jobs_inline();
                 frame(&mut app, &mut term);
                 app.run_jobs_inline();
                 frame(&mut app, &mut term);

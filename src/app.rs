@@ -97,6 +97,16 @@ pub struct DetailKey {
     pub theme: u8,
 }
 
+impl DetailKey {
+    /// The same item drawn the same way, whatever its revision.
+    pub fn same_view(self, other: Self) -> bool {
+        Self {
+            rev: other.rev,
+            ..self
+        } == other
+    }
+}
+
 /// The detail pane's render cache: wrapped lines for one key.
 #[derive(Debug, Clone, Default)]
 pub struct DetailCache {
@@ -106,6 +116,9 @@ pub struct DetailCache {
     /// A quick, partial rendering is shown: its key, output rows and whether it is the
     /// highlighted one (`build_first_lines`) or the plain one (`build_quick_lines`).
     pub quick: Option<(DetailKey, usize, bool)>,
+    /// `lines` is complete but not highlighted past its first screens (a heavy item's second
+    /// stage); the highlighted rendering is still to come.
+    pub unhighlighted: bool,
 }
 
 /// A heavy detail render to run off the app task.
@@ -117,6 +130,10 @@ pub struct RenderJob {
     pub theme: Theme,
     /// Only the first screens (this many output rows), highlighted; `None`: everything.
     pub rows: Option<usize>,
+    /// Run syntect (everything) — off: the plain full rendering, with `first` (the highlighted
+    /// first screens already shown) spliced over its start.
+    pub highlight: bool,
+    pub first: Vec<Line<'static>>,
 }
 
 impl RenderJob {
@@ -127,13 +144,21 @@ impl RenderJob {
                 detail_ui::build_first_lines(&self.src, &self.theme, self.key.opts, rows),
                 self.key,
             ),
-            None => build_wrapped(&self.src, &self.theme, self.key),
+            None if self.highlight => build_wrapped(&self.src, &self.theme, self.key),
+            None => detail_ui::splice_first_screens(
+                &self.first,
+                wrap_if(
+                    detail_ui::build_plain_detail_lines(&self.src, &self.theme, self.key.opts),
+                    self.key,
+                ),
+            ),
         };
         RenderDone {
             generation: self.generation,
             key: self.key,
             lines,
             rows: self.rows,
+            highlight: self.highlight,
         }
     }
 }
@@ -146,6 +171,8 @@ pub struct RenderDone {
     pub lines: Vec<Line<'static>>,
     /// [`RenderJob::rows`].
     pub rows: Option<usize>,
+    /// [`RenderJob::highlight`].
+    pub highlight: bool,
 }
 
 fn build_wrapped(src: &DetailSource, theme: &Theme, key: DetailKey) -> Vec<Line<'static>> {
@@ -500,6 +527,7 @@ impl App {
                         self.view.filtered.clone_from(&self.view.rows);
                         self.view.folds = view::Folds::default();
                         self.view.tokens = view::Tokens::default();
+                        self.view.quiet = 0;
                         self.scan = None;
                         self.view.progress = None;
                         self.view.feed.selected = 0;
@@ -577,7 +605,7 @@ impl App {
         if let Some(rows) = done.rows {
             // The highlighted first screens replace the plain ones they cover.
             return match self.detail.quick {
-                Some((k, r, _)) if k == done.key && r <= rows => {
+                Some((k, r, _)) if k.same_view(done.key) && r <= rows => {
                     self.detail.lines = done.lines;
                     self.detail.quick = Some((k, rows, true));
                     true
@@ -588,6 +616,7 @@ impl App {
         self.detail.key = Some(done.key);
         self.detail.lines = done.lines;
         self.detail.quick = None;
+        self.detail.unhighlighted = !done.highlight;
         true
     }
 
@@ -1078,7 +1107,7 @@ impl App {
                 wrap: self.view.detail.wrap,
                 theme: self.theme.id,
             };
-            if self.detail.key != Some(key) {
+            if self.detail.key != Some(key) || (self.detail.unhighlighted && !self.in_flight) {
                 self.refresh_detail(key);
             }
         }
@@ -1106,12 +1135,14 @@ impl App {
         if detail_ui::is_heavy(&self.session, key.item) {
             // A live update of what is shown keeps it until the new rendering arrives; anything
             // else shows the first screens at once (plain, bounded) while the full render runs.
-            let same_view = self
-                .detail
-                .key
-                .is_some_and(|k| DetailKey { rev: k.rev, ..key } == k);
+            let same_view = self.detail.key.is_some_and(|k| k.same_view(key));
             if !same_view {
-                let have = self.detail.quick.filter(|q| q.0 == key).map(|q| q.1);
+                // (A live update of a quick view keeps it too: no re-render per chunk.)
+                let have = self
+                    .detail
+                    .quick
+                    .filter(|q| q.0.same_view(key))
+                    .map(|q| q.1);
                 let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);
                 if let Some(rows) =
                     detail_ui::quick_rows(have, key.opts.expanded, scroll, usize::from(h))
@@ -1134,10 +1165,17 @@ impl App {
                 };
                 self.generation += 1;
                 self.in_flight = true;
-                // First the shown screens with colours, then everything.
-                let rows = match self.detail.quick {
-                    Some((k, r, false)) if k == key => Some(r),
-                    _ => None,
+                // First the shown screens with colours, then everything plain (exact counts,
+                // every row; cheap), then everything with colours.
+                let (rows, highlight) = match self.detail.quick {
+                    Some((k, r, false)) if k.same_view(key) => (Some(r), true),
+                    Some((k, _, true)) if k.same_view(key) && self.theme.colour => (None, false),
+                    _ => (None, true),
+                };
+                let first = if highlight {
+                    Vec::new()
+                } else {
+                    self.detail.lines.clone()
                 };
                 self.jobs.push(RenderJob {
                     generation: self.generation,
@@ -1145,6 +1183,8 @@ impl App {
                     src,
                     theme: self.theme,
                     rows,
+                    highlight,
+                    first,
                 });
             }
             return;
@@ -1155,6 +1195,7 @@ impl App {
         self.detail.lines = build_wrapped(&src, &self.theme, key);
         self.detail.key = Some(key);
         self.detail.quick = None;
+        self.detail.unhighlighted = false;
     }
 
     /// Runs queued render jobs inline (tests; the loop spawns them instead).

@@ -182,10 +182,26 @@ fn heavy_diff_shows_its_first_screen_at_once() {
     assert!(app.detail.lines.len() < 400, "{}", app.detail.lines.len());
     assert_eq!(app.jobs.len(), 1);
     assert_eq!(app.jobs[0].rows, app.detail.quick.map(|q| q.1));
-    // The first job: those screens highlighted (still partial), then the full rendering.
+    // Job 1: those screens highlighted (still partial); job 2: everything plain, the shown
+    // screens spliced in; job 3: everything highlighted.
     app.run_jobs_inline();
     assert!(app.detail.quick.is_some_and(|q| q.2));
+    let first = app.detail.lines.clone();
+    app.prepare(area);
+    assert_eq!(app.jobs.len(), 1);
+    assert!(app.jobs[0].rows.is_none() && !app.jobs[0].highlight);
+    app.run_jobs_inline();
+    assert!(app.detail.unhighlighted && app.detail.quick.is_none());
+    let marker = first
+        .iter()
+        .position(|l| lines_to_string(std::slice::from_ref(l)).contains("rendering"))
+        .unwrap_or(0);
+    assert!(marker > 50, "{marker}");
+    assert_eq!(app.detail.lines[..marker], first[..marker]);
+    app.prepare(area);
+    assert!(app.jobs.len() == 1 && app.jobs[0].highlight);
     settle(&mut app, area);
+    assert!(!app.detail.unhighlighted);
     let text = lines_to_string(&app.detail.lines);
     assert!(!text.contains("rendering"), "{text}");
     assert!(text.contains("more lines (press o to expand)"), "{text}");

@@ -190,6 +190,72 @@ fn invocation_with_findings(
     lines
 }
 
+/// [`build_detail_lines`] without syntax highlighting (a heavy item's cheap complete stage).
+pub fn build_plain_detail_lines(
+    src: &DetailSource,
+    theme: &Theme,
+    opts: DetailOpts,
+) -> Vec<Line<'static>> {
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
+    cx.highlight = false;
+    build_with(src, &cx, opts)
+}
+
+fn build_with(src: &DetailSource, cx: &RenderCtx<'_>, opts: DetailOpts) -> Vec<Line<'static>> {
+    match src {
+        DetailSource::Invocation {
+            inv,
+            entry,
+            ended,
+            findings,
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, cx, opts, false),
+        DetailSource::Message(m) => build_message(m, cx),
+        DetailSource::Event(f) => build_event(f, cx),
+    }
+}
+
+/// Whether a line is one of the partial renderings' "rendering" markers.
+fn is_partial_marker(line: &Line<'_>) -> bool {
+    let first = line.spans.first().map_or("", |s| s.content.as_ref());
+    first == RENDERING_REST || first == RENDERING_FOLDED
+}
+
+const RENDERING_REST: &str = "… rendering the rest";
+const RENDERING_FOLDED: &str = "… more lines (press o to expand; rendering)";
+
+/// `full` with its first rows taken from `first` (the highlighted first screens, same text up to
+/// their first "rendering" marker), so colours already shown stay while the rest is plain.
+/// Returns `full` unchanged when the texts differ (e.g. a live update in between).
+pub fn splice_first_screens(
+    first: &[Line<'static>],
+    mut full: Vec<Line<'static>>,
+) -> Vec<Line<'static>> {
+    let m = first
+        .iter()
+        .position(is_partial_marker)
+        .unwrap_or(first.len());
+    if m > full.len() {
+        return full;
+    }
+    let text = |l: &Line<'_>| {
+        l.spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect::<String>()
+    };
+    if first[..m]
+        .iter()
+        .zip(&full[..m])
+        .all(|(a, b)| text(a) == text(b))
+    {
+        full.splice(..m, first[..m].iter().cloned());
+    }
+    full
+}
+
 /// [`build_detail_lines`] with each renderer cut at `rows` output lines, highlighted: the first
 /// screens of a heavy item, rendered (off the app task) before the full rendering so colours
 /// show early. Rows past the cut end in the "rendering the rest…" marker.
@@ -290,13 +356,13 @@ fn fold(
     {
         // The renderer's "… N more lines" marker counts only what it skipped cheaply.
         lines.truncate(cx.limits.max_lines);
-        lines.push(Line::from(Span::styled("… rendering the rest", theme.dim)));
+        lines.push(Line::from(Span::styled(RENDERING_REST, theme.dim)));
     }
     if !expanded && lines.len() > FOLD_LINES {
         let more = lines.len() - FOLD_LINES;
         lines.truncate(FOLD_LINES);
         let msg = if partial.is_some() {
-            "… more lines (press o to expand; rendering)".to_owned()
+            RENDERING_FOLDED.to_owned()
         } else {
             format!("… {more} more lines (press o to expand)")
         };
