@@ -113,9 +113,8 @@ pub struct DetailCache {
     /// The key of a complete rendering in `lines` (`None` while a quick one is shown).
     pub key: Option<DetailKey>,
     pub lines: Vec<Line<'static>>,
-    /// A quick, partial rendering is shown: its key, output rows and whether it is the
-    /// highlighted one (`build_first_lines`) or the plain one (`build_quick_lines`).
-    pub quick: Option<(DetailKey, usize, bool)>,
+    /// A quick, partial rendering is shown (see [`detail_ui::QuickView`]).
+    pub quick: Option<detail_ui::QuickView<DetailKey>>,
     /// `lines` is complete but not highlighted past its first screens (a heavy item's second
     /// stage); the highlighted rendering is still to come.
     pub unhighlighted: bool,
@@ -252,6 +251,9 @@ pub struct App {
     pub live: bool,
     generation: u64,
     in_flight: bool,
+    /// A search just selected a row: scroll its detail to the first matching line once the
+    /// detail is rendered (cleared by the next action).
+    pub(crate) scroll_to_match: bool,
     /// Render jobs waiting to be spawned by the loop (or run inline by tests).
     pub jobs: Vec<RenderJob>,
     /// The replay player (`rawpv --replay FILE`); `None` shows the whole session at once.
@@ -300,6 +302,7 @@ impl App {
             live,
             generation: 0,
             in_flight: false,
+            scroll_to_match: false,
             jobs: Vec::new(),
             replay: None,
             clock: Instant::now(),
@@ -605,9 +608,15 @@ impl App {
         if let Some(rows) = done.rows {
             // The highlighted first screens replace the plain ones they cover.
             return match self.detail.quick {
-                Some((k, r, _)) if k.same_view(done.key) && r <= rows => {
+                Some(q) if q.key.same_view(done.key) && q.rows <= rows => {
+                    let cut = detail_ui::is_cut(&done.lines);
                     self.detail.lines = done.lines;
-                    self.detail.quick = Some((k, rows, true));
+                    self.detail.quick = Some(detail_ui::QuickView {
+                        rows,
+                        highlighted: true,
+                        cut,
+                        ..q
+                    });
                     true
                 }
                 _ => false,
@@ -894,6 +903,7 @@ impl App {
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
         self.cancel_search_scan();
+        self.scroll_to_match = false;
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend_requested = true,
@@ -1120,6 +1130,10 @@ impl App {
             if self.detail.key != Some(key) || (self.detail.unhighlighted && !self.in_flight) {
                 self.refresh_detail(key);
             }
+            if self.scroll_to_match && self.detail.key == Some(key) {
+                self.scroll_to_match = false;
+                self.scroll_detail_to_match();
+            }
         }
         let d = &mut self.view.detail;
         let max = self
@@ -1131,6 +1145,26 @@ impl App {
             d.scroll = max;
         }
         d.scroll = d.scroll.min(max);
+    }
+
+    /// Scrolls the detail so its first line matching the search shows (with two lines of
+    /// context above), when that line is below the first screen; the row a search selected
+    /// may match deep in its output.
+    fn scroll_detail_to_match(&mut self) {
+        let Some(re) = &self.search_re else {
+            return;
+        };
+        let hit = self.detail.lines.iter().position(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            re.is_match(&text)
+        });
+        let d = &mut self.view.detail;
+        if let Some(k) = hit
+            && k >= usize::from(d.height)
+        {
+            d.scroll = k.saturating_sub(2);
+            d.follow_tail = false;
+        }
     }
 
     fn panel_len(&self) -> usize {
@@ -1151,12 +1185,16 @@ impl App {
                 let have = self
                     .detail
                     .quick
-                    .filter(|q| q.0.same_view(key))
-                    .map(|q| q.1);
+                    .filter(|q| q.key.same_view(key))
+                    .map(|q| (q.rows, q.cut));
                 let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);
-                if let Some(rows) =
-                    detail_ui::quick_rows(have, key.opts.expanded, scroll, usize::from(h))
-                {
+                if let Some(rows) = detail_ui::quick_rows(
+                    have,
+                    key.opts,
+                    scroll,
+                    usize::from(h),
+                    self.detail.lines.len(),
+                ) {
                     let lines = detail_ui::build_quick_lines(
                         &self.session,
                         key.item,
@@ -1164,9 +1202,15 @@ impl App {
                         key.opts,
                         rows,
                     );
+                    let cut = detail_ui::is_cut(&lines);
                     self.detail.lines = wrap_if(lines, key);
                     self.detail.key = None;
-                    self.detail.quick = Some((key, rows, false));
+                    self.detail.quick = Some(detail_ui::QuickView {
+                        key,
+                        rows,
+                        highlighted: false,
+                        cut,
+                    });
                 }
             }
             if !self.in_flight {
@@ -1178,8 +1222,8 @@ impl App {
                 // First the shown screens with colours, then everything plain (exact counts,
                 // every row; cheap), then everything with colours.
                 let (rows, highlight) = match self.detail.quick {
-                    Some((k, r, false)) if k.same_view(key) => (Some(r), true),
-                    Some((k, _, true)) if k.same_view(key) && self.theme.colour => (None, false),
+                    Some(q) if q.key.same_view(key) && !q.highlighted => (Some(q.rows), true),
+                    Some(q) if q.key.same_view(key) && self.theme.colour => (None, false),
                     _ => (None, true),
                 };
                 let first = if highlight {
@@ -1249,11 +1293,34 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
     browser::run_browser(&config).await
 }
 
+/// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):
+/// a saved file that is missing or a directory, or `-` while stdin is the terminal (the
+/// reader would eat the keys). `None` when it can try; a followed file may appear later.
+fn unopenable(kind: &SourceKind) -> Option<String> {
+    match kind {
+        SourceKind::File(p) => match std::fs::metadata(p) {
+            Err(e) => Some(format!("cannot read {}: {e}", p.display())),
+            Ok(m) if m.is_dir() => Some(format!("cannot read {}: it is a directory", p.display())),
+            Ok(_) => None,
+        },
+        SourceKind::Stdin if std::io::stdin().is_terminal() => Some(
+            "`-` reads a session from stdin, but stdin is the terminal: pipe one in \
+             (`producer | rawpv -`) or name a file"
+                .into(),
+        ),
+        SourceKind::Stdin | SourceKind::Follow(_) | SourceKind::Url(_) | SourceKind::Demo => None,
+    }
+}
+
 /// Runs the TUI on `kind`; returns the exit code.
 ///
 /// # Errors
 /// The terminal could not be set up or written.
 pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
+    if let Some(e) = unopenable(&kind) {
+        eprintln!("rawpv: {e}");
+        return Ok(2);
+    }
     if !std::io::stdout().is_terminal() {
         eprintln!("rawpv: the viewer needs a terminal; use `rawpv print INPUT` for plain output");
         return Ok(2);
