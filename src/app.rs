@@ -31,6 +31,9 @@ use tokio_util::sync::CancellationToken;
 mod browser;
 mod copy;
 mod player;
+mod screen;
+
+pub use screen::{BackendScreen, CountingSink, Screen};
 
 use crate::action::Action;
 use crate::cli::OpenArgs;
@@ -1112,9 +1115,29 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
 pub(crate) async fn event_loop(
     app: &mut App,
     tui: &mut Tui,
-    mut rx: mpsc::Receiver<SourceMsg>,
+    rx: mpsc::Receiver<SourceMsg>,
 ) -> color_eyre::Result<()> {
-    let mut events = EventStream::new();
+    run_loop(app, tui, EventStream::new(), rx).await
+}
+
+/// The app loop (STYLE 4.4): terminal input first, then signals, draws (at most one per
+/// [`MIN_FRAME`]), render results, source batches ([`BATCHES_PER_TURN`] per turn) and timers;
+/// returns when the app quits, `events` ends or a signal arrives. [`run`] calls it with the real
+/// terminal and crossterm's event stream; benches and tests with a [`BackendScreen`] and their
+/// own input stream.
+///
+/// # Errors
+/// Input or screen I/O failed.
+pub async fn run_loop<S, E>(
+    app: &mut App,
+    screen: &mut S,
+    mut events: E,
+    mut rx: mpsc::Receiver<SourceMsg>,
+) -> color_eyre::Result<()>
+where
+    S: Screen,
+    E: futures::Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let (render_tx, mut render_rx) = mpsc::channel::<RenderDone>(16);
     let mut sched = FrameScheduler::new(MIN_FRAME);
     let mut batch = Vec::with_capacity(BATCHES_PER_TURN);
@@ -1138,7 +1161,7 @@ pub(crate) async fn event_loop(
             },
             () = signals.recv() => break,
             () = sleep_until_opt(draw_at), if draw_at.is_some() => {
-                let size = tui.size()?;
+                let size = screen.size()?;
                 app.prepare(Rect::new(0, 0, size.width, size.height));
                 for job in std::mem::take(&mut app.jobs) {
                     let tx = render_tx.clone();
@@ -1146,7 +1169,8 @@ pub(crate) async fn event_loop(
                         let _ = tx.blocking_send(job.run());
                     });
                 }
-                tui.draw(|f| ui::draw(f, app))?;
+                screen.draw(|f| ui::draw(f, app))?;
+                screen.drew(app);
                 sched.drew(Instant::now());
             }
             Some(done) = render_rx.recv() => {
@@ -1177,11 +1201,11 @@ pub(crate) async fn event_loop(
             }
         }
         if let Some(seq) = app.clipboard_out.take() {
-            copy::write_osc52(tui, &seq)?;
+            screen.write_raw(&seq)?;
         }
         if app.suspend_requested {
             app.suspend_requested = false;
-            tui.suspend()?;
+            screen.suspend()?;
             sched.request();
         }
     }
