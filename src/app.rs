@@ -54,8 +54,11 @@ use crate::view::{self, Filter, Mode, Pane, Tab, ViewState};
 pub const MIN_FRAME: Duration = Duration::from_millis(16);
 /// Period of the elapsed-time tick while a call runs on a live source.
 pub const TICK: Duration = Duration::from_millis(250);
-/// Source batches taken per loop turn before input gets its turn again.
+/// Source batches taken from the channel at once.
 pub const BATCHES_PER_TURN: usize = 4;
+/// Most decoded items applied per loop turn: a longer batch is split and the rest applied on the
+/// next turns, so a key waits for at most this many items (a few ms) before it is handled.
+pub const APPLY_PER_TURN: usize = 256;
 /// Rows a mouse wheel notch moves.
 const WHEEL_ROWS: usize = 3;
 
@@ -147,6 +150,7 @@ pub struct FrameScheduler {
     min: Duration,
     last: Option<Instant>,
     dirty: bool,
+    urgent: bool,
 }
 
 impl FrameScheduler {
@@ -155,6 +159,7 @@ impl FrameScheduler {
             min,
             last: None,
             dirty: true,
+            urgent: false,
         }
     }
 
@@ -163,10 +168,20 @@ impl FrameScheduler {
         self.dirty = true;
     }
 
+    /// The user did something: draw at once, without waiting out the minimum interval (input
+    /// comes at human rates; only source-driven draws need coalescing).
+    pub fn request_now(&mut self) {
+        self.dirty = true;
+        self.urgent = true;
+    }
+
     /// When to draw next: `None` when nothing changed.
     pub fn deadline(&self) -> Option<Instant> {
         if !self.dirty {
             return None;
+        }
+        if self.urgent {
+            return Some(Instant::now());
         }
         Some(self.last.map_or_else(Instant::now, |l| l + self.min))
     }
@@ -175,6 +190,7 @@ impl FrameScheduler {
     pub fn drew(&mut self, now: Instant) {
         self.last = Some(now);
         self.dirty = false;
+        self.urgent = false;
     }
 }
 
@@ -561,7 +577,9 @@ impl App {
             self.in_flight = false;
         }
         if self.view.selected_item(&self.session) != Some(done.key.item) {
-            return false;
+            // Stale. If the selected row still shows a placeholder, draw again so `prepare`
+            // starts its render now that no job is in flight.
+            return self.detail.key.is_none() && !self.in_flight;
         }
         self.detail.key = Some(done.key);
         self.detail.lines = done.lines;
@@ -998,7 +1016,10 @@ impl App {
         let Some(src) = DetailSource::from_session(&self.session, key.item) else {
             return;
         };
-        if detail_ui::is_heavy(&self.session, key.item) {
+        // Live: every render runs off the app task. Rows arrive faster than highlighting keeps
+        // up, and even a small detail can stall for 100+ ms the first time a syntax is used, which
+        // would hold up keys (measured: examples/live_load.rs, BENCHMARKS.md).
+        if self.live || detail_ui::is_heavy(&self.session, key.item) {
             let same_item = self.detail.key.is_some_and(|k| k.item == key.item);
             if !same_item {
                 self.detail.key = None;
@@ -1141,6 +1162,8 @@ where
     let (render_tx, mut render_rx) = mpsc::channel::<RenderDone>(16);
     let mut sched = FrameScheduler::new(MIN_FRAME);
     let mut batch = Vec::with_capacity(BATCHES_PER_TURN);
+    // Received but not yet applied (a turn applies at most APPLY_PER_TURN items).
+    let mut pending = std::collections::VecDeque::new();
     let mut source_open = true;
     let mut signals = Signals::new()?;
     let mut next_tick = Instant::now() + TICK;
@@ -1153,7 +1176,7 @@ where
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
                     if app.update(Msg::Term(ev)) {
-                        sched.request();
+                        sched.request_now();
                     }
                 }
                 Some(Err(e)) => return Err(e.into()),
@@ -1178,13 +1201,16 @@ where
                     sched.request();
                 }
             }
-            n = rx.recv_many(&mut batch, BATCHES_PER_TURN), if source_open => {
+            () = std::future::ready(()), if !pending.is_empty() => {
+                apply_some(app, &mut pending, APPLY_PER_TURN);
+                sched.request();
+            }
+            n = rx.recv_many(&mut batch, BATCHES_PER_TURN), if source_open && pending.is_empty() => {
                 if n == 0 {
                     source_open = false;
                 }
-                for m in batch.drain(..) {
-                    app.update(Msg::Source(m));
-                }
+                pending.extend(batch.drain(..));
+                apply_some(app, &mut pending, APPLY_PER_TURN);
                 sched.request();
             }
             () = sleep_until_opt(replay_at), if replay_at.is_some() => {
@@ -1210,6 +1236,28 @@ where
         }
     }
     Ok(())
+}
+
+/// Applies queued source messages in order until `budget` decoded items were applied; a batch
+/// that does not fit is split and its rest stays first in the queue.
+fn apply_some(app: &mut App, pending: &mut std::collections::VecDeque<SourceMsg>, budget: usize) {
+    let mut left = budget.max(1);
+    while left > 0
+        && let Some(m) = pending.pop_front()
+    {
+        let m = match m {
+            SourceMsg::Batch(mut items) if items.len() > left => {
+                let rest = items.split_off(left);
+                pending.push_front(SourceMsg::Batch(rest));
+                SourceMsg::Batch(items)
+            }
+            other => other,
+        };
+        if let SourceMsg::Batch(items) = &m {
+            left -= items.len().min(left);
+        }
+        app.update(Msg::Source(m));
+    }
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {
@@ -1279,6 +1327,28 @@ mod tests {
         assert!(
             s.deadline().is_some_and(|d| d <= Instant::now()),
             "late request draws at once"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn input_draws_at_once_without_waiting_out_the_interval() {
+        let mut s = FrameScheduler::new(MIN_FRAME);
+        let t0 = Instant::now();
+        s.drew(t0);
+        s.request();
+        assert_eq!(
+            s.deadline(),
+            Some(t0 + MIN_FRAME),
+            "source changes are coalesced"
+        );
+        s.request_now();
+        assert_eq!(s.deadline(), Some(t0), "a key is drawn at once");
+        s.drew(t0);
+        s.request();
+        assert_eq!(
+            s.deadline(),
+            Some(t0 + MIN_FRAME),
+            "urgency ends with the draw"
         );
     }
 
