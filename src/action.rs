@@ -56,6 +56,16 @@ pub enum Action {
     NextPrompt,
     /// Previous user prompt.
     PrevPrompt,
+    /// Fold the selected row's turn (prompt and its rows) into one row, or unfold it.
+    ToggleFold,
+    /// Fold the selected row's turn.
+    FoldTurn,
+    /// Unfold the selected row's turn.
+    UnfoldTurn,
+    /// Fold every turn.
+    FoldAll,
+    /// Unfold every turn.
+    UnfoldAll,
     /// Start typing a feed filter (`tool:NAME status:STATUS text`).
     StartFilter,
     /// Show the tool catalog panel (again: back to the detail).

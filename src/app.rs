@@ -31,8 +31,10 @@ use tokio_util::sync::CancellationToken;
 mod browser;
 mod copy;
 mod player;
+mod scan;
 mod screen;
 
+pub use scan::SCAN_BUDGET;
 pub use screen::{BackendScreen, CountingSink, Screen};
 
 use crate::action::Action;
@@ -86,6 +88,8 @@ pub enum Msg {
     Tick(Timestamp),
     /// Replay timer: apply what is due at this instant (replay mode only).
     ReplayTick(Instant),
+    /// Run the next bounded step of a search or filter scan (`app/scan.rs`).
+    Work,
 }
 
 /// What identifies a cached detail rendering.
@@ -98,11 +102,28 @@ pub struct DetailKey {
     pub theme: u8,
 }
 
+impl DetailKey {
+    /// The same item drawn the same way, whatever its revision.
+    pub fn same_view(self, other: Self) -> bool {
+        Self {
+            rev: other.rev,
+            ..self
+        } == other
+    }
+}
+
 /// The detail pane's render cache: wrapped lines for one key.
 #[derive(Debug, Clone, Default)]
 pub struct DetailCache {
+    /// The key of a complete rendering in `lines` (`None` while a quick one is shown).
     pub key: Option<DetailKey>,
     pub lines: Vec<Line<'static>>,
+    /// A quick, partial rendering is shown: its key, output rows and whether it is the
+    /// highlighted one (`build_first_lines`) or the plain one (`build_quick_lines`).
+    pub quick: Option<(DetailKey, usize, bool)>,
+    /// `lines` is complete but not highlighted past its first screens (a heavy item's second
+    /// stage); the highlighted rendering is still to come.
+    pub unhighlighted: bool,
 }
 
 /// A heavy detail render to run off the app task.
@@ -112,16 +133,37 @@ pub struct RenderJob {
     pub key: DetailKey,
     pub src: DetailSource,
     pub theme: Theme,
+    /// Only the first screens (this many output rows), highlighted; `None`: everything.
+    pub rows: Option<usize>,
+    /// Run syntect (everything) — off: the plain full rendering, with `first` (the highlighted
+    /// first screens already shown) spliced over its start.
+    pub highlight: bool,
+    pub first: Vec<Line<'static>>,
 }
 
 impl RenderJob {
     /// Runs the render (blocking; call on `spawn_blocking`).
     pub fn run(self) -> RenderDone {
-        let lines = build_wrapped(&self.src, &self.theme, self.key);
+        let lines = match self.rows {
+            Some(rows) => wrap_if(
+                detail_ui::build_first_lines(&self.src, &self.theme, self.key.opts, rows),
+                self.key,
+            ),
+            None if self.highlight => build_wrapped(&self.src, &self.theme, self.key),
+            None => detail_ui::splice_first_screens(
+                &self.first,
+                wrap_if(
+                    detail_ui::build_plain_detail_lines(&self.src, &self.theme, self.key.opts),
+                    self.key,
+                ),
+            ),
+        };
         RenderDone {
             generation: self.generation,
             key: self.key,
             lines,
+            rows: self.rows,
+            highlight: self.highlight,
         }
     }
 }
@@ -132,10 +174,17 @@ pub struct RenderDone {
     pub generation: u64,
     pub key: DetailKey,
     pub lines: Vec<Line<'static>>,
+    /// [`RenderJob::rows`].
+    pub rows: Option<usize>,
+    /// [`RenderJob::highlight`].
+    pub highlight: bool,
 }
 
 fn build_wrapped(src: &DetailSource, theme: &Theme, key: DetailKey) -> Vec<Line<'static>> {
-    let lines = detail_ui::build_detail_lines(src, theme, key.opts);
+    wrap_if(detail_ui::build_detail_lines(src, theme, key.opts), key)
+}
+
+fn wrap_if(lines: Vec<Line<'static>>, key: DetailKey) -> Vec<Line<'static>> {
     if key.wrap {
         let w = usize::from(key.opts.width);
         lines.iter().flat_map(|l| ui::wrap_line(l, w)).collect()
@@ -203,6 +252,8 @@ pub struct App {
     pub keymap: Keymap,
     pub source_label: String,
     pub source_status: SourceStatus,
+    /// While a saved file is read: (bytes read, file size), for the status bar's percentage.
+    pub load_progress: Option<(u64, u64)>,
     pub format: Option<Format>,
     /// A standing hint for the status bar (e.g. "showing the demo").
     pub hint: Option<String>,
@@ -231,6 +282,12 @@ pub struct App {
     pub clipboard_out: Option<String>,
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
     pub from_browser: bool,
+    /// Render limits of the detail pane (config `limits.*`).
+    pub limits: crate::render::Limits,
+    /// A search or filter scan running in bounded steps (`app/scan.rs`).
+    scan: Option<scan::Scan>,
+    /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
+    pub scan_budget: Duration,
 }
 
 impl App {
@@ -249,6 +306,7 @@ impl App {
             keymap: Keymap::default(),
             source_label: source_label.into(),
             source_status: SourceStatus::Loading,
+            load_progress: None,
             format: None,
             hint: None,
             search_re: None,
@@ -266,6 +324,9 @@ impl App {
             timeline_area: Rect::default(),
             clipboard_out: None,
             from_browser: false,
+            limits: crate::render::Limits::default(),
+            scan: None,
+            scan_budget: scan::SCAN_BUDGET,
         }
     }
 
@@ -301,6 +362,7 @@ impl App {
                 self.now = Some(now);
                 self.animating()
             }
+            Msg::Work => self.work(self.scan_budget),
         }
     }
 
@@ -434,36 +496,16 @@ impl App {
         self.rebuild_rows();
     }
 
-    /// Recomputes the visible rows (after the filter or quiet-row setting changed); keeps the
-    /// selected item selected when it stays visible. O(items): user actions only.
+    /// Recomputes the visible rows (after the filter or quiet-row setting changed, or the
+    /// session was rebuilt); keeps the selected item selected when it stays visible. O(items) in
+    /// bounded steps (`app/scan.rs`): small sessions finish at once.
     fn rebuild_rows(&mut self) {
-        let selected_item = self.view.selected_item(&self.session);
-        let n = self.session.items.len();
-        self.view.quiet = (0..n).filter(|&i| view::is_quiet(&self.session, i)).count();
-        let needed = self.view.filter.is_some() || (!self.view.show_quiet && self.view.quiet > 0);
-        self.view.rows = needed.then(|| {
-            (0..n)
-                .filter(|&i| {
-                    view::shows(
-                        self.view.filter.as_ref(),
-                        self.view.show_quiet,
-                        &self.session,
-                        i,
-                    )
-                })
-                .collect()
-        });
-        let row = selected_item.map_or(0, |i| match &self.view.rows {
-            Some(r) => r.partition_point(|&x| x < i),
-            None => i,
-        });
-        self.view.feed.selected = row.min(self.view.row_count(&self.session).saturating_sub(1));
-        self.reset_detail();
+        self.start_filter_scan();
     }
 
     fn current_matches(&self) -> bool {
         match (&self.search_re, self.view.selected_item(&self.session)) {
-            (Some(re), Some(i)) => re.is_match(&view::haystack(&self.session, i)),
+            (Some(re), Some(i)) => view::item_matches(&self.session, i, re),
             _ => false,
         }
     }
@@ -487,6 +529,10 @@ impl App {
             SourceMsg::State(s) => {
                 self.source_status = match s {
                     SourceState::Loading => SourceStatus::Loading,
+                    SourceState::Reading { bytes, total } => {
+                        self.load_progress = Some((bytes, total));
+                        SourceStatus::Loading
+                    }
                     SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
                     SourceState::Reconnecting { attempt, .. } => {
                         SourceStatus::Reconnecting(attempt)
@@ -496,6 +542,12 @@ impl App {
                         // The source re-sends from the start: fold it again from scratch.
                         self.session = Session::new();
                         self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
+                        self.view.filtered.clone_from(&self.view.rows);
+                        self.view.folds = view::Folds::default();
+                        self.view.tokens = view::Tokens::default();
+                        self.view.quiet = 0;
+                        self.scan = None;
+                        self.view.progress = None;
                         self.view.feed.selected = 0;
                         self.view.feed.offset = 0;
                         self.detail = DetailCache::default();
@@ -505,6 +557,7 @@ impl App {
                 };
             }
             SourceMsg::Eof => {
+                self.load_progress = None;
                 self.session.finish();
                 self.source_status = SourceStatus::Ended;
             }
@@ -523,9 +576,8 @@ impl App {
         let Some(c) = self.session.compact_if_needed() else {
             return;
         };
-        if let Some(rows) = &mut self.view.rows {
-            *rows = rows.iter().filter_map(|&r| c.item(r)).collect();
-        }
+        self.view.remap(&c, self.session.items.len());
+        self.scan_after_compaction();
         let new_sel = selected
             .and_then(|i| c.item(i))
             .and_then(|i| self.view.row_of(i));
@@ -545,23 +597,12 @@ impl App {
         let Some(item) = applied.item else {
             return;
         };
-        if applied.new_item && view::is_quiet(&self.session, item) {
-            self.view.quiet += 1;
-            if !self.view.show_quiet && self.view.rows.is_none() {
-                // First hidden row: every earlier item was a row.
-                self.view.rows = Some((0..item).collect());
-            }
-        }
-        // Membership first (O(log n)); the filter match only for rows not shown yet.
-        let (filter, show_quiet) = (self.view.filter.as_ref(), self.view.show_quiet);
-        if let Some(rows) = &mut self.view.rows
-            && let Err(pos) = rows.binary_search(&item)
-            && view::shows(filter, show_quiet, &self.session, item)
+        if let Some(pos) = self.view.admit(&self.session, item, applied.new_item)
+            && pos <= self.view.feed.selected
+            && self.row_count() > 1
+            && !applied.new_item
         {
-            rows.insert(pos, item);
-            if pos <= self.view.feed.selected && rows.len() > 1 && !applied.new_item {
-                self.view.feed.selected += 1;
-            }
+            self.view.feed.selected += 1;
         }
         if applied.new_item && self.view.feed.follow {
             let last = self.view.row_count(&self.session).saturating_sub(1);
@@ -581,8 +622,21 @@ impl App {
             // starts its render now that no job is in flight.
             return self.detail.key.is_none() && !self.in_flight;
         }
+        if let Some(rows) = done.rows {
+            // The highlighted first screens replace the plain ones they cover.
+            return match self.detail.quick {
+                Some((k, r, _)) if k.same_view(done.key) && r <= rows => {
+                    self.detail.lines = done.lines;
+                    self.detail.quick = Some((k, rows, true));
+                    true
+                }
+                _ => false,
+            };
+        }
         self.detail.key = Some(done.key);
         self.detail.lines = done.lines;
+        self.detail.quick = None;
+        self.detail.unhighlighted = !done.highlight;
         true
     }
 
@@ -762,27 +816,81 @@ impl App {
         }
     }
 
-    /// Selects the next (or previous) visible row after the selection for which `pred` holds.
-    /// With `wrap`, continues from the other end. Returns whether one was found.
+    /// Selects the next (or previous) row after the selection for which `pred` holds, looking
+    /// inside folded turns too (the turn of a hit unfolds). With `wrap`, continues from the
+    /// other end. Returns whether one was found.
     fn jump(&mut self, forward: bool, wrap: bool, pred: impl Fn(&Session, usize) -> bool) -> bool {
-        let count = self.row_count();
-        let sel = self.view.feed.selected;
-        let order: Box<dyn Iterator<Item = usize>> = match (forward, wrap) {
-            (true, false) => Box::new(sel + 1..count),
-            (true, true) => Box::new((sel + 1..count).chain(0..=sel.min(count.saturating_sub(1)))),
-            (false, false) => Box::new((0..sel).rev()),
-            (false, true) => Box::new((0..sel).rev().chain((sel..count).rev())),
+        let count = self.view.filtered_count(&self.session);
+        let Some(sel) = self.view.selected_item(&self.session) else {
+            return false;
         };
-        for r in order {
-            if let Some(i) = self.view.item_at(r)
+        let (after, before) = match self.view.filtered_pos(sel) {
+            Ok(k) => (k + 1, k),
+            Err(k) => (k, k),
+        };
+        let order: Box<dyn Iterator<Item = usize>> = match (forward, wrap) {
+            (true, false) => Box::new(after..count),
+            (true, true) => Box::new((after..count).chain(0..after.min(count))),
+            (false, false) => Box::new((0..before).rev()),
+            (false, true) => Box::new((0..before).rev().chain((before..count).rev())),
+        };
+        for k in order {
+            if let Some(i) = self.view.filtered_at(k)
                 && pred(&self.session, i)
             {
                 self.view.focus = Pane::Feed;
-                self.select(r);
+                self.reveal(i);
                 return true;
             }
         }
         false
+    }
+
+    /// Selects item `item`, unfolding its turn when it is folded away.
+    fn reveal(&mut self, item: usize) {
+        if self.view.folds.hidden(item)
+            && let Some(p) = self.view.folds.turn_of(item)
+        {
+            self.view.unfold(&self.session, p);
+        }
+        self.select_item(item);
+    }
+
+    /// Selects the row of `item` (nearest row when it is not one), resetting the detail when
+    /// the selected item changes.
+    fn select_item(&mut self, item: usize) {
+        let prev = self.view.selected_item(&self.session);
+        let row = match &self.view.rows {
+            Some(r) => r.partition_point(|&x| x < item),
+            None => item,
+        };
+        self.select(row);
+        if self.view.selected_item(&self.session) != prev {
+            self.reset_detail();
+        }
+    }
+
+    /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) the selected row's turn.
+    fn fold_selected(&mut self, want: Option<bool>) {
+        let Some(item) = self.view.selected_item(&self.session) else {
+            return;
+        };
+        let Some(p) = self.view.folds.turn_of(item) else {
+            self.view.message =
+                Some("no turn here: rows before the first prompt do not fold".into());
+            return;
+        };
+        let folded = self.view.folds.folded.contains_key(&p);
+        match want.unwrap_or(!folded) {
+            true if !folded => {
+                self.view.fold(&self.session, p);
+            }
+            false if folded => {
+                self.view.unfold(&self.session, p);
+            }
+            true | false => {}
+        }
+        self.select_item(p);
     }
 
     fn search_step(&mut self, forward: bool) {
@@ -790,13 +898,12 @@ impl App {
             self.view.message = Some("no search: press / to search".into());
             return;
         };
-        if !self.jump(forward, true, |s, i| re.is_match(&view::haystack(s, i))) {
-            self.view.message = Some(format!("no match for /{}", re.as_str()));
-        }
+        self.start_search(re, forward);
     }
 
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
+        self.cancel_search_scan();
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend_requested = true,
@@ -884,6 +991,31 @@ impl App {
                     self.view.message = Some("no more prompts".into());
                 }
             }
+            Action::ToggleFold => self.fold_selected(None),
+            Action::FoldTurn => self.fold_selected(Some(true)),
+            Action::UnfoldTurn => self.fold_selected(Some(false)),
+            Action::FoldAll => {
+                let sel = self.view.selected_item(&self.session);
+                let n = self.view.fold_all(&self.session);
+                if n == 0 && self.view.folds.prompts.is_empty() {
+                    self.view.message = Some("no turns to fold: no prompts".into());
+                }
+                if let Some(i) = sel {
+                    let keep = self
+                        .view
+                        .folds
+                        .turn_of(i)
+                        .filter(|_| self.view.folds.hidden(i));
+                    self.select_item(keep.unwrap_or(i));
+                }
+            }
+            Action::UnfoldAll => {
+                let sel = self.view.selected_item(&self.session);
+                self.view.unfold_all();
+                if let Some(i) = sel {
+                    self.select_item(i);
+                }
+            }
             Action::StartFilter => {
                 self.view.mode = Mode::Filter;
                 self.view.input = self
@@ -962,6 +1094,11 @@ impl App {
             f.offset = f.selected + 1 - h;
         }
         f.offset = f.offset.min(count.saturating_sub(h));
+        if !self.view.folds.stale.is_empty() {
+            let (start, end) = (f.offset, (f.offset + h).min(count));
+            let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
+            self.view.refresh_fold_summaries(&self.session, &visible);
+        }
         self.view.panel_scroll = self
             .view
             .panel_scroll
@@ -984,11 +1121,13 @@ impl App {
                     width: detail_inner.width.max(1),
                     expanded: self.view.detail.expanded,
                     side_by_side: self.view.detail.side_by_side,
+                    wrap: self.view.detail.wrap,
+                    limits: self.limits,
                 },
                 wrap: self.view.detail.wrap,
                 theme: self.theme.id,
             };
-            if self.detail.key != Some(key) {
+            if self.detail.key != Some(key) || (self.detail.unhighlighted && !self.in_flight) {
                 self.refresh_detail(key);
             }
         }
@@ -1013,37 +1152,73 @@ impl App {
     }
 
     fn refresh_detail(&mut self, key: DetailKey) {
-        let Some(src) = DetailSource::from_session(&self.session, key.item) else {
-            return;
-        };
         // Live: every render runs off the app task. Rows arrive faster than highlighting keeps
         // up, and even a small detail can stall for 100+ ms the first time a syntax is used, which
         // would hold up keys (measured: examples/live_load.rs, BENCHMARKS.md).
         if self.live || detail_ui::is_heavy(&self.session, key.item) {
-            let same_item = self.detail.key.is_some_and(|k| k.item == key.item);
-            if !same_item {
-                self.detail.key = None;
-                self.detail.lines = detail_ui::build_placeholder_lines(
-                    &self.session,
-                    key.item,
-                    &self.theme,
-                    usize::from(self.view.detail.height),
-                );
+            // A live update of what is shown keeps it until the new rendering arrives; anything
+            // else shows the first screens at once (plain, bounded) while the full render runs.
+            let same_view = self.detail.key.is_some_and(|k| k.same_view(key));
+            if !same_view {
+                // (A live update of a quick view keeps it too: no re-render per chunk.)
+                let have = self
+                    .detail
+                    .quick
+                    .filter(|q| q.0.same_view(key))
+                    .map(|q| q.1);
+                let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);
+                if let Some(rows) =
+                    detail_ui::quick_rows(have, key.opts.expanded, scroll, usize::from(h))
+                {
+                    let lines = detail_ui::build_quick_lines(
+                        &self.session,
+                        key.item,
+                        &self.theme,
+                        key.opts,
+                        rows,
+                    );
+                    self.detail.lines = wrap_if(lines, key);
+                    self.detail.key = None;
+                    self.detail.quick = Some((key, rows, false));
+                }
             }
             if !self.in_flight {
+                let Some(src) = DetailSource::from_session(&self.session, key.item) else {
+                    return;
+                };
                 self.generation += 1;
                 self.in_flight = true;
+                // First the shown screens with colours, then everything plain (exact counts,
+                // every row; cheap), then everything with colours.
+                let (rows, highlight) = match self.detail.quick {
+                    Some((k, r, false)) if k.same_view(key) => (Some(r), true),
+                    Some((k, _, true)) if k.same_view(key) && self.theme.colour => (None, false),
+                    _ => (None, true),
+                };
+                let first = if highlight {
+                    Vec::new()
+                } else {
+                    self.detail.lines.clone()
+                };
                 self.jobs.push(RenderJob {
                     generation: self.generation,
                     key,
                     src,
                     theme: self.theme,
+                    rows,
+                    highlight,
+                    first,
                 });
             }
             return;
         }
+        let Some(src) = DetailSource::from_session(&self.session, key.item) else {
+            return;
+        };
         self.detail.lines = build_wrapped(&src, &self.theme, key);
         self.detail.key = Some(key);
+        self.detail.quick = None;
+        self.detail.unhighlighted = false;
     }
 
     /// Runs queued render jobs inline (tests; the loop spawns them instead).
@@ -1108,6 +1283,14 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     }
     let mut app = App::new(kind.label(), live);
     app.configure(&config);
+    if let SourceKind::File(p) = &kind {
+        // Big outputs stay in the file and are read back when shown (RAWP NDJSON files).
+        app.session.backing = Some(std::sync::Arc::from(p.as_path()));
+    }
+    if !live {
+        // A saved file is finite: every row stays. The row cap is for endless live streams.
+        app.session.max_items = Some(0);
+    }
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }
@@ -1195,6 +1378,12 @@ where
                 screen.draw(|f| ui::draw(f, app))?;
                 screen.drew(app);
                 sched.drew(Instant::now());
+            }
+            () = std::future::ready(()), if app.scanning() && draw_at.is_none_or(|d| d > Instant::now()) => {
+                // A bounded step of a search or filter; input, signals and due frames first.
+                if app.update(Msg::Work) {
+                    sched.request();
+                }
             }
             Some(done) = render_rx.recv() => {
                 if app.update(Msg::Rendered(done)) {

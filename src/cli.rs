@@ -98,6 +98,10 @@ pub enum Command {
         /// Width in columns for wrapped output (default: the terminal's, else 100).
         #[arg(long)]
         width: Option<u16>,
+        /// Config file for render limits and the syntect theme (default: the platform config
+        /// directory's rawpv/config.toml).
+        #[arg(long, env = "RAWPV_CONFIG")]
+        config: Option<PathBuf>,
     },
     /// Write the session as RAWP NDJSON to stdout, one frame per line.
     Convert {

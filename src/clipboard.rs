@@ -53,8 +53,8 @@ pub fn copy_text(session: &Session, i: usize, what: CopyWhat) -> Option<String> 
             let inv = session.invocations.get(*k)?;
             match what {
                 CopyWhat::Input => Some(pretty(&inv.input)),
-                CopyWhat::Output => match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
-                    Some(v) => Some(pretty(v)),
+                CopyWhat::Output => match session.output(inv) {
+                    Some(v) => Some(pretty(&v)),
                     None if !inv.stream.is_empty() => Some(inv.stream.text(None)),
                     None => None,
                 },

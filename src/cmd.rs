@@ -17,7 +17,8 @@ use crate::import::Format;
 use crate::session::Session;
 use crate::source::{NetConfig, SourceKind, load_input_with};
 
-/// Loads an input fully into a finished [`Session`].
+/// Loads an input fully into a finished [`Session`]. A file is streamed
+/// ([`crate::source::file::fold_path`]); other inputs are read whole first.
 ///
 /// # Errors
 /// The source error, already phrased for the user.
@@ -27,6 +28,15 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
     } else {
         SourceKind::from_arg(&input.input, false)
     };
+    if let SourceKind::File(p) = &kind {
+        // Streamed: decode and fold overlap, and no decoded item outlives its batch.
+        let p = p.clone();
+        let shown = p.display().to_string();
+        return tokio::task::spawn_blocking(move || crate::source::file::fold_path(&p))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("cannot read {shown}: {e}"));
+    }
     let net = net_config(&input.net)?;
     let loaded = load_input_with(&kind, &net)
         .await

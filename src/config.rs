@@ -1,7 +1,8 @@
 //! User configuration: a TOML file merged over embedded defaults (STYLE 4.9).
 //!
-//! Who calls it: [`crate::app::run`] (theme, key bindings, browser directories) before the
-//! terminal is taken, so warnings and errors go to stderr.
+//! Who calls it: [`crate::app::run`] (theme, key bindings, render limits, syntect theme,
+//! browser directories) before the terminal is taken, so warnings and errors go to stderr;
+//! `rawpv print --detail` (render limits, syntect theme).
 //!
 //! Where: `--config FILE` / `RAWPV_CONFIG`, else `ProjectDirs("rawpv")/config.toml` (e.g.
 //! `~/.config/rawpv/config.toml` on Linux). A missing default file means "defaults"; a missing
@@ -72,6 +73,17 @@ impl Default for LimitsConfig {
         Self {
             max_lines_per_block: l.max_lines,
             max_bytes_per_block: l.max_bytes,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// The render limits these settings give (zero means "none": at least 1 line / byte is
+    /// kept so a block always says what was cut).
+    pub fn limits(&self) -> crate::render::Limits {
+        crate::render::Limits {
+            max_lines: self.max_lines_per_block.max(1),
+            max_bytes: self.max_bytes_per_block.max(1),
         }
     }
 }
@@ -204,6 +216,13 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
             }
         }
     }
+    if !crate::render::highlight::has_theme(&config.syntax_theme) {
+        warnings.push(format!(
+            "{}: {}",
+            file.display(),
+            crate::render::highlight::unknown_theme_message(&config.syntax_theme)
+        ));
+    }
     Ok(Loaded {
         config,
         file: Some(file.to_path_buf()),
@@ -223,6 +242,12 @@ impl Config {
             ThemeName::Light => Theme::light(),
             ThemeName::Mono => Theme::mono(),
         }
+    }
+
+    /// Applies the render settings that are process-wide: the syntect theme (an unknown name
+    /// keeps the default; [`load_str`] already warned about it).
+    pub fn apply_render_settings(&self) {
+        let _ = crate::render::highlight::set_theme(&self.syntax_theme);
     }
 
     /// The default keymap with the configured bindings applied (unknown actions and bad keys
@@ -465,6 +490,39 @@ mod tests {
         assert_eq!(parse_chord(""), None);
         assert_eq!(parse_action("toggle_play"), Some(Action::TogglePlay));
         assert_eq!(parse_action("seek"), None);
+    }
+
+    #[test]
+    fn an_unknown_syntax_theme_warns_with_the_choices() {
+        let l = load_str("syntax_theme = \"Solarized (neon)\"\n", &file()).unwrap();
+        assert_eq!(l.config.syntax_theme, "Solarized (neon)");
+        assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
+        let w = &l.warnings[0];
+        assert!(
+            w.starts_with("/home/u/.config/rawpv/config.toml: unknown syntax_theme `Solarized (neon)` (using base16-ocean.dark); available: "),
+            "{w}"
+        );
+        assert!(
+            w.contains("InspiredGitHub") && w.contains("Solarized (dark)"),
+            "{w}"
+        );
+        let l = load_str("syntax_theme = \"InspiredGitHub\"\n", &file()).unwrap();
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    }
+
+    #[test]
+    fn limits_become_render_limits() {
+        let l = load_str(
+            "[limits]\nmax_lines_per_block = 7\nmax_bytes_per_block = 0\n",
+            &file(),
+        )
+        .unwrap();
+        let r = l.config.limits.limits();
+        assert_eq!((r.max_lines, r.max_bytes), (7, 1));
+        assert_eq!(
+            Config::default().limits.limits(),
+            crate::render::Limits::default()
+        );
     }
 
     #[test]

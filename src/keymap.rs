@@ -225,6 +225,26 @@ impl Default for Keymap {
             ),
             b(vec![c('P')], Action::PrevPrompt, "previous prompt", None),
             b(
+                vec![c('x')],
+                Action::ToggleFold,
+                "fold or unfold the turn (prompt and its rows)",
+                Some("fold"),
+            ),
+            b(
+                vec![c('h'), k(K::Left)],
+                Action::FoldTurn,
+                "fold the turn",
+                None,
+            ),
+            b(
+                vec![c('l'), k(K::Right)],
+                Action::UnfoldTurn,
+                "unfold the turn",
+                None,
+            ),
+            b(vec![c('M')], Action::FoldAll, "fold every turn", None),
+            b(vec![c('R')], Action::UnfoldAll, "unfold every turn", None),
+            b(
                 vec![c('f')],
                 Action::StartFilter,
                 "filter: tool:NAME status:STATUS text",

@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::protocol::OutputType;
 use crate::theme::Theme;
 
-pub use input::render_input;
+pub use input::{render_input, render_input_beside};
 
 /// Guardrails on render work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,6 +196,11 @@ impl Out {
     /// No more lines will be kept; callers may count the rest with [`Out::skip`].
     pub fn full(&self) -> bool {
         self.lines.len() >= self.max
+    }
+
+    /// Lines that can still be kept.
+    pub fn room(&self) -> usize {
+        self.max.saturating_sub(self.lines.len())
     }
 
     /// Counts `n` lines that were not built.

@@ -11,7 +11,8 @@
 //! * One invocation per `invocation_id`; a duplicate request becomes its own event row plus a
 //!   finding. At most one result is applied per invocation.
 //! * Every mutation of an invocation bumps its `rev` and the session's `revision`.
-//! * No ratatui, no tokio.
+//! * No ratatui, no tokio. The only I/O is [`Session::output`] reading a deferred output back
+//!   from [`Session::backing`] (one `pread`-sized read of the result's line).
 //!
 //! Invocation status transitions (SPEC 3.1–3.3):
 //!
@@ -23,15 +24,18 @@
 //! | finished                | result               | unchanged, `duplicate-result` finding |
 //! | open at end of session  | (`Session::finish`)  | shown as "no result"                 |
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::finding::{Finding, Level, code};
 use crate::import::Decoded;
 use crate::protocol::{
-    Body, CatalogPublish, Delegation, Envelope, Frame, FrameType, ResultStatus, StreamType,
-    Timestamp, ToolInvokeResult,
+    Body, ByteSpan, CatalogPublish, Delegation, Envelope, Frame, FrameType, ResultStatus,
+    StreamType, Timestamp, ToolInvokeResult,
 };
 
 /// Per-invocation cap on kept stream bytes; past it chunks are counted, not kept.
@@ -212,7 +216,12 @@ pub struct Invocation {
     pub input: Value,
     pub parallel_group_id: Option<String>,
     pub status: CallStatus,
+    /// The result payload. Its `output` is `None` while deferred (see `output_span`).
     pub result: Option<ToolInvokeResult>,
+    /// Set when the result's output was not kept in memory (a big output in a file-backed
+    /// session): the byte span of the result frame's line in `Session::backing`. Read the output
+    /// with [`Session::output`].
+    pub output_span: Option<ByteSpan>,
     pub stream: ChunkBuffer,
     pub requested_at: Option<Timestamp>,
     pub ended_at: Option<Timestamp>,
@@ -357,6 +366,31 @@ pub struct Session {
     pub max_items: Option<usize>,
     /// Feed rows dropped by compaction so far (shown to the user).
     pub dropped_items: u64,
+    /// The file this session is read from, when its frames carry byte spans (RAWP NDJSON files,
+    /// `crate::source::file`). Then result outputs of [`DEFER_OUTPUT_BYTES`] or more are not kept
+    /// in memory but read again from the file when shown ([`Session::output`]), so memory does
+    /// not grow with output sizes (issue 8).
+    pub backing: Option<Arc<Path>>,
+}
+
+/// Result frames at least this long (bytes of their line) have their output deferred to the
+/// backing file (see [`Session::backing`]).
+pub const DEFER_OUTPUT_BYTES: u64 = 1024;
+
+/// Reads `span` of the file at `path` as text (invalid UTF-8 replaced).
+fn read_span(path: &Path, span: ByteSpan) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(span.offset))?;
+    let mut buf = Vec::new();
+    f.take(span.len).read_to_end(&mut buf)?;
+    if (buf.len() as u64) < span.len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the file is shorter than when it was read",
+        ));
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Default cap on kept feed rows (about 200k rows; a row costs from ~100 bytes to the size of
@@ -398,6 +432,55 @@ impl Session {
         }
         s.finish();
         s
+    }
+
+    /// The result output of `inv`: borrowed when in memory, read again from
+    /// [`Session::backing`] when deferred (`inv.output_span`). `None`: no result, or a result
+    /// without an `output` field. When the file can no longer give the frame back (changed,
+    /// truncated, removed), the output is a string saying so.
+    pub fn output<'a>(&self, inv: &'a Invocation) -> Option<Cow<'a, Value>> {
+        if let Some(v) = inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+            return Some(Cow::Borrowed(v));
+        }
+        let span = inv.output_span?;
+        let unavailable = |why: String| Value::String(format!("(output not available: {why})"));
+        let Some(path) = &self.backing else {
+            return Some(Cow::Owned(unavailable("no file to read it from".into())));
+        };
+        let v = match read_span(path, span) {
+            Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
+            Ok(text) => match crate::protocol::parse_line(inv.result_line.unwrap_or(0), &text) {
+                Ok(Frame {
+                    body: Body::Result(r),
+                    ..
+                }) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
+                    r.output.unwrap_or(Value::Null)
+                }
+                _ => unavailable(format!("{} changed since it was read", path.display())),
+            },
+        };
+        Some(Cow::Owned(v))
+    }
+
+    /// `inv` with its output in place: borrowed when the output is in memory, else a copy with
+    /// the deferred output read back ([`Session::output`]). For renderers that take an
+    /// [`Invocation`].
+    pub fn with_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
+        if inv.output_span.is_none() {
+            return Cow::Borrowed(inv);
+        }
+        let mut owned = inv.clone();
+        let out = self.output(inv).map(Cow::into_owned);
+        if let Some(r) = owned.result.as_mut() {
+            r.output = out;
+        }
+        Cow::Owned(owned)
+    }
+
+    /// Bytes of `inv`'s deferred output (its result frame's line length); 0 when the output is
+    /// in memory. For "is this render heavy" decisions.
+    pub fn output_bytes(inv: &Invocation) -> usize {
+        inv.output_span.map_or(0, |s| s.len as usize)
     }
 
     /// The current catalog (latest publish), if any.
@@ -673,6 +756,7 @@ impl Session {
             parallel_group_id: req.parallel_group_id,
             status: CallStatus::Requested,
             result: None,
+            output_span: None,
             stream: ChunkBuffer::default(),
             requested_at: frame.envelope.timestamp,
             ended_at: None,
@@ -746,6 +830,10 @@ impl Session {
         };
         let id = r.invocation_id.clone().unwrap_or_default();
         let line = frame.origin.line;
+        let deferred = frame
+            .origin
+            .span
+            .filter(|s| self.backing.is_some() && s.len >= DEFER_OUTPUT_BYTES);
         let Some(&idx) = self.index.get(&id) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
@@ -779,6 +867,11 @@ impl Session {
         let inv = &mut self.invocations[idx];
         inv.status = status;
         inv.result = Some(r);
+        if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
+            && r.output.take().is_some()
+        {
+            inv.output_span = Some(span);
+        }
         inv.ended_at = frame.envelope.timestamp;
         inv.result_envelope = Some(frame.envelope);
         inv.result_line = Some(line);

@@ -7,13 +7,16 @@
 //! `Failed` (a followed file never ends by itself: only cancellation stops it).
 //!
 //! Sources (one tokio task each):
-//! * `File` / `Demo`: read once ([`load_input`]), sent in batches.
+//! * `File`: [`file`]: read in the background and sent batch by batch as it is decoded, with
+//!   [`SourceState::Reading`] progress, so the first screen comes after the first batch.
+//! * `Demo`: decoded at once ([`load_input`]), sent in batches.
 //! * `Follow` (`-f`): [`follow`]: read what exists, then poll for new complete lines; truncation
 //!   and rotation are reported with [`SourceState::Restarted`].
 //! * `Stdin` (`-`): [`stdin`]: streamed line by line as it arrives; EOF ends it.
 //! * `Url`: [`net`]: WebSocket (`ws://`, `wss://`) or SSE (`http://`, `https://`) with Bearer
 //!   auth, resume and capped exponential backoff; see `net` for the close/reconnect rules.
 
+pub mod file;
 pub mod follow;
 pub mod lines;
 pub mod net;
@@ -80,6 +83,11 @@ impl SourceKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceState {
     Loading,
+    /// A saved file is being read: `bytes` of `total` (its size when opened).
+    Reading {
+        bytes: u64,
+        total: u64,
+    },
     /// Reading live input (following a file, stdin, connected).
     Live,
     Connecting {
@@ -145,7 +153,8 @@ pub fn spawn_source_with(
     tokio::spawn(async move {
         let run = async {
             match kind {
-                SourceKind::File(_) | SourceKind::Demo => send_loaded(&kind, &tx).await,
+                SourceKind::File(p) => send_file(p, tx.clone()).await,
+                SourceKind::Demo => send_loaded(&kind, &tx).await,
                 SourceKind::Follow(p) => follow::run(p, follow::POLL_INTERVAL, &tx).await,
                 SourceKind::Stdin => stdin::run(tokio::io::stdin(), &tx).await,
                 SourceKind::Url(u) => net::run(&u, &net, &tx).await,
@@ -156,6 +165,34 @@ pub fn spawn_source_with(
             () = run => {}
         }
     })
+}
+
+/// Streams a saved file ([`file::read_path`] on a blocking thread) into `tx`.
+async fn send_file(path: PathBuf, tx: mpsc::Sender<SourceMsg>) {
+    let shown = path.display().to_string();
+    let tx2 = tx.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        file::read_path(&path, |ev| {
+            let msg = match ev {
+                file::FileEvent::Format(f) => SourceMsg::Format(f),
+                file::FileEvent::Batch(b) => SourceMsg::Batch(b),
+                file::FileEvent::Progress { bytes, total } => {
+                    SourceMsg::State(SourceState::Reading { bytes, total })
+                }
+            };
+            tx2.blocking_send(msg).is_ok()
+        })
+    })
+    .await;
+    let end = match read {
+        Ok(Ok(_)) => SourceMsg::Eof,
+        Ok(Err(e)) => SourceMsg::Failed(SourceError::Io {
+            path: shown,
+            reason: e.to_string(),
+        }),
+        Err(e) => SourceMsg::Failed(SourceError::Other(e.to_string())),
+    };
+    let _ = tx.send(end).await;
 }
 
 async fn send_loaded(kind: &SourceKind, tx: &mpsc::Sender<SourceMsg>) {

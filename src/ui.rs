@@ -189,6 +189,17 @@ pub fn fit_right(s: &str, width: usize) -> String {
 }
 
 /// Human duration: `850ms`, `1.2s`, `12m03s`, `1h02m`.
+/// `n` and a noun, pluralised: `1 error`, `2 errors`, `0 calls` (`noun` is the singular;
+/// English `-s` plural).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n: u64 = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 pub fn fmt_duration(ms: f64) -> String {
     if !ms.is_finite() || ms < 0.0 {
         return "?".to_owned();

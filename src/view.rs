@@ -5,8 +5,19 @@
 //! compiled regexes live in the app, only their source text lives here. Selection is a *row*
 //! index into the visible rows ([`ViewState::rows`] when a filter is active, else the session's
 //! items one to one); rows only ever refer to existing items.
+//!
+//! Turns and folding: a *turn* is a prompt row and every item after it up to the next prompt
+//! ([`Folds`]). Two row lists are kept: [`ViewState::filtered`] (what the filter and the quiet
+//! setting let through) and [`ViewState::rows`] (that, minus the rows of folded turns, plus the
+//! prompt row of every folded turn even when the filter hides it, so it can be unfolded). Both
+//! are sorted item indices; folding and unfolding splice one turn's range (O(turn) plus a
+//! memmove), never rescan the session; jumps walk `filtered` so they see inside folded turns.
 
-use crate::protocol::FrameType;
+use std::collections::{BTreeMap, BTreeSet};
+
+use regex::Regex;
+
+use crate::protocol::{FrameType, Timestamp};
 use crate::session::{CallStatus, Item, MessageKind, Session};
 
 /// A focusable pane.
@@ -89,7 +100,21 @@ pub struct Filter {
     pub status: Option<String>,
     /// Text that must occur (case-insensitive) in the row's searchable text.
     pub text: Option<String>,
+    /// `text` compiled (a case-insensitive literal).
+    pub text_re: Option<TextPattern>,
 }
+
+/// A compiled filter text; equal when the sources are.
+#[derive(Debug, Clone)]
+pub struct TextPattern(pub Regex);
+
+impl PartialEq for TextPattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+impl Eq for TextPattern {}
 
 impl Filter {
     /// Parses the filter syntax; empty input gives `None`.
@@ -113,7 +138,13 @@ impl Filter {
             }
         }
         if !words.is_empty() {
-            f.text = Some(words.join(" ").to_lowercase());
+            let text = words.join(" ").to_lowercase();
+            f.text_re = regex::RegexBuilder::new(&regex::escape(&text))
+                .case_insensitive(true)
+                .build()
+                .ok()
+                .map(TextPattern);
+            f.text = Some(text);
         }
         Some(f)
     }
@@ -139,10 +170,11 @@ impl Filter {
                 return false;
             }
         }
-        if let Some(t) = &self.text {
-            return haystack(session, i).to_lowercase().contains(t.as_str());
+        match (&self.text_re, &self.text) {
+            (Some(re), _) => item_matches(session, i, &re.0),
+            (None, Some(t)) => haystack(session, i).to_lowercase().contains(t.as_str()),
+            (None, None) => true,
         }
-        true
     }
 }
 
@@ -165,9 +197,9 @@ pub fn haystack(session: &Session, i: usize) -> String {
             let mut s = inv.tool_name.clone();
             s.push('\n');
             s.push_str(&json_text(&inv.input));
-            if let Some(out) = inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+            if let Some(out) = session.output(inv) {
                 s.push('\n');
-                s.push_str(&json_text(out));
+                s.push_str(&json_text(&out));
             }
             s.push('\n');
             s.push_str(&inv.stream.text(None));
@@ -180,6 +212,52 @@ pub fn haystack(session: &Session, i: usize) -> String {
             s.push_str(&json_text(&f.payload_json()));
             s
         }
+    }
+}
+
+/// Whether `re` matches the searchable text of item `i` (the parts [`haystack`] joins: tool
+/// name, input and output strings and keys, stream text, message text, event type and payload),
+/// each part on its own and without building the joined text: search and filter scans stay
+/// allocation-free for all but multi-chunk streams. A match cannot span two parts.
+pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
+    match session.items.get(i) {
+        None => false,
+        Some(Item::Invocation(k)) => {
+            let inv = &session.invocations[*k];
+            re.is_match(&inv.tool_name)
+                || json_matches(&inv.input, re)
+                // A deferred output is read back from the file (one read per such call).
+                || session.output(inv).is_some_and(|o| json_matches(&o, re))
+                || match inv.stream.chunks() {
+                    [] => false,
+                    [one] => re.is_match(&one.text),
+                    _ => re.is_match(&inv.stream.text(None)),
+                }
+        }
+        Some(Item::Message(m)) => re.is_match(&m.text),
+        Some(Item::Event(f)) => {
+            re.is_match(f.frame_type.as_str())
+                || match &f.body {
+                    crate::protocol::Body::Generic(m) => {
+                        m.iter().any(|(k, v)| re.is_match(k) || json_matches(v, re))
+                    }
+                    crate::protocol::Body::Request(_)
+                    | crate::protocol::Body::Stream(_)
+                    | crate::protocol::Body::Result(_)
+                    | crate::protocol::Body::Catalog(_) => json_matches(&f.payload_json(), re),
+                }
+        }
+    }
+}
+
+fn json_matches(v: &serde_json::Value, re: &Regex) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => re.is_match(s),
+        Value::Array(a) => a.iter().any(|x| json_matches(x, re)),
+        Value::Object(o) => o.iter().any(|(k, x)| re.is_match(k) || json_matches(x, re)),
+        Value::Null => false,
+        Value::Bool(_) | Value::Number(_) => re.is_match(&v.to_string()),
     }
 }
 
@@ -246,9 +324,160 @@ pub fn is_error(session: &Session, i: usize) -> bool {
     }
 }
 
+/// Whether item `i` starts a turn: a prompt of the main agent (a subagent's prompt, inside a
+/// Task call, belongs to the turn that spawned it).
+pub fn is_turn_start(session: &Session, i: usize) -> bool {
+    matches!(session.items.get(i), Some(Item::Message(m))
+        if m.kind == MessageKind::Prompt && m.delegation_chain.is_empty())
+}
+
 /// Whether item `i` is a user prompt (for `p`/`P`).
 pub fn is_prompt(session: &Session, i: usize) -> bool {
     matches!(session.items.get(i), Some(Item::Message(m)) if m.kind == MessageKind::Prompt)
+}
+
+/// What a folded turn's prompt row says about the hidden rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TurnSummary {
+    /// Items of the turn after the prompt (hidden while folded; quiet ones included).
+    pub items: usize,
+    /// Tool calls in the turn.
+    pub calls: usize,
+    /// Failed calls and error events in the turn.
+    pub errors: usize,
+    /// From the prompt's timestamp to the latest time seen in the turn (ms); `None` without
+    /// timestamps.
+    pub duration_ms: Option<i64>,
+}
+
+/// Turns and which of them are folded.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Folds {
+    /// Item index of every prompt, ascending (appended as prompts arrive, remapped on compaction).
+    pub prompts: Vec<usize>,
+    /// Folded turns: prompt item → summary of the turn (computed when folded, refreshed when
+    /// stale).
+    pub folded: BTreeMap<usize, TurnSummary>,
+    /// Folded turns whose summary is out of date (rows arrived or changed, fold all,
+    /// compaction); refreshed by [`ViewState::refresh_fold_summaries`] when in view.
+    pub stale: BTreeSet<usize>,
+}
+
+impl Folds {
+    /// The prompt whose turn holds `item` (the prompt itself included); `None` before the first
+    /// prompt. O(log prompts).
+    pub fn turn_of(&self, item: usize) -> Option<usize> {
+        let k = self.prompts.partition_point(|&p| p <= item);
+        k.checked_sub(1).map(|k| self.prompts[k])
+    }
+
+    /// One past the last item of the turn of prompt `p` (the next prompt, or `n_items`).
+    pub fn turn_end(&self, p: usize, n_items: usize) -> usize {
+        let k = self.prompts.partition_point(|&x| x <= p);
+        self.prompts.get(k).copied().unwrap_or(n_items)
+    }
+
+    /// Whether `item` is hidden inside a folded turn (a folded prompt itself is not).
+    pub fn hidden(&self, item: usize) -> bool {
+        self.turn_of(item)
+            .is_some_and(|p| p < item && self.folded.contains_key(&p))
+    }
+
+    /// Records a new item (prompts join the turn list).
+    pub fn on_new_item(&mut self, session: &Session, item: usize) {
+        if is_turn_start(session, item) {
+            let pos = self.prompts.partition_point(|&p| p < item);
+            if self.prompts.get(pos) != Some(&item) {
+                self.prompts.insert(pos, item);
+            }
+        }
+    }
+}
+
+/// The summary of the turn of prompt `p` ending before item `end`. O(turn).
+pub fn summarize_turn(session: &Session, p: usize, end: usize) -> TurnSummary {
+    let start_ts = item_time(session, p);
+    let mut s = TurnSummary::default();
+    let mut last = start_ts;
+    for i in p + 1..end.min(session.items.len()) {
+        s.items += 1;
+        if let Some(Item::Invocation(_)) = session.items.get(i) {
+            s.calls += 1;
+        }
+        if is_error(session, i) {
+            s.errors += 1;
+        }
+        if let Some(t) = item_end_time(session, i) {
+            last = Some(last.map_or(t, |l| l.max(t)));
+        }
+    }
+    s.duration_ms = match (start_ts, last) {
+        (Some(a), Some(b)) if b.0 >= a.0 => Some(b.0 - a.0),
+        _ => None,
+    };
+    s
+}
+
+fn item_time(session: &Session, i: usize) -> Option<Timestamp> {
+    match session.items.get(i)? {
+        Item::Invocation(k) => session.invocations[*k].requested_at,
+        Item::Message(m) => m.timestamp,
+        Item::Event(f) => f.envelope.timestamp,
+    }
+}
+
+/// The latest time an item carries (a call's result time when it has one).
+fn item_end_time(session: &Session, i: usize) -> Option<Timestamp> {
+    match session.items.get(i)? {
+        Item::Invocation(k) => {
+            let inv = &session.invocations[*k];
+            inv.ended_at.or(inv.requested_at)
+        }
+        Item::Message(m) => m.timestamp,
+        Item::Event(f) => f.envelope.timestamp,
+    }
+}
+
+/// Token totals of the `session.usage` rows seen (cumulative: rows dropped by compaction stay
+/// counted), for the status bar while usage rows are hidden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    /// Usage rows counted.
+    pub rows: u64,
+}
+
+impl Tokens {
+    /// Adds item `i` when it is a usage row. O(1).
+    pub fn add(&mut self, session: &Session, i: usize) {
+        let Some(Item::Event(f)) = session.items.get(i) else {
+            return;
+        };
+        if f.frame_type != FrameType::SessionUsage {
+            return;
+        }
+        let owned;
+        let p = match &f.body {
+            crate::protocol::Body::Generic(m) => m,
+            crate::protocol::Body::Request(_)
+            | crate::protocol::Body::Stream(_)
+            | crate::protocol::Body::Result(_)
+            | crate::protocol::Body::Catalog(_) => {
+                owned = match f.payload_json() {
+                    serde_json::Value::Object(m) => m,
+                    _ => return,
+                };
+                &owned
+            }
+        };
+        let n = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        self.input += n("input_tokens") + n("cache_creation_input_tokens");
+        self.output += n("output_tokens");
+        self.cache_read += n("cache_read_input_tokens");
+        self.rows += 1;
+    }
 }
 
 /// Everything the user controls about the view.
@@ -274,15 +503,24 @@ pub struct ViewState {
     pub show_quiet: bool,
     /// Quiet items in the session (shown in the feed title while hidden).
     pub quiet: usize,
-    /// Item indices of the visible rows (ascending) while a filter is active or quiet rows are
-    /// hidden; `None`: every item is a row.
+    /// Item indices of the visible rows (ascending) while a filter is active, quiet rows are
+    /// hidden or a turn is folded; `None`: every item is a row.
     pub rows: Option<Vec<usize>>,
+    /// Item indices that pass the filter and the quiet setting, folds ignored (ascending);
+    /// `None`: every item. Equal to `rows` while nothing is folded.
+    pub filtered: Option<Vec<usize>>,
+    /// Turns and folded turns.
+    pub folds: Folds,
+    /// Token totals (status bar).
+    pub tokens: Tokens,
     /// The committed search regex source.
     pub search: Option<String>,
     /// The text being typed in search / filter mode.
     pub input: String,
     /// A one-off message for the status bar ("no more errors", a regex error).
     pub message: Option<String>,
+    /// How far a running search or filter scan got ("filtering… 40%").
+    pub progress: Option<String>,
 }
 
 impl ViewState {
@@ -313,6 +551,213 @@ impl ViewState {
             return None;
         }
         self.item_at(self.feed.selected)
+    }
+
+    /// Number of items that pass the filter and the quiet setting (folds ignored).
+    pub fn filtered_count(&self, session: &Session) -> usize {
+        self.filtered.as_ref().map_or(session.items.len(), Vec::len)
+    }
+
+    /// The item at position `k` of the filtered list.
+    pub fn filtered_at(&self, k: usize) -> Option<usize> {
+        match &self.filtered {
+            Some(f) => f.get(k).copied(),
+            None => Some(k),
+        }
+    }
+
+    /// Where `item` is in the filtered list: `Ok(k)` when there, else `Err(k)`, the position it
+    /// would take. O(log n).
+    pub fn filtered_pos(&self, item: usize) -> Result<usize, usize> {
+        match &self.filtered {
+            Some(f) => f.binary_search(&item),
+            None => Ok(item),
+        }
+    }
+
+    /// Recomputes [`Self::rows`] from [`Self::filtered`] and the folds: O(filtered + folded),
+    /// user actions only (filter changes, fold all, compaction).
+    pub fn derive_rows(&mut self, n_items: usize) {
+        if self.folds.folded.is_empty() {
+            self.rows = self.filtered.clone();
+            return;
+        }
+        let items: Box<dyn Iterator<Item = usize> + '_> = match &self.filtered {
+            Some(f) => Box::new(f.iter().copied()),
+            None => Box::new(0..n_items),
+        };
+        let mut out = Vec::with_capacity(self.filtered.as_ref().map_or(n_items, Vec::len));
+        let mut prompts = self.folds.folded.keys().copied().peekable();
+        // The turn being hidden: items in (p, end).
+        let mut hide: Option<(usize, usize)> = None;
+        for i in items {
+            while let Some(&p) = prompts.peek()
+                && p <= i
+            {
+                out.push(p);
+                hide = Some((p, self.folds.turn_end(p, n_items)));
+                prompts.next();
+            }
+            if out.last() == Some(&i) || hide.is_some_and(|(p, e)| i > p && i < e) {
+                continue;
+            }
+            out.push(i);
+        }
+        out.extend(prompts.filter(|&p| p < n_items));
+        self.rows = Some(out);
+    }
+
+    /// Folds the turn of prompt `p`: its rows leave [`Self::rows`], the prompt row stays (even
+    /// when the filter hides it). Returns `false` when `p` is no prompt or already folded.
+    /// O(turn) for the summary plus one splice.
+    pub fn fold(&mut self, session: &Session, p: usize) -> bool {
+        if !is_turn_start(session, p) || self.folds.folded.contains_key(&p) {
+            return false;
+        }
+        let n = session.items.len();
+        let end = self.folds.turn_end(p, n);
+        self.folds.folded.insert(p, summarize_turn(session, p, end));
+        self.folds.stale.remove(&p);
+        let rows = self.rows.get_or_insert_with(|| (0..n).collect());
+        let lo = rows.partition_point(|&r| r <= p);
+        let hi = rows.partition_point(|&r| r < end);
+        rows.drain(lo..hi);
+        if let Err(pos) = rows.binary_search(&p) {
+            rows.insert(pos, p);
+        }
+        true
+    }
+
+    /// Unfolds the turn of prompt `p`: the turn's filtered rows come back. Returns `false` when
+    /// it was not folded. O(turn) plus one splice.
+    pub fn unfold(&mut self, session: &Session, p: usize) -> bool {
+        if self.folds.folded.remove(&p).is_none() {
+            return false;
+        }
+        self.folds.stale.remove(&p);
+        if self.folds.folded.is_empty() {
+            self.rows = self.filtered.clone();
+            return true;
+        }
+        let n = session.items.len();
+        let end = self.folds.turn_end(p, n);
+        let add: Vec<usize> = match &self.filtered {
+            Some(f) => f[f.partition_point(|&x| x <= p)..f.partition_point(|&x| x < end)].to_vec(),
+            None => (p + 1..end).collect(),
+        };
+        let p_shown = self.filtered_pos(p).is_ok();
+        let rows = self.rows.get_or_insert_with(|| (0..n).collect());
+        let lo = rows.partition_point(|&r| r <= p);
+        rows.splice(lo..lo, add);
+        if !p_shown && let Ok(pos) = rows.binary_search(&p) {
+            rows.remove(pos);
+        }
+        true
+    }
+
+    /// Folds every turn (O(rows + prompts)); returns how many were newly folded. Their
+    /// summaries are computed when their rows come into view
+    /// ([`Self::refresh_fold_summaries`]), not here.
+    pub fn fold_all(&mut self, session: &Session) -> usize {
+        let n = session.items.len();
+        let mut count = 0;
+        for &p in &self.folds.prompts {
+            if let std::collections::btree_map::Entry::Vacant(e) = self.folds.folded.entry(p) {
+                e.insert(TurnSummary::default());
+                self.folds.stale.insert(p);
+                count += 1;
+            }
+        }
+        self.derive_rows(n);
+        count
+    }
+
+    /// Unfolds every turn; returns how many were folded.
+    pub fn unfold_all(&mut self) -> usize {
+        let count = self.folds.folded.len();
+        self.folds.folded.clear();
+        self.folds.stale.clear();
+        self.rows = self.filtered.clone();
+        count
+    }
+
+    /// Recomputes the summaries of the stale folded turns among `items` (the rows in view):
+    /// O(those turns' rows), once per frame, never for turns out of view.
+    pub fn refresh_fold_summaries(&mut self, session: &Session, items: &[usize]) {
+        let n = session.items.len();
+        for &p in items {
+            if !self.folds.stale.remove(&p) {
+                continue;
+            }
+            let end = self.folds.turn_end(p, n);
+            if let Some(s) = self.folds.folded.get_mut(&p) {
+                *s = summarize_turn(session, p, end);
+            }
+        }
+    }
+
+    /// Brings the row lists up to date for `item`, just added (`new_item`) or changed: counts
+    /// quiet rows, records prompts, inserts the item into [`Self::filtered`] and [`Self::rows`]
+    /// when it shows, marks its folded turn's summary stale. Returns the position at which a
+    /// row was inserted into `rows` (for keeping the selection). O(log n) plus one filter check.
+    pub fn admit(&mut self, session: &Session, item: usize, new_item: bool) -> Option<usize> {
+        if new_item {
+            self.folds.on_new_item(session, item);
+            self.tokens.add(session, item);
+            if is_quiet(session, item) {
+                self.quiet += 1;
+                if !self.show_quiet && self.filtered.is_none() {
+                    // First hidden row: every earlier item was a row.
+                    self.filtered = Some((0..item).collect());
+                    if self.rows.is_none() {
+                        self.rows = Some((0..item).collect());
+                    }
+                }
+            }
+        }
+        let folded_in = self
+            .folds
+            .turn_of(item)
+            .filter(|&p| p < item && self.folds.folded.contains_key(&p));
+        if let Some(p) = folded_in {
+            self.folds.stale.insert(p);
+        }
+        // Membership first (O(log n)); the filter match only for rows not shown yet.
+        if let Some(f) = &mut self.filtered {
+            match f.binary_search(&item) {
+                Ok(_) => {}
+                Err(pos) => {
+                    if !shows(self.filter.as_ref(), self.show_quiet, session, item) {
+                        return None;
+                    }
+                    f.insert(pos, item);
+                }
+            }
+        }
+        if folded_in.is_some() {
+            return None;
+        }
+        let rows = self.rows.as_mut()?;
+        let pos = rows.binary_search(&item).err()?;
+        rows.insert(pos, item);
+        Some(pos)
+    }
+
+    /// Follows a session compaction: remaps every stored item index and drops removed ones,
+    /// then derives the rows again.
+    pub fn remap(&mut self, c: &crate::session::Compaction, n_items: usize) {
+        let map = |v: &mut Vec<usize>| *v = v.iter().filter_map(|&r| c.item(r)).collect();
+        if let Some(f) = &mut self.filtered {
+            map(f);
+        }
+        map(&mut self.folds.prompts);
+        self.folds.folded = std::mem::take(&mut self.folds.folded)
+            .into_iter()
+            .filter_map(|(p, s)| c.item(p).map(|q| (q, s)))
+            .collect();
+        // Removed rows change the summaries.
+        self.folds.stale = self.folds.folded.keys().copied().collect();
+        self.derive_rows(n_items);
     }
 }
 

@@ -73,6 +73,7 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
             truncated: None,
             extra: Map::new(),
         }),
+        output_span: None,
         stream,
         requested_at: ts("2026-01-05T09:00:01.000Z"),
         ended_at: ts("2026-01-05T09:00:03.000Z"),
@@ -118,7 +119,7 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
 
 fn frame(t: FrameType, body: Body, line: u64) -> Decoded {
     Decoded::frame(Frame {
-        origin: Origin { line },
+        origin: Origin { line, span: None },
         ..Frame::new(t, body)
     })
 }

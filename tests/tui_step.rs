@@ -7,7 +7,7 @@ use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
 use rawpv::source::SourceMsg;
-use rawpv::view::{DetailState, FeedState, Filter, Mode, Pane, Tab, ViewState};
+use rawpv::view::{DetailState, FeedState, Filter, Folds, Mode, Pane, Tab, ViewState};
 
 const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
 
@@ -39,6 +39,10 @@ fn base() -> ViewState {
         detail: DetailState {
             height: 26,
             ..DetailState::default()
+        },
+        folds: Folds {
+            prompts: vec![1, 10],
+            ..Folds::default()
         },
         ..ViewState::default()
     }
@@ -171,6 +175,7 @@ fn search_and_filter_by_keys() {
             },
             filter: Filter::parse("status:error"),
             rows: Some(vec![4]),
+            filtered: Some(vec![4]),
             search: Some("unwrap".into()),
             ..base()
         }
@@ -280,4 +285,23 @@ fn quiet_rows_are_hidden_and_counted() {
     );
     let v = step(&mut app, &[Action::ToggleQuiet]);
     assert_eq!((v.rows, v.feed.selected), (Some(vec![0, 3]), 1));
+}
+
+#[test]
+fn a_restarted_input_counts_its_quiet_rows_afresh() {
+    // `rawpv -f FILE` then `: > FILE`: the feed title must not keep the old file's quiet count.
+    let text = "{\"type\":\"control.prompt.request\",\"payload\":{\"text\":\"hi\"}}\n\
+                {\"type\":\"session.usage\",\"payload\":{\"input_tokens\":1,\"output_tokens\":2}}\n";
+    let items = import::load_bytes(text.as_bytes()).items;
+    let mut app = App::new("live", true);
+    app.update(Msg::Source(SourceMsg::Batch(items.clone())));
+    assert_eq!(app.view.quiet, 1);
+    app.update(Msg::Source(SourceMsg::State(
+        rawpv::source::SourceState::Restarted {
+            reason: "file truncated".into(),
+        },
+    )));
+    assert_eq!((app.view.quiet, app.view.row_count(&app.session)), (0, 0));
+    app.update(Msg::Source(SourceMsg::Batch(items)));
+    assert_eq!((app.view.quiet, app.view.rows.clone()), (1, Some(vec![0])));
 }

@@ -42,6 +42,8 @@ impl App {
     pub fn configure(&mut self, config: &Config) {
         self.theme = config.theme(crate::config::no_color_env());
         self.keymap = config.keymap();
+        self.limits = config.limits.limits();
+        config.apply_render_settings();
     }
 
     /// When the replay timer should fire next: `None` unless playing.
@@ -109,6 +111,11 @@ impl App {
             | Action::NextPrompt
             | Action::PrevPrompt
             | Action::StartFilter
+            | Action::ToggleFold
+            | Action::FoldTurn
+            | Action::UnfoldTurn
+            | Action::FoldAll
+            | Action::UnfoldAll
             | Action::ShowCatalog
             | Action::ShowProblems
             | Action::ToggleHelp

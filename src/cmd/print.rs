@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::cli::{ColorChoice, InputArgs};
 use crate::protocol::OutputType;
-use crate::render::{RenderCtx, lines_to_string, render_input, render_output, sgr, wrap};
+use crate::render::{RenderCtx, lines_to_string, render_input_beside, render_output, sgr, wrap};
 use crate::session::{Invocation, Item, MessageKind, Session};
 use crate::theme::Theme;
 
@@ -22,7 +22,31 @@ use crate::theme::Theme;
 const DEFAULT_WIDTH: u16 = 100;
 
 /// Runs the command; returns the exit code.
-pub async fn run(input: &InputArgs, detail: bool, color: ColorChoice, width: Option<u16>) -> i32 {
+pub async fn run(
+    input: &InputArgs,
+    detail: bool,
+    color: ColorChoice,
+    width: Option<u16>,
+    config: Option<&std::path::Path>,
+) -> i32 {
+    // Render limits and the syntect theme come from the config (`--detail` only uses them).
+    let limits = if detail {
+        match crate::config::load(config) {
+            Ok(loaded) => {
+                for w in &loaded.warnings {
+                    eprintln!("rawpv: warning: {w}");
+                }
+                loaded.config.apply_render_settings();
+                loaded.config.limits.limits()
+            }
+            Err(e) => {
+                eprintln!("rawpv: {e}");
+                return 2;
+            }
+        }
+    } else {
+        crate::render::Limits::default()
+    };
     let session = match super::load_session(input).await {
         Ok((s, _)) => s,
         Err(e) => {
@@ -47,7 +71,7 @@ pub async fn run(input: &InputArgs, detail: bool, color: ColorChoice, width: Opt
             })
             .unwrap_or(DEFAULT_WIDTH)
             .max(20);
-        super::with_stdout(|out| write_detail(out, &session, width, use_colour))
+        super::with_stdout(|out| write_detail_with(out, &session, width, use_colour, limits))
     } else {
         super::with_stdout(|out| write_feed(out, &session))
     };
@@ -56,7 +80,7 @@ pub async fn run(input: &InputArgs, detail: bool, color: ColorChoice, width: Opt
 
 /// Writes one line per feed item.
 pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
-    for item in &session.items {
+    for (idx, item) in session.items.iter().enumerate() {
         match item {
             Item::Invocation(i) => {
                 let inv = &session.invocations[*i];
@@ -69,13 +93,15 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
                     crate::render::text::visible(&inv.invocation_id)
                 )?;
             }
+            // An agent turn with only whitespace text is a quiet row in the viewer too.
+            Item::Message(_) if crate::view::is_quiet(session, idx) => {}
             Item::Message(m) => {
                 let kind = match m.kind {
                     MessageKind::Prompt => "prompt",
                     MessageKind::AgentText => "agent",
                     MessageKind::Thinking => "thinking",
                 };
-                let first = m.text.lines().next().unwrap_or("");
+                let first = m.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
                 writeln!(out, "{kind:<10} {}", crate::render::text::visible(first))?;
             }
             Item::Event(f) => writeln!(
@@ -96,11 +122,30 @@ pub fn write_detail(
     width: u16,
     colour: bool,
 ) -> std::io::Result<()> {
+    write_detail_with(
+        out,
+        session,
+        width,
+        colour,
+        crate::render::Limits::default(),
+    )
+}
+
+/// [`write_detail`] with render limits (config `limits.*`).
+pub fn write_detail_with(
+    out: &mut dyn Write,
+    session: &Session,
+    width: u16,
+    colour: bool,
+    limits: crate::render::Limits,
+) -> std::io::Result<()> {
     let theme = if colour { Theme::dark() } else { Theme::mono() };
     let mut cx = RenderCtx::new(width, &theme);
     cx.highlight = colour;
+    cx.limits = limits;
     for inv in &session.invocations {
-        let lines = build_invocation_lines(inv, &cx);
+        // A deferred output is read back from the file for this call only.
+        let lines = build_invocation_lines(&session.with_output(inv), &cx);
         let wrapped = wrap::wrap_lines(&lines, width);
         let text = if colour {
             sgr::lines_to_ansi(&wrapped)
@@ -136,12 +181,17 @@ pub fn build_invocation_lines(inv: &Invocation, cx: &RenderCtx<'_>) -> Vec<Line<
     }
     let mut lines = vec![Line::from(header)];
     lines.push(crate::render::text::rule("input", theme.hint, cx));
-    lines.extend(render_input(&inv.tool_name, &inv.input, cx).lines);
     let output_type = inv
         .result
         .as_ref()
         .and_then(|r| r.output_type.clone())
         .unwrap_or(OutputType::Text);
+    let shown_output = inv
+        .result
+        .as_ref()
+        .and_then(|r| r.output.as_ref())
+        .map(|o| (&output_type, o));
+    lines.extend(render_input_beside(&inv.tool_name, &inv.input, shown_output, cx).lines);
     match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
         Some(output) => {
             lines.push(crate::render::text::rule(

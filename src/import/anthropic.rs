@@ -34,8 +34,8 @@ use super::{Decoded, Decoder};
 use crate::finding::{Finding, Level, code};
 use crate::protocol::rules::{expected_output_type, known_category};
 use crate::protocol::{
-    Body, CatalogPublish, CatalogTool, Delegation, Frame, FrameType, Origin, ParseError,
-    ParseErrorKind, ResultStatus, ToolInvokeRequest, ToolInvokeResult,
+    Body, CatalogPublish, CatalogTool, Delegation, Frame, FrameType, ParseError, ParseErrorKind,
+    ResultStatus, ToolInvokeRequest, ToolInvokeResult,
 };
 
 /// Buffers the whole input and maps it at the end.
@@ -395,7 +395,7 @@ impl Mapper {
     fn frame(&mut self, t: FrameType, body: Body, m: &Msg, chain: &[Delegation]) -> Frame {
         self.seq += 1;
         let mut f = Frame::new(t, body);
-        f.origin = Origin { line: m.line };
+        f.origin.line = m.line;
         f.envelope.seq = Some(self.seq);
         let mut a = Map::new();
         if let Some(id) = m.v.get("id") {

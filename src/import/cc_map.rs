@@ -25,8 +25,8 @@ use super::Decoded;
 use super::cc_output::{INTERRUPTED_MARKER, is_rejection, result_text, tool_output};
 use crate::finding::{Finding, Level, code};
 use crate::protocol::{
-    Body, Delegation, Frame, FrameType, Origin, ResultStatus, StreamType, Timestamp,
-    ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream,
+    Body, Delegation, Frame, FrameType, ResultStatus, StreamType, Timestamp, ToolInvokeRequest,
+    ToolInvokeResult, ToolInvokeStream,
 };
 
 /// Record fields that describe the record rather than its content: kept in
@@ -153,7 +153,7 @@ impl Mapper {
     ) -> Frame {
         self.seq += 1;
         let mut f = Frame::new(frame_type, body);
-        f.origin = Origin { line: ctx.line };
+        f.origin.line = ctx.line;
         f.envelope.seq = Some(self.seq);
         f.envelope.timestamp = ts.or(self.last_ts);
         if let Some(r) = rec {

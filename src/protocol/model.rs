@@ -203,6 +203,16 @@ pub struct Delegation {
 pub struct Origin {
     /// 1-based line number in the source file or stream (0 when unknown).
     pub line: u64,
+    /// Where the frame's line is in its file, in bytes; set only for RAWP NDJSON files read by
+    /// `crate::source::file` (one line, one frame), so the frame can be read again on demand.
+    pub span: Option<ByteSpan>,
+}
+
+/// A byte range of a file: `len` bytes from `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSpan {
+    pub offset: u64,
+    pub len: u64,
 }
 
 /// The envelope fields around the payload (SPEC 2, \[ours\]).

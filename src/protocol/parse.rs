@@ -118,7 +118,7 @@ pub fn frame_from_value(line: u64, value: Value) -> Result<Frame, ParseErrorKind
         frame_type,
         body,
         envelope,
-        origin: Origin { line },
+        origin: Origin { line, span: None },
         shape_error,
     })
 }

@@ -4,7 +4,8 @@
 //! untrusted terminal bytes.
 //!
 //! The `vte` crate (Paul Williams' DEC parser state machine, as in Alacritty) tokenises the input;
-//! this module interprets a tiny, safe subset on a one-line "screen":
+//! this module interprets a tiny, safe subset on a "screen" of lines (only the last
+//! [`EDIT_WINDOW`] lines can still be edited; older ones are final):
 //!
 //! | input | effect |
 //! |---|---|
@@ -14,7 +15,9 @@
 //! | `\b`, `CSI n D` / `C` / `G`, `CSI n X` / `P` | cursor moves and erases *within the line* |
 //! | `CSI n K` (erase in line) | truncates / blanks the line like a terminal |
 //! | `\t` | spaces to the next multiple of 8 |
-//! | every other CSI (cursor up/down, erase display, modes), OSC (titles, OSC 8 links: the text stays, the URI is dropped; OSC 52 clipboard), DCS, APC/PM/SOS, `ESC ( B`, `ESC =` … | dropped |
+//! | `CSI n A` / `B` / `F` / `E` (cursor up / down, previous / next line) | moves between the last [`EDIT_WINDOW`] lines, so a `docker pull`-style redraw (`CSI n A`, `CSI 2 K`, text, `CSI n B`) leaves each line in its final state |
+//! | `CSI J` / `CSI 0 J` (erase below) | clears the rest of the line and the editable lines under it (buildah/podman redraws) |
+//! | every other CSI (cursor position, erase display above or all, modes), OSC (titles, OSC 8 links: the text stays, the URI is dropped; OSC 52 clipboard), DCS, APC/PM/SOS, `ESC ( B`, `ESC =` … | dropped |
 //! | other C0 and C1 controls, DEL | shown as control pictures (`␇`, `\u{9b}`) in `theme.control_char` |
 //! | bidi overrides/isolates, zero-width spaces/joiners, BOM | shown as `<U+202E>` in `theme.control_char` |
 //!
@@ -32,6 +35,9 @@ use crate::theme::Theme;
 /// Cells kept per line (16 Ki, bat's plain-text threshold); the rest of a longer line is counted
 /// and replaced by a "… N more chars" marker.
 pub const MAX_LINE_CELLS: usize = 16 * 1024;
+/// Lines above the cursor that cursor-up can still reach (a `docker pull` redraws one line per
+/// layer; 256 covers any progress display while bounding memory to 256 editable lines).
+pub const EDIT_WINDOW: usize = 256;
 
 /// Converts terminal output to lines. Returns the lines (at most `max_lines`) and the number of
 /// further lines that were not kept.
@@ -125,15 +131,26 @@ struct Screen<'t> {
     style_ids: std::collections::HashMap<Style, u16>,
     cur: u16,
     sgr: Style,
-    cells: Vec<(char, u16)>,
+    /// The cursor's line.
+    row: Row,
     col: usize,
-    /// Characters beyond [`MAX_LINE_CELLS`] on the current line.
-    overflow: usize,
     prev: Option<char>,
+    /// Editable lines above the cursor's (oldest first, at most [`EDIT_WINDOW`]).
+    above: std::collections::VecDeque<Row>,
+    /// Lines below the cursor's after a cursor-up (nearest last).
+    below: Vec<Row>,
     lines: Vec<Line<'static>>,
     max_lines: usize,
     dropped: usize,
-    /// The current line has content or was explicitly started.
+}
+
+/// One line of cells.
+#[derive(Debug, Default)]
+struct Row {
+    cells: Vec<(char, u16)>,
+    /// Characters beyond [`MAX_LINE_CELLS`].
+    overflow: usize,
+    /// Has content or was ended by a newline.
     dirty: bool,
 }
 
@@ -145,14 +162,14 @@ impl<'t> Screen<'t> {
             style_ids: std::collections::HashMap::from([(Style::default(), 0)]),
             cur: 0,
             sgr: Style::default(),
-            cells: Vec::new(),
+            row: Row::default(),
             col: 0,
-            overflow: 0,
             prev: None,
+            above: std::collections::VecDeque::new(),
+            below: Vec::new(),
             lines: Vec::new(),
             max_lines,
             dropped: 0,
-            dirty: false,
         }
     }
 
@@ -185,16 +202,17 @@ impl<'t> Screen<'t> {
     }
 
     fn put(&mut self, c: char, style: u16) {
-        self.dirty = true;
+        let row = &mut self.row;
+        row.dirty = true;
         if self.col >= MAX_LINE_CELLS {
-            self.overflow += 1;
+            row.overflow += 1;
             return;
         }
-        if self.col < self.cells.len() {
-            self.cells[self.col] = (c, style);
+        if self.col < row.cells.len() {
+            row.cells[self.col] = (c, style);
         } else {
-            self.cells.resize(self.col, (' ', 0));
-            self.cells.push((c, style));
+            row.cells.resize(self.col, (' ', 0));
+            row.cells.push((c, style));
         }
         self.col += 1;
     }
@@ -205,25 +223,57 @@ impl<'t> Screen<'t> {
         }
     }
 
+    /// `\n`: to column 0 of the next line (a new one at the bottom).
     fn newline(&mut self) {
-        if self.lines.len() >= self.max_lines {
-            self.dropped += 1;
-        } else {
-            let line = self.build_line();
-            self.lines.push(line);
-        }
-        self.cells.clear();
+        self.row.dirty = true;
+        self.down(1);
         self.col = 0;
-        self.overflow = 0;
-        self.dirty = false;
         self.prev = None;
     }
 
-    fn build_line(&self) -> Line<'static> {
+    /// Moves the cursor `n` lines down; past the last line (only a newline does that) a new
+    /// line starts.
+    fn down(&mut self, n: usize) {
+        for _ in 0..n {
+            let next = self.below.pop().unwrap_or_default();
+            let row = std::mem::replace(&mut self.row, next);
+            self.above.push_back(row);
+            if self.above.len() > EDIT_WINDOW
+                && let Some(old) = self.above.pop_front()
+            {
+                self.emit(&old);
+            }
+        }
+        self.prev = None;
+    }
+
+    /// Moves the cursor `n` lines up, at most to the oldest editable line.
+    fn up(&mut self, n: usize) {
+        for _ in 0..n {
+            let Some(prev) = self.above.pop_back() else {
+                break;
+            };
+            let row = std::mem::replace(&mut self.row, prev);
+            self.below.push(row);
+        }
+        self.prev = None;
+    }
+
+    /// Finalises one line.
+    fn emit(&mut self, row: &Row) {
+        if self.lines.len() >= self.max_lines {
+            self.dropped += 1;
+        } else {
+            let line = self.build_line(row);
+            self.lines.push(line);
+        }
+    }
+
+    fn build_line(&self, row: &Row) -> Line<'static> {
         let mut spans: Vec<Span<'static>> = Vec::new();
         let mut run = String::new();
         let mut run_style = None;
-        for &(c, s) in &self.cells {
+        for &(c, s) in &row.cells {
             if run_style != Some(s) && !run.is_empty() {
                 let st = self.styles[usize::from(run_style.unwrap_or(0))];
                 spans.push(Span::styled(std::mem::take(&mut run), st));
@@ -235,9 +285,9 @@ impl<'t> Screen<'t> {
             let st = self.styles[usize::from(run_style.unwrap_or(0))];
             spans.push(Span::styled(run, st));
         }
-        if self.overflow > 0 {
+        if row.overflow > 0 {
             spans.push(Span::styled(
-                format!(" … {} more chars", self.overflow),
+                format!(" … {} more chars", row.overflow),
                 self.theme.dim,
             ));
         }
@@ -245,8 +295,16 @@ impl<'t> Screen<'t> {
     }
 
     fn finish(mut self) -> (Vec<Line<'static>>, usize) {
-        if self.dirty || !self.cells.is_empty() {
-            self.newline();
+        let mut rows: Vec<Row> = std::mem::take(&mut self.above).into();
+        rows.push(std::mem::take(&mut self.row));
+        rows.extend(std::mem::take(&mut self.below).into_iter().rev());
+        // The line after the last newline (and lines erased by `CSI J` and never written
+        // again) exist only if something was written to them.
+        while rows.last().is_some_and(|r| !r.dirty && r.cells.is_empty()) {
+            rows.pop();
+        }
+        for r in &rows {
+            self.emit(r);
         }
         (self.lines, self.dropped)
     }
@@ -282,7 +340,7 @@ impl Perform for Screen<'_> {
             0x08 => self.col = self.col.saturating_sub(1),
             b'\t' => {
                 let next = (self.col / 8 + 1) * 8;
-                if next > self.cells.len() {
+                if next > self.row.cells.len() {
                     let st = self.cur;
                     while self.col < next {
                         self.put(' ', st);
@@ -311,33 +369,51 @@ impl Perform for Screen<'_> {
                 self.set_sgr(st);
             }
             'K' => match Self::param(params, 0) {
-                0 => self.cells.truncate(self.col),
+                0 => self.row.cells.truncate(self.col),
                 1 => {
-                    let end = (self.col + 1).min(self.cells.len());
-                    for c in &mut self.cells[..end] {
+                    let end = (self.col + 1).min(self.row.cells.len());
+                    for c in &mut self.row.cells[..end] {
                         *c = (' ', 0);
                     }
                 }
-                _ => self.cells.clear(),
+                _ => self.row.cells.clear(),
             },
+            // Erase below (the default): the rest of this line and every line under it.
+            'J' if Self::param(params, 0) == 0 => {
+                self.row.cells.truncate(self.col);
+                for r in &mut self.below {
+                    *r = Row::default();
+                }
+            }
+            'A' => self.up(Self::param(params, 1)),
+            'F' => {
+                self.up(Self::param(params, 1));
+                self.col = 0;
+            }
+            // Down stops at the last line, as on a terminal's bottom row.
+            'B' => self.down(Self::param(params, 1).min(self.below.len())),
+            'E' => {
+                self.down(Self::param(params, 1).min(self.below.len()));
+                self.col = 0;
+            }
             'G' | '`' => self.col = (Self::param(params, 1) - 1).min(MAX_LINE_CELLS),
             'C' => self.col = (self.col + Self::param(params, 1)).min(MAX_LINE_CELLS),
             'D' => self.col = self.col.saturating_sub(Self::param(params, 1)),
             'X' => {
-                let end = (self.col + Self::param(params, 1)).min(self.cells.len());
+                let end = (self.col + Self::param(params, 1)).min(self.row.cells.len());
                 if self.col < end {
-                    for c in &mut self.cells[self.col..end] {
+                    for c in &mut self.row.cells[self.col..end] {
                         *c = (' ', 0);
                     }
                 }
             }
             'P' => {
-                let end = (self.col + Self::param(params, 1)).min(self.cells.len());
+                let end = (self.col + Self::param(params, 1)).min(self.row.cells.len());
                 if self.col < end {
-                    self.cells.drain(self.col..end);
+                    self.row.cells.drain(self.col..end);
                 }
             }
-            // Cursor up/down, erase in display, scroll, modes, device reports: no effect here.
+            // Cursor position, erase in display, scroll, modes, device reports: no effect here.
             _ => {}
         }
     }
@@ -393,6 +469,40 @@ mod tests {
         assert_eq!(l[0].spans[2].style.fg, Some(Color::Rgb(1, 2, 3)));
         let (l, _) = ansi_to_lines("\x1b[31mred", &Theme::mono(), 10);
         assert_eq!(l[0].spans[0].style.fg, None);
+    }
+
+    #[test]
+    fn cursor_up_redraws_show_the_final_state() {
+        // docker pull: one line per layer, redrawn in place with CSI n A, CSI 2 K, CR, CSI n B.
+        let s = "a: Waiting\nb: Waiting\n\x1b[2A\x1b[2K\ra: Downloading 10%\r\x1b[2B\
+                 \x1b[1A\x1b[2K\rb: Done\r\x1b[1B\x1b[2A\x1b[2K\ra: Done\r\x1b[2Bfinished\n";
+        assert_eq!(plain(s), "a: Done\nb: Done\nfinished\n");
+        // Previous line (CSI F) and a bare cursor-up redraw of the last line.
+        assert_eq!(plain("10%\n\x1b[F\x1b[K100%\n"), "100%\n");
+        assert_eq!(plain("x\n\x1b[A\x1b[Ky\n"), "y\n");
+        // Up stops at the first line; down stops at the last one.
+        assert_eq!(plain("a\x1b[9Ab\x1b[9Bc\n"), "abc\n");
+        assert_eq!(plain("a\nb\x1b[5Ac"), "ac\nb\n");
+        // buildah: CSI n A then CSI J (erase below), then the lines again, possibly fewer.
+        assert_eq!(
+            plain("x 0%\r\r\ny 0%\r\r\n\x1b[2A\x1b[Jx done\r\r\n"),
+            "x done\n"
+        );
+    }
+
+    #[test]
+    fn cursor_up_reaches_only_the_edit_window() {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        for i in 0..EDIT_WINDOW + 10 {
+            let _ = writeln!(s, "{i}");
+        }
+        let _ = writeln!(s, "\x1b[{}A\x1b[2Kedited", EDIT_WINDOW + 10);
+        let out = plain(&s);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), EDIT_WINDOW + 10);
+        assert_eq!(lines[0], "0");
+        assert_eq!(lines[10], "edited");
     }
 
     #[test]

@@ -15,9 +15,14 @@
 //! A CR before the line end is shown as a dim `␍` (CRLF files stay recognisable); `\ No newline
 //! at end of file` is a dim marker row. Paired `-`/`+` lines (the i-th deletion of a run with
 //! the i-th addition that follows it) get their changed words in `diff_*_emph` when the lines are
-//! similar enough ([`EMPH_MIN_RATIO`]). Context rows get syntax colours when `cx.highlight` is on
-//! and the diff is within the highlight limits. With `cx.side_by_side` and
-//! `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new sit in two columns.
+//! similar enough ([`EMPH_MIN_RATIO`]). When `cx.highlight` is on and the diff is within the
+//! highlight limits, every row gets syntax colours (the new side, context + additions, and the
+//! old side, context + deletions, are each highlighted as one unit); added / removed code sits on
+//! `theme.diff_add_line` / `diff_del_line` and its changed words keep `diff_*_emph`. With
+//! `cx.wrap`, a row wider than `cx.width` continues on rows that start after the gutter (aligned
+//! with the code). With `cx.side_by_side` and `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new
+//! sit in two columns (cut with `…`, not wrapped). Work per hunk is bounded by the rows `Out`
+//! can still keep.
 
 pub mod parse;
 
@@ -93,6 +98,16 @@ pub fn build_edit_lines(v: &Value, input: Option<&Value>, cx: &RenderCtx<'_>) ->
             }
             _ => super::json::build_json_lines(v, cx),
         },
+    }
+}
+
+/// Whether a `diff` output shows the change itself (a unified diff, or a structured edit /
+/// Write shape this renderer draws as a diff), so an edit's input need not repeat it.
+pub fn shows_change(output: &Value) -> bool {
+    match output {
+        Value::String(s) => parse::looks_like_diff(s),
+        v @ Value::Object(_) => edit_to_patch(v).is_some(),
+        _ => false,
     }
 }
 
@@ -482,37 +497,33 @@ impl Painter<'_, '_> {
         }
         out.push(Line::from(head));
 
-        // Syntax colours for context rows: highlight the new side (context + additions) as one
-        // unit so the parser state carries across lines.
-        let ctx_syntax: Vec<Option<Vec<Span<'static>>>> = match syntax {
-            Some(s) => {
-                let new_side: Vec<&str> = h
-                    .lines
-                    .iter()
-                    .filter(|l| matches!(l.kind, LineKind::Context | LineKind::Add))
-                    .map(|l| l.text.trim_end_matches('\r'))
-                    .collect();
-                let joined = new_side.join("\n");
-                let hl = super::highlight::highlight_block(&joined, s, theme);
-                let mut it = hl.into_iter().flatten();
-                h.lines
-                    .iter()
-                    .map(|l| match l.kind {
-                        LineKind::Context => it.next(),
-                        LineKind::Add => {
-                            it.next();
-                            None
-                        }
-                        LineKind::Del | LineKind::NoNewline => None,
-                    })
-                    .collect()
-            }
-            None => Vec::new(),
+        // Syntax colours: the new side (context + additions) and the old side (context +
+        // deletions) are each highlighted as one unit, so the parser state carries across lines.
+        // Rows past what `out` can keep are only counted: the work (emphasis, syntax, spans)
+        // stays bounded by `Limits::max_lines` even for one huge hunk.
+        // (Side by side, a paired `-`/`+` takes one line for two rows.)
+        let room = if self.side {
+            out.room().saturating_mul(2)
+        } else {
+            out.room()
         };
-
-        let mut rows: Vec<Row<'_>> = Vec::with_capacity(h.lines.len());
+        let keep = h.lines.len().min(room);
+        out.skip(h.lines.len() - keep);
+        let shown = &h.lines[..keep];
+        let (new_syntax, old_syntax) = match syntax {
+            Some(s) => (
+                side_syntax(shown, LineKind::Add, s, theme),
+                if shown.iter().any(|l| l.kind == LineKind::Del) {
+                    side_syntax(shown, LineKind::Del, s, theme)
+                } else {
+                    Vec::new()
+                },
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        let mut rows: Vec<Row<'_>> = Vec::with_capacity(keep);
         let (mut o, mut n) = (h.old_start, h.new_start);
-        for (i, l) in h.lines.iter().enumerate() {
+        for (i, l) in h.lines.iter().enumerate().take(keep) {
             let (old, new) = match l.kind {
                 LineKind::Context => {
                     o += 1;
@@ -535,7 +546,12 @@ impl Painter<'_, '_> {
                 new,
                 text: &l.text,
                 emph: Vec::new(),
-                syntax: ctx_syntax.get(i).cloned().flatten(),
+                syntax: match l.kind {
+                    LineKind::Del => old_syntax.get(i).cloned().flatten(),
+                    LineKind::Context | LineKind::Add | LineKind::NoNewline => {
+                        new_syntax.get(i).cloned().flatten()
+                    }
+                },
             });
         }
         // Pair runs of deletions with the additions right after them.
@@ -579,7 +595,7 @@ impl Painter<'_, '_> {
                     out.skip(1);
                     continue;
                 }
-                out.push(self.unified_row(r));
+                out.extend(self.unified_rows(r));
             }
         }
     }
@@ -607,9 +623,18 @@ impl Painter<'_, '_> {
             Some(t) => (t, true),
             None => (r.text, false),
         };
-        match &r.syntax {
-            Some(s) => spans.extend(s.iter().cloned()),
-            None => spans.extend(emphasised(text, base, &r.emph, emph, theme)),
+        let line_bg = match r.kind {
+            LineKind::Add => Some(theme.diff_add_line),
+            LineKind::Del => Some(theme.diff_del_line),
+            LineKind::Context | LineKind::NoNewline => None,
+        };
+        match (&r.syntax, line_bg) {
+            (Some(s), None) => spans.extend(s.iter().cloned()),
+            (Some(s), Some(bg)) => match syntax_with_emphasis(s, text, bg, &r.emph, emph) {
+                Some(v) => spans.extend(v),
+                None => spans.extend(emphasised(text, base, &r.emph, emph, theme)),
+            },
+            (None, _) => spans.extend(emphasised(text, base, &r.emph, emph, theme)),
         }
         if cr {
             spans.push(Span::styled("␍", theme.dim));
@@ -617,14 +642,44 @@ impl Painter<'_, '_> {
         spans
     }
 
-    fn unified_row(&self, r: &Row<'_>) -> Line<'static> {
+    /// One unified row; when the context wraps and the row is wider than the pane, its code
+    /// continues on rows that start after the gutter (aligned with the code, delta style).
+    fn unified_rows(&self, r: &Row<'_>) -> Vec<Line<'static>> {
         let theme = self.theme;
-        let mut spans = vec![Span::styled(
-            format!("{} {} │", self.num(r.old), self.num(r.new)),
-            theme.diff_gutter,
-        )];
-        spans.extend(self.content(r));
-        Line::from(spans)
+        let gutter = format!("{} {} │", self.num(r.old), self.num(r.new));
+        let gutter_w = gutter.chars().count();
+        let mut content = self.content(r);
+        let width = usize::from(self.cx.width);
+        let total = gutter_w + super::wrap::line_width(&Line::from(content.clone()));
+        // Below 8 columns of code the generic wrapper does better.
+        if !self.cx.wrap || total <= width || width < gutter_w + 1 + 8 {
+            let mut spans = vec![Span::styled(gutter, theme.diff_gutter)];
+            spans.extend(content);
+            return vec![Line::from(spans)];
+        }
+        let sign = content.remove(0);
+        let avail = u16::try_from(width - gutter_w - 1).unwrap_or(u16::MAX);
+        let pieces = super::wrap::wrap_line(&Line::from(content), avail);
+        let blank = format!("{}│", " ".repeat(gutter_w - 1));
+        pieces
+            .into_iter()
+            .enumerate()
+            .map(|(k, piece)| {
+                let mut spans = if k == 0 {
+                    vec![
+                        Span::styled(gutter.clone(), theme.diff_gutter),
+                        sign.clone(),
+                    ]
+                } else {
+                    vec![
+                        Span::styled(blank.clone(), theme.diff_gutter),
+                        Span::styled(" ", sign.style),
+                    ]
+                };
+                spans.extend(piece.spans);
+                Line::from(spans)
+            })
+            .collect()
     }
 
     /// Two columns: old rows left, new rows right; paired `-`/`+` rows share a line.
@@ -682,6 +737,80 @@ impl Painter<'_, '_> {
             k += 1;
         }
     }
+}
+
+/// Syntax colours of one hunk side, per hunk line: context lines and lines of kind `changed`
+/// (`Add` for the new side, `Del` for the old) get spans; the others `None`.
+fn side_syntax(
+    lines: &[HunkLine],
+    changed: LineKind,
+    syntax: &syntect::parsing::SyntaxReference,
+    theme: &Theme,
+) -> Vec<Option<Vec<Span<'static>>>> {
+    let on_side = |k: LineKind| k == LineKind::Context || k == changed;
+    let side: Vec<&str> = lines
+        .iter()
+        .filter(|l| on_side(l.kind))
+        .map(|l| l.text.trim_end_matches('\r'))
+        .collect();
+    let Some(hl) = super::highlight::highlight_block(&side.join("\n"), syntax, theme) else {
+        return Vec::new();
+    };
+    let mut it = hl.into_iter();
+    lines
+        .iter()
+        .map(|l| if on_side(l.kind) { it.next() } else { None })
+        .collect()
+}
+
+/// Syntax spans of an added / removed line on the line background `bg`, with the emphasised
+/// byte ranges of `text` in `emph_style` instead. `None` when there is emphasis and the spans do
+/// not spell `text` byte for byte (tabs expanded, control characters made visible): the caller
+/// then draws the line without syntax colours.
+fn syntax_with_emphasis(
+    syntax: &[Span<'static>],
+    text: &str,
+    bg: Style,
+    emph: &[Range<usize>],
+    emph_style: Style,
+) -> Option<Vec<Span<'static>>> {
+    if emph.is_empty() {
+        return Some(
+            syntax
+                .iter()
+                .map(|s| Span::styled(s.content.clone(), s.style.patch(bg)))
+                .collect(),
+        );
+    }
+    let spelled: usize = syntax.iter().map(|s| s.content.len()).sum();
+    if spelled != text.len() || text.contains(|c: char| c.is_control()) {
+        return None;
+    }
+    let in_emph = |at: usize| emph.iter().any(|r| r.contains(&at));
+    let mut out: Vec<Span<'static>> = Vec::with_capacity(syntax.len() + 2 * emph.len());
+    let mut at = 0;
+    for s in syntax {
+        let piece = s.content.as_ref();
+        let styled = s.style.patch(bg);
+        // Split the piece where emphasis starts or ends.
+        let mut start = 0;
+        while start < piece.len() {
+            let e = in_emph(at + start);
+            let mut end = start;
+            for (i, _) in piece[start..].char_indices() {
+                if in_emph(at + start + i) != e {
+                    break;
+                }
+                end = start + i;
+            }
+            end += piece[end..].chars().next().map_or(0, char::len_utf8);
+            let chunk = piece[start..end].to_owned();
+            out.push(Span::styled(chunk, if e { emph_style } else { styled }));
+            start = end;
+        }
+        at += piece.len();
+    }
+    Some(out)
 }
 
 /// Text with emphasis ranges, sanitised.

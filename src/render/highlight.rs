@@ -5,17 +5,17 @@
 //! `RenderCtx::highlight` is set, so the app can draw the plain rendering at once and run the
 //! highlighted one on `spawn_blocking` (STYLE 4.6). The plain fallback is [`plain_code_spans`].
 //!
-//! Why syntect's bundled defaults and not `two-face`: the defaults (Sublime's packages: Rust,
-//! Python, JavaScript, Go, C/C++, Java, shell, Markdown, JSON, YAML, HTML, CSS, SQL, Ruby, …)
-//! cover the languages agents touch most, load from one embedded dump with no extra dependency,
-//! and keep the binary and the first-use load time small (two-face adds bat's ~200 syntaxes and
-//! a few MB). Gaps (TypeScript, TOML) are bridged by the alias table in [`find_syntax`]; swap in
-//! `two-face` here if those matter, nothing else would change.
+//! Syntaxes: `two-face` (bat's curated set, ~200 syntaxes including TypeScript, TSX, TOML,
+//! Dockerfile, Terraform, Kotlin, Swift …, built for syntect 5 with the pure-Rust fancy-regex
+//! engine that rawpv already uses). syntect's own defaults lack TypeScript and TOML, which agents
+//! edit all the time. Cost: about 1 MB more binary (one embedded, uncompressed dump) and a
+//! one-time load on the first highlighted block (lazy, off the draw path: see BENCHMARKS.md).
+//! Themes stay syntect's bundled ones.
 //!
 //! Style conversion (codex `convert_style`): keep the foreground and bold, drop the background
 //! (the terminal or diff owns it), drop italic and underline.
 
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
@@ -35,19 +35,70 @@ pub const MAX_HIGHLIGHT_LINES: usize = 10_000;
 /// highlighting quadratic); the parser state simply skips them.
 pub const MAX_HIGHLIGHT_LINE_BYTES: usize = 16 * 1024;
 
-/// The syntect theme used (from the bundled default themes).
-const THEME_NAME: &str = "base16-ocean.dark";
+/// The syntect theme used unless the config names another (`syntax_theme`).
+pub const DEFAULT_THEME: &str = "base16-ocean.dark";
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+    SET.get_or_init(two_face::syntax::extra_newlines)
+}
+
+fn theme_set() -> &'static ThemeSet {
+    static THEMES: OnceLock<ThemeSet> = OnceLock::new();
+    THEMES.get_or_init(ThemeSet::load_defaults)
+}
+
+/// The selected theme's name; `None`: [`DEFAULT_THEME`]. Process-wide because the renderers
+/// that highlight run on worker threads and take no config; set once at startup.
+static SELECTED: RwLock<Option<String>> = RwLock::new(None);
+
+/// Names of the bundled syntect themes, sorted.
+pub fn theme_names() -> Vec<&'static str> {
+    theme_set().themes.keys().map(String::as_str).collect()
+}
+
+/// Whether `name` is a bundled syntect theme.
+pub fn has_theme(name: &str) -> bool {
+    theme_set().themes.contains_key(name)
+}
+
+/// The warning for an unknown theme name: names it and lists the available ones.
+pub fn unknown_theme_message(name: &str) -> String {
+    format!(
+        "unknown syntax_theme `{name}` (using {DEFAULT_THEME}); available: {}",
+        theme_names().join(", ")
+    )
+}
+
+/// Selects the syntect theme used from now on (config `syntax_theme`).
+///
+/// # Errors
+/// An unknown name: the selection is unchanged; the message names the theme and lists the
+/// available ones (a warning for the user, not a failure).
+pub fn set_theme(name: &str) -> Result<(), String> {
+    if !has_theme(name) {
+        return Err(unknown_theme_message(name));
+    }
+    if let Ok(mut sel) = SELECTED.write() {
+        *sel = Some(name.to_owned());
+    }
+    Ok(())
+}
+
+/// The name of the theme in use.
+pub fn current_theme() -> String {
+    SELECTED
+        .read()
+        .ok()
+        .and_then(|s| s.clone())
+        .unwrap_or_else(|| DEFAULT_THEME.to_owned())
 }
 
 fn syn_theme() -> Option<&'static SynTheme> {
-    static THEME: OnceLock<Option<SynTheme>> = OnceLock::new();
-    THEME
-        .get_or_init(|| ThemeSet::load_defaults().themes.remove(THEME_NAME))
-        .as_ref()
+    let themes = &theme_set().themes;
+    let sel = SELECTED.read().ok().and_then(|s| s.clone());
+    sel.and_then(|n| themes.get(&n))
+        .or_else(|| themes.get(DEFAULT_THEME))
 }
 
 /// Maps common language names and extensions syntect does not know to ones it does.
@@ -56,7 +107,8 @@ fn alias(token: &str) -> &str {
         "sh" | "shell" | "zsh" | "bash" | "console" => "bash",
         "py" | "python3" | "py3" => "python",
         "golang" => "go",
-        "ts" | "tsx" | "typescript" | "mjs" | "cjs" | "jsx" => "js",
+        "ts" | "typescript" | "mts" | "cts" => "ts",
+        "mjs" | "cjs" | "jsx" | "javascript" => "js",
         "jsonl" | "json5" | "jsonc" | "ndjson" => "json",
         "yml" => "yaml",
         "rs" => "rust",
@@ -180,6 +232,23 @@ mod tests {
             Some("Makefile")
         );
         assert!(find_syntax(None, Some("x.unknownext"), "hello").is_none());
+        // From two-face: the languages syntect's defaults lack.
+        for (path, name) in [
+            ("src/app.ts", "TypeScript"),
+            ("src/App.tsx", "TypeScriptReact"),
+            ("Cargo.toml", "TOML"),
+            ("Dockerfile", "Dockerfile"),
+        ] {
+            assert_eq!(
+                find_syntax(None, Some(path), "").map(|s| s.name.as_str()),
+                Some(name),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            find_syntax(Some("typescript"), None, "").map(|s| s.name.as_str()),
+            Some("TypeScript")
+        );
     }
 
     #[test]

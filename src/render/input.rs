@@ -11,6 +11,104 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::{Out, RenderCtx, Rendered, field, str_field};
+use crate::protocol::OutputType;
+
+/// [`render_input`] beside the call's result: an Edit / `MultiEdit` / Write input whose output
+/// (of type `diff`) already shows the real change, numbered from its real line, is summarised
+/// (path, `replace_all`, sizes) instead of drawing the same change a second time numbered from 1
+/// (FEEDBACK: "Edit input … output repeats the real diff").
+pub fn render_input_beside(
+    tool_name: &str,
+    input: &Value,
+    output: Option<(&OutputType, &Value)>,
+    cx: &RenderCtx<'_>,
+) -> Rendered {
+    if let Some((OutputType::Diff, out)) = output
+        && super::diff::shows_change(out)
+        && let Some(r) = edit_summary(tool_name, input, cx)
+    {
+        return r;
+    }
+    render_input(tool_name, input, cx)
+}
+
+/// `N lines, S` of a text.
+fn size_of(text: &str) -> String {
+    let n = text.lines().count();
+    let s = if n == 1 { "" } else { "s" };
+    format!(
+        "{n} line{s}, {}",
+        super::misc::human_bytes(text.len() as u64)
+    )
+}
+
+/// The compact form of an edit-like input (`None` for other tools and shapes).
+fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Rendered> {
+    let theme = cx.theme;
+    let path = super::file_path(input, &Value::Null).unwrap_or("(no path)");
+    let note = Span::styled("  (the change is shown in the output)", theme.dim);
+    let mut out = Out::new(cx);
+    let edit_line = |old: &str, new: &str| {
+        Line::from(vec![
+            Span::styled("  old ", theme.dim),
+            Span::styled(size_of(old), theme.diff_del),
+            Span::styled(" → new ", theme.dim),
+            Span::styled(size_of(new), theme.diff_add),
+        ])
+    };
+    match tool_name {
+        "Edit" | "MultiEdit" | "str_replace_based_edit_tool" | "str_replace_editor" => {
+            let old = str_field(input, &["old_string", "oldString", "old_str"]);
+            let new = str_field(input, &["new_string", "newString", "new_str"]);
+            let edits = field(input, &["edits"]).and_then(Value::as_array);
+            let replace_all = field(input, &["replace_all", "replaceAll"])
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let mut head = path_line(path, "", cx);
+            if replace_all {
+                head.spans.push(Span::styled("  replace all", theme.hint));
+            }
+            match (old, new, edits) {
+                (Some(o), Some(n), _) => {
+                    head.spans.push(note);
+                    out.push(head);
+                    out.push(edit_line(o, n));
+                }
+                (_, _, Some(edits)) => {
+                    let k = edits.len();
+                    head.spans.push(Span::styled(
+                        format!("  {k} edit{}", if k == 1 { "" } else { "s" }),
+                        theme.dim,
+                    ));
+                    head.spans.push(note);
+                    out.push(head);
+                    for e in edits {
+                        let o = str_field(e, &["old_string", "oldString"]).unwrap_or("");
+                        let n = str_field(e, &["new_string", "newString"]).unwrap_or("");
+                        let mut l = edit_line(o, n);
+                        if field(e, &["replace_all", "replaceAll"]).and_then(Value::as_bool)
+                            == Some(true)
+                        {
+                            l.spans.push(Span::styled("  replace all", theme.hint));
+                        }
+                        out.push(l);
+                    }
+                }
+                _ => return None,
+            }
+        }
+        "Write" | "create_file" => {
+            let content = str_field(input, &["content", "file_text"])?;
+            let mut head = path_line(path, "", cx);
+            head.spans
+                .push(Span::styled(format!("  {}", size_of(content)), theme.dim));
+            head.spans.push(note);
+            out.push(head);
+        }
+        _ => return None,
+    }
+    Some(out.finish(theme))
+}
 
 /// Renders a tool's input (see the module docs).
 pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rendered {

@@ -1,7 +1,8 @@
 //! The detail pane: the selected row in full (header, input, output or live stream).
 //!
 //! Who calls it: the app builds lines with [`build_detail_lines`] (inline when small, on
-//! `spawn_blocking` when heavy, see [`is_heavy`]) and caches them; [`render_detail`] draws the
+//! `spawn_blocking` when heavy, see [`is_heavy`]) and caches them; while a heavy one renders it
+//! shows [`build_quick_lines`] (the first screens, plain, bounded); [`render_detail`] draws the
 //! cached lines. Invariants: only `lines[scroll..scroll + height]` is handed to the buffer;
 //! renderers come from `crate::render` (pure, bounded by `Limits`); untrusted text is made visible.
 
@@ -19,7 +20,7 @@ use crate::finding::{Finding, Level};
 use crate::protocol::rules::expected_output_type;
 use crate::protocol::{CatalogTool, Frame, OutputType};
 use crate::render::text::{build_plain_lines, visible};
-use crate::render::{RenderCtx, render_input, render_output};
+use crate::render::{RenderCtx, render_input_beside, render_output};
 use crate::session::{Invocation, Item, Message, MessageKind, Session};
 use crate::theme::Theme;
 use crate::view::{Pane, Tab};
@@ -55,34 +56,40 @@ impl DetailSource {
         Some(match session.items.get(item)? {
             Item::Invocation(k) => {
                 let inv = &session.invocations[*k];
-                let entry = session
-                    .catalog()
-                    .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
-                    .map(|t| Box::new(t.clone()));
-                let findings = session
-                    .findings
-                    .iter()
-                    .filter(|f| match &f.invocation_id {
-                        Some(id) => *id == inv.invocation_id,
-                        None => {
-                            f.line != 0
-                                && (f.line == inv.request_line || Some(f.line) == inv.result_line)
-                        }
-                    })
-                    .take(MAX_FINDINGS_SHOWN + 1)
-                    .cloned()
-                    .collect();
                 Self::Invocation {
-                    inv: Box::new(inv.clone()),
-                    entry,
+                    // A deferred output is read back from the file for this render only.
+                    inv: Box::new(session.with_output(inv).into_owned()),
+                    entry: catalog_entry(session, inv).map(|t| Box::new(t.clone())),
                     ended: session.ended,
-                    findings,
+                    findings: findings_of(session, inv),
                 }
             }
             Item::Message(m) => Self::Message(m.clone()),
             Item::Event(f) => Self::Event(f.clone()),
         })
     }
+}
+
+/// The tool's current catalog entry.
+fn catalog_entry<'s>(session: &'s Session, inv: &Invocation) -> Option<&'s CatalogTool> {
+    session
+        .catalog()
+        .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
+}
+
+/// Findings about one call (by id, or by the line of its request or result), at most
+/// [`MAX_FINDINGS_SHOWN`] + 1 (the extra one says "more").
+fn findings_of(session: &Session, inv: &Invocation) -> Vec<Finding> {
+    session
+        .findings
+        .iter()
+        .filter(|f| match &f.invocation_id {
+            Some(id) => *id == inv.invocation_id,
+            None => f.line != 0 && (f.line == inv.request_line || Some(f.line) == inv.result_line),
+        })
+        .take(MAX_FINDINGS_SHOWN + 1)
+        .cloned()
+        .collect()
 }
 
 /// A revision for item `item`: changes whenever its detail would.
@@ -118,6 +125,7 @@ pub fn detail_bytes(session: &Session, item: usize) -> usize {
                     .as_ref()
                     .and_then(|r| r.output.as_ref())
                     .map_or(0, size)
+                + Session::output_bytes(inv)
                 + inv.stream.bytes()
         }
         Some(Item::Message(m)) => m.text.len(),
@@ -137,6 +145,10 @@ pub struct DetailOpts {
     pub width: u16,
     pub expanded: bool,
     pub side_by_side: bool,
+    /// Lines will be wrapped at `width` (renderers may lay out their own continuation rows).
+    pub wrap: bool,
+    /// Render limits (config `limits.*`).
+    pub limits: crate::render::Limits,
 }
 
 /// Builds the detail's lines (unwrapped). Pure; bounded by [`Limits`], [`FOLD_LINES`] and
@@ -148,49 +160,179 @@ pub fn build_detail_lines(
 ) -> Vec<Line<'static>> {
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
     match src {
         DetailSource::Invocation {
             inv,
             entry,
             ended,
             findings,
-        } => {
-            let mut lines = build_invocation(inv, entry.as_deref(), *ended, &cx, opts);
-            // After the header's first line (tool, status, duration).
-            let at = lines.len().min(1);
-            lines.splice(at..at, build_finding_lines(findings, theme));
-            lines
-        }
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, &cx, opts, false),
         DetailSource::Message(m) => build_message(m, &cx),
         DetailSource::Event(f) => build_event(f, &cx),
     }
 }
 
-/// A cheap stand-in while a heavy render runs: header line and the first lines as plain text.
-pub fn build_placeholder_lines(
+fn invocation_with_findings(
+    inv: &Invocation,
+    entry: Option<&CatalogTool>,
+    ended: bool,
+    findings: &[Finding],
+    cx: &RenderCtx<'_>,
+    opts: DetailOpts,
+    partial: bool,
+) -> Vec<Line<'static>> {
+    let mut lines = build_invocation(inv, entry, ended, cx, opts, partial);
+    // After the header's first line (tool, status, duration).
+    let at = lines.len().min(1);
+    lines.splice(at..at, build_finding_lines(findings, cx.theme));
+    lines
+}
+
+/// [`build_detail_lines`] without syntax highlighting (a heavy item's cheap complete stage).
+pub fn build_plain_detail_lines(
+    src: &DetailSource,
+    theme: &Theme,
+    opts: DetailOpts,
+) -> Vec<Line<'static>> {
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
+    cx.highlight = false;
+    build_with(src, &cx, opts)
+}
+
+fn build_with(src: &DetailSource, cx: &RenderCtx<'_>, opts: DetailOpts) -> Vec<Line<'static>> {
+    match src {
+        DetailSource::Invocation {
+            inv,
+            entry,
+            ended,
+            findings,
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, cx, opts, false),
+        DetailSource::Message(m) => build_message(m, cx),
+        DetailSource::Event(f) => build_event(f, cx),
+    }
+}
+
+/// Whether a line is one of the partial renderings' "rendering" markers.
+fn is_partial_marker(line: &Line<'_>) -> bool {
+    let first = line.spans.first().map_or("", |s| s.content.as_ref());
+    first == RENDERING_REST || first == RENDERING_FOLDED
+}
+
+const RENDERING_REST: &str = "… rendering the rest";
+const RENDERING_FOLDED: &str = "… more lines (press o to expand; rendering)";
+
+/// `full` with its first rows taken from `first` (the highlighted first screens, same text up to
+/// their first "rendering" marker), so colours already shown stay while the rest is plain.
+/// Returns `full` unchanged when the texts differ (e.g. a live update in between).
+pub fn splice_first_screens(
+    first: &[Line<'static>],
+    mut full: Vec<Line<'static>>,
+) -> Vec<Line<'static>> {
+    let m = first
+        .iter()
+        .position(is_partial_marker)
+        .unwrap_or(first.len());
+    if m > full.len() {
+        return full;
+    }
+    let text = |l: &Line<'_>| {
+        l.spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect::<String>()
+    };
+    if first[..m]
+        .iter()
+        .zip(&full[..m])
+        .all(|(a, b)| text(a) == text(b))
+    {
+        full.splice(..m, first[..m].iter().cloned());
+    }
+    full
+}
+
+/// [`build_detail_lines`] with each renderer cut at `rows` output lines, highlighted: the first
+/// screens of a heavy item, rendered (off the app task) before the full rendering so colours
+/// show early. Rows past the cut end in the "rendering the rest…" marker.
+pub fn build_first_lines(
+    src: &DetailSource,
+    theme: &Theme,
+    opts: DetailOpts,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
+    cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
+    match src {
+        DetailSource::Invocation {
+            inv,
+            entry,
+            ended,
+            findings,
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, &cx, opts, true),
+        DetailSource::Message(m) => build_message(m, &cx),
+        DetailSource::Event(f) => build_event(f, &cx),
+    }
+}
+
+/// The first rows of a heavy item's detail, cheaply, so the pane shows the real (plain) rendering
+/// at once while the full one runs off the app task (issue 8: "a 10,000-line diff shown within
+/// 50 ms"). Borrows from the session (no copy of the output); no syntax highlighting; each
+/// renderer keeps at most `rows` lines (the renderers' `Limits::max_lines`), so the work is
+/// bounded by `rows` plus one linear pass of parsing. Rows past the cut end in a
+/// "rendering the rest…" marker instead of a count. Unwrapped, like [`build_detail_lines`].
+pub fn build_quick_lines(
     session: &Session,
     item: usize,
     theme: &Theme,
-    height: usize,
+    opts: DetailOpts,
+    rows: usize,
 ) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(Span::styled("rendering…", theme.dim))];
-    if let Some(Item::Invocation(k)) = session.items.get(item) {
-        let inv = &session.invocations[*k];
-        lines.insert(
-            0,
-            Line::from(Span::styled(visible(&inv.tool_name), theme.title)),
-        );
-        let text = match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
-            Some(Value::String(s)) => s.as_str(),
-            _ => "",
-        };
-        // Only the first `height` lines are touched: bounded work on the app task.
-        for l in text.lines().take(height) {
-            let cut: String = l.chars().take(1000).collect();
-            lines.push(Line::from(Span::styled(visible(&cut), theme.text)));
+    let mut cx = RenderCtx::new(opts.width, theme);
+    cx.side_by_side = opts.side_by_side;
+    cx.wrap = opts.wrap;
+    cx.limits = opts.limits;
+    cx.highlight = false;
+    cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
+    match session.items.get(item) {
+        Some(Item::Invocation(k)) => {
+            let inv = session.with_output(&session.invocations[*k]);
+            let inv = inv.as_ref();
+            let findings = findings_of(session, inv);
+            let entry = catalog_entry(session, inv);
+            invocation_with_findings(inv, entry, session.ended, &findings, &cx, opts, true)
         }
+        Some(Item::Message(m)) => build_message(m, &cx),
+        Some(Item::Event(f)) => build_event(f, &cx),
+        None => Vec::new(),
     }
-    lines
+}
+
+/// Output rows a new quick rendering should have, or `None` when the one shown (`have` rows, if
+/// any, for the same key) still covers rows `..scroll + 2 * height`. Grows by doubling, so
+/// scrolling through a long output re-renders O(log n) times; folded output never needs more
+/// than [`FOLD_LINES`] + 1.
+pub fn quick_rows(
+    have: Option<usize>,
+    expanded: bool,
+    scroll: usize,
+    height: usize,
+) -> Option<usize> {
+    let h = height.max(10);
+    let cap = if expanded { usize::MAX } else { FOLD_LINES + 1 };
+    let need = (scroll + 2 * h).min(cap);
+    match have {
+        Some(n) if n >= need => None,
+        Some(n) => Some((scroll + 4 * h).max(2 * n).min(cap)),
+        None => Some((scroll + 4 * h).min(cap)),
+    }
 }
 
 fn section(title: &str, theme: &Theme) -> Line<'static> {
@@ -201,14 +343,30 @@ fn section(title: &str, theme: &Theme) -> Line<'static> {
     ])
 }
 
-fn fold(mut lines: Vec<Line<'static>>, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+/// Folds long output at [`FOLD_LINES`]. `partial`: the lines are a quick rendering cut at
+/// `Limits::max_lines` (see [`build_quick_lines`]), so counts are not known yet.
+fn fold(
+    mut lines: Vec<Line<'static>>,
+    expanded: bool,
+    partial: Option<&RenderCtx<'_>>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if let Some(cx) = partial
+        && lines.len() > cx.limits.max_lines
+    {
+        // The renderer's "… N more lines" marker counts only what it skipped cheaply.
+        lines.truncate(cx.limits.max_lines);
+        lines.push(Line::from(Span::styled(RENDERING_REST, theme.dim)));
+    }
     if !expanded && lines.len() > FOLD_LINES {
         let more = lines.len() - FOLD_LINES;
         lines.truncate(FOLD_LINES);
-        lines.push(Line::from(Span::styled(
-            format!("… {more} more lines (press o to expand)"),
-            theme.hint,
-        )));
+        let msg = if partial.is_some() {
+            RENDERING_FOLDED.to_owned()
+        } else {
+            format!("… {more} more lines (press o to expand)")
+        };
+        lines.push(Line::from(Span::styled(msg, theme.hint)));
     }
     lines
 }
@@ -247,8 +405,10 @@ fn build_invocation(
     ended: bool,
     cx: &RenderCtx<'_>,
     opts: DetailOpts,
+    partial: bool,
 ) -> Vec<Line<'static>> {
     let theme = cx.theme;
+    let part = partial.then_some(cx);
     let mut lines = Vec::new();
     let (badge, badge_style) = super::feed::badge(&inv.status, ended, theme);
     let mut head = vec![
@@ -336,8 +496,12 @@ fn build_invocation(
     }
     lines.push(Line::default());
     lines.push(section("Input", theme));
-    let input_lines = render_input(&inv.tool_name, &inv.input, cx).lines;
-    lines.extend(fold(input_lines, opts.expanded, theme));
+    let shown_output = inv.result.as_ref().and_then(|r| {
+        let ot = r.output_type.as_ref().unwrap_or(&expected);
+        r.output.as_ref().map(|o| (ot, o))
+    });
+    let input_lines = render_input_beside(&inv.tool_name, &inv.input, shown_output, cx).lines;
+    lines.extend(fold(input_lines, opts.expanded, part, theme));
     let show_stream = !inv.stream.is_empty()
         && (inv.status.is_open() || output.is_none_or(|o| o.is_null() || o.as_str() == Some("")));
     if let Some(r) = &inv.result {
@@ -350,7 +514,7 @@ fn build_invocation(
                 if rendered.lines.is_empty() {
                     lines.push(Line::from(Span::styled("(empty)", theme.dim)));
                 }
-                lines.extend(fold(rendered.lines, opts.expanded, theme));
+                lines.extend(fold(rendered.lines, opts.expanded, part, theme));
             }
             None => lines.push(Line::from(Span::styled(
                 "(no output field)",

@@ -2,7 +2,9 @@
 //!
 //! Who calls it: [`crate::ui::draw`]. Rows: time, a findings mark, indentation for subagent calls
 //! (depth of the delegation chain), tool name or row kind, a one-line summary (Bash command, file
-//! path, pattern, URL, Task description …), a status badge and the duration.
+//! path, pattern, URL, Task description …), a status badge and the duration. A turn's prompt
+//! row carries a fold marker (`▾` open, `▸` folded); a folded one ends with the turn's summary
+//! (calls, errors, duration; see `crate::view::Folds`).
 //! Invariants: [`render_feed`] touches only `rows[offset..offset + height]`; untrusted text goes
 //! through `render::text::visible` before it reaches the buffer.
 
@@ -21,7 +23,7 @@ use crate::protocol::{Frame, FrameType, Timestamp};
 use crate::render::text::visible;
 use crate::session::{CallStatus, Invocation, Item, MessageKind, Session};
 use crate::theme::Theme;
-use crate::view::Pane;
+use crate::view::{self, Pane, TurnSummary};
 
 /// Columns of the time column (`HH:MM:SS`).
 const TIME_W: usize = 8;
@@ -73,7 +75,16 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
         let Some(item) = app.view.item_at(row) else {
             continue;
         };
-        let mut line = build_row(&app.session, item, width, &app.theme, app.now);
+        let fold = if view::is_turn_start(&app.session, item) {
+            app.view
+                .folds
+                .folded
+                .get(&item)
+                .map_or(Fold::Open, |s| Fold::Folded(*s))
+        } else {
+            Fold::None
+        };
+        let mut line = build_row(&app.session, item, width, &app.theme, app.now, fold);
         if let Some(re) = &app.search_re {
             line = super::highlight_matches(line, re, app.theme.search_match);
         }
@@ -98,14 +109,60 @@ fn clock(ts: Option<Timestamp>) -> String {
     ts.map_or_else(|| " ".repeat(TIME_W), Timestamp::clock)
 }
 
+/// A prompt row's fold state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    /// Not a prompt row: no marker.
+    None,
+    /// The turn's rows show (`▾`).
+    Open,
+    /// The turn is folded (`▸`): its summary ends the row.
+    Folded(TurnSummary),
+}
+
+/// Columns a folded prompt keeps for its text before the summary gets shorter.
+const FOLDED_TEXT_MIN: usize = 12;
+
+/// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`; the duration is left out
+/// when it would leave the prompt fewer than [`FOLDED_TEXT_MIN`] of `room` columns.
+pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
+    let full = fold_summary(s);
+    if super::width_of(&full) + 1 + FOLDED_TEXT_MIN <= room {
+        return full;
+    }
+    fold_summary(&TurnSummary {
+        duration_ms: None,
+        ..*s
+    })
+}
+
+/// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`.
+pub fn fold_summary(s: &TurnSummary) -> String {
+    let mut out = if s.calls == 0 {
+        super::count(s.items as u64, "row")
+    } else {
+        super::count(s.calls as u64, "call")
+    };
+    if s.errors > 0 {
+        out.push_str(" · ");
+        out.push_str(&super::count(s.errors as u64, "error"));
+    }
+    if let Some(ms) = s.duration_ms {
+        out.push_str(" · ");
+        out.push_str(&fmt_duration(ms as f64));
+    }
+    out
+}
+
 /// Builds one feed row at `width` columns. `now` (epoch ms) drives running calls' elapsed time;
-/// `None` (tests, finished sources) shows no elapsed time.
+/// `None` (tests, finished sources) shows no elapsed time. `fold` marks prompt rows.
 pub fn build_row(
     session: &Session,
     item: usize,
     width: usize,
     theme: &Theme,
     now: Option<Timestamp>,
+    fold: Fold,
 ) -> Line<'static> {
     match session.items.get(item) {
         Some(Item::Invocation(k)) => {
@@ -124,14 +181,38 @@ pub fn build_row(
                 first_line(&m.text)
             };
             let fixed = TIME_W + 2 + depth * 2 + TOOL_W + 1;
-            Line::from(vec![
+            let (gap, label_w) = match fold {
+                Fold::None => (Span::raw("  "), TOOL_W),
+                Fold::Open => (Span::styled(" ▾ ", theme.dim), TOOL_W - 1),
+                Fold::Folded(_) => (Span::styled(" ▸ ", theme.hint), TOOL_W - 1),
+            };
+            let mut spans = vec![
                 Span::styled(clock(m.timestamp), theme.dim),
-                Span::raw("  "),
+                gap,
                 Span::raw("  ".repeat(depth)),
-                Span::styled(fit(label, TOOL_W), style),
+                Span::styled(fit(label, label_w), style),
                 Span::raw(" "),
-                Span::styled(truncate(&text, width.saturating_sub(fixed)), style),
-            ])
+            ];
+            let room = width.saturating_sub(fixed);
+            if let Fold::Folded(sum) = fold {
+                let tail = fold_summary_fit(&sum, room);
+                let tail_w = super::width_of(&tail) + 1;
+                let text_w = room.saturating_sub(tail_w);
+                let err_style = if sum.errors > 0 {
+                    theme.status_failed
+                } else {
+                    theme.dim
+                };
+                spans.push(Span::styled(fit(&text, text_w), style));
+                spans.push(Span::raw(" "));
+                spans.push(Span::styled(
+                    truncate(&tail, room.saturating_sub(text_w + 1)),
+                    err_style,
+                ));
+            } else {
+                spans.push(Span::styled(truncate(&text, room), style));
+            }
+            Line::from(spans)
         }
         Some(Item::Event(f)) => build_event_row(f, width, theme),
         None => Line::default(),

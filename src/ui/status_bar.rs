@@ -19,7 +19,13 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let t = &app.theme;
     let w = usize::from(area.width);
     let (state, state_style) = match &app.source_status {
-        SourceStatus::Loading => ("loading".to_owned(), t.status_running),
+        SourceStatus::Loading => match app.load_progress {
+            Some((bytes, total)) if total > 0 => (
+                format!("loading {}%", (bytes.min(total) * 100 / total)),
+                t.status_running,
+            ),
+            _ => ("loading".to_owned(), t.status_running),
+        },
         SourceStatus::Live => ("live".to_owned(), t.status_ok),
         SourceStatus::Reconnecting(n) => (format!("reconnecting (attempt {n})"), t.status_running),
         SourceStatus::Ended => ("ended".to_owned(), t.dim),
@@ -35,7 +41,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         spans.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }
     spans.push(Span::styled(" │ ", t.border));
-    spans.push(Span::raw(format!("{} calls", c.invocations)));
+    spans.push(Span::raw(super::count(c.invocations, "call")));
     if c.running > 0 {
         let label = if app.session.ended {
             "no result"
@@ -49,19 +55,39 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     }
     if c.failed > 0 {
         spans.push(Span::styled(
-            format!(" · {} errors", c.failed),
+            format!(" · {}", super::count(c.failed, "error")),
             t.status_failed,
         ));
     }
     if findings > 0 {
         spans.push(Span::styled(
-            format!(" · {findings} findings"),
+            format!(" · {}", super::count(findings as u64, "finding")),
             t.finding_warning,
         ));
     }
+    // Token totals go in only when the rest (filter, search, messages) leaves room for them.
+    let mut tokens = None;
+    let tk = &app.view.tokens;
+    if tk.rows > 0 {
+        let mut s = format!(
+            " · {} in · {} out",
+            short_count(tk.input),
+            short_count(tk.output)
+        );
+        if tk.cache_read > 0 {
+            s.push_str(" · ");
+            s.push_str(&short_count(tk.cache_read));
+            s.push_str(" cached");
+        }
+        s.push_str(" tokens");
+        tokens = Some((spans.len(), Span::styled(s, t.dim)));
+    }
     if app.session.dropped_items > 0 {
         spans.push(Span::styled(
-            format!(" · {} oldest rows dropped", app.session.dropped_items),
+            format!(
+                " · {} dropped (oldest)",
+                super::count(app.session.dropped_items, "row")
+            ),
             t.dim,
         ));
     }
@@ -73,9 +99,19 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         spans.push(Span::styled(" │ ", t.border));
         spans.push(Span::styled(format!("/{q}"), t.search_match));
     }
+    if let Some(p) = &app.view.progress {
+        spans.push(Span::styled(" │ ", t.border));
+        spans.push(Span::styled(p.clone(), t.status_running));
+    }
     if let Some(m) = &app.view.message {
         spans.push(Span::styled(" │ ", t.border));
         spans.push(Span::styled(m.clone(), t.finding_warning));
+    }
+    if let Some((at, span)) = tokens {
+        let used: usize = spans.iter().map(|s| super::width_of(&s.content)).sum();
+        if used + super::width_of(&span.content) <= w {
+            spans.insert(at, span);
+        }
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     if area.height < 2 {
@@ -117,4 +153,25 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         }
     };
     buf.set_line(area.x, area.y + 1, &second, area.width);
+}
+
+/// A count in at most 5 columns: `950`, `12.3k`, `4.5M`.
+pub fn short_count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_count;
+
+    #[test]
+    fn short_counts() {
+        assert_eq!(short_count(950), "950");
+        assert_eq!(short_count(12_345), "12.3k");
+        assert_eq!(short_count(4_500_000), "4.5M");
+    }
 }

@@ -1,0 +1,291 @@
+//! Bounded scans over the whole session: search (`/`, `n`, `N`) and the feed rows of a filter
+//! (`f`, `.`), run in steps of at most [`SCAN_BUDGET`] (4 ms) so that a key press answers within one
+//! frame however big the session is (issue 6).
+//!
+//! Who calls it: [`App::apply_action`] and `App::end_input` start scans; the event loop calls
+//! [`App::update`] with [`super::Msg::Work`] while [`App::scanning`] holds (input and source
+//! batches go first; a frame is drawn between steps); tests call [`App::finish_scans`].
+//!
+//! Invariants:
+//! * A scan's first step runs at once, so small sessions answer synchronously (the headless
+//!   tests never see a pending scan).
+//! * Search visits the filtered rows (folds ignored: a hit inside a folded turn unfolds it) from
+//!   the selection on, stops at the first match, and is cancelled by any other action.
+//! * A filter scan keeps the old rows on screen until it is done, then swaps all its results in
+//!   at once (rows, quiet count, turns, token totals), so the view never shows a half-built
+//!   list. Its end is the session's length at each step, so rows that arrive meanwhile are
+//!   included; a compaction restarts it. `view.progress` says how far a scan got.
+
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+
+use super::App;
+use crate::view::{self, Tokens};
+
+/// Longest step of a scan: a quarter of a 16 ms frame, so the step, the draw and the detail
+/// render of a new selection fit in one frame even when the machine is busy.
+pub const SCAN_BUDGET: Duration = Duration::from_millis(4);
+/// Items visited between two clock reads (a deferred output is read back from its file, so one
+/// item can take a while).
+const CLOCK_EVERY: usize = 16;
+
+/// A scan in progress.
+#[derive(Debug)]
+pub enum Scan {
+    /// Looking for the next (or previous) match of `re` among the filtered rows.
+    Search {
+        re: Regex,
+        forward: bool,
+        /// Filtered-row position the scan starts from (see [`search_pos`]).
+        from: usize,
+        /// Filtered rows when it started.
+        count: usize,
+        /// Positions visited so far.
+        done: usize,
+        /// Positions to visit in all.
+        total: usize,
+    },
+    /// Building the filtered rows from item `next` on.
+    Filter {
+        next: usize,
+        out: Vec<usize>,
+        quiet: usize,
+        prompts: Vec<usize>,
+        tokens: Tokens,
+    },
+}
+
+/// The filtered-row position visited at step `j` of a search from `from` (see [`Scan::Search`]):
+/// forward `from, from+1, …` wrapping at `count`; backward `from-1, from-2, …` wrapping.
+fn search_pos(forward: bool, from: usize, count: usize, j: usize) -> usize {
+    if forward {
+        (from + j) % count
+    } else {
+        (from + count - 1 - j % count) % count
+    }
+}
+
+impl App {
+    /// Whether a scan is waiting for its next step.
+    pub fn scanning(&self) -> bool {
+        self.scan.is_some()
+    }
+
+    /// Runs every pending scan to its end (tests, benches).
+    pub fn finish_scans(&mut self) {
+        while self.scan.is_some() {
+            self.work(Duration::MAX);
+        }
+    }
+
+    /// Starts a search for the next (`forward`) or previous match after the selection, wrapping
+    /// around; the first step runs at once.
+    pub(super) fn start_search(&mut self, re: Regex, forward: bool) {
+        let count = self.view.filtered_count(&self.session);
+        let Some(sel) = self.view.selected_item(&self.session) else {
+            self.view.message = Some(format!("no match for /{}", re.as_str()));
+            return;
+        };
+        if count == 0 {
+            self.view.message = Some(format!("no match for /{}", re.as_str()));
+            return;
+        }
+        let (after, before) = match self.view.filtered_pos(sel) {
+            Ok(k) => (k + 1, k),
+            Err(k) => (k, k),
+        };
+        let from = if forward { after % count } else { before };
+        self.scan = Some(Scan::Search {
+            re,
+            forward,
+            from,
+            count,
+            done: 0,
+            total: count,
+        });
+        self.work(self.scan_budget);
+    }
+
+    /// Starts rebuilding the filtered rows for the current filter and quiet setting; the old
+    /// rows stay until it is done. The first step runs at once.
+    pub(super) fn start_filter_scan(&mut self) {
+        // A replay seeking back shrinks the session under the view: drop what no longer exists.
+        let n = self.session.items.len();
+        for list in [&mut self.view.filtered, &mut self.view.rows]
+            .into_iter()
+            .flatten()
+        {
+            let keep = list.partition_point(|&x| x < n);
+            list.truncate(keep);
+        }
+        self.view.folds.prompts.retain(|&p| p < n);
+        self.view.folds.folded.retain(|&p, _| p < n);
+        self.scan = Some(Scan::Filter {
+            next: 0,
+            out: Vec::new(),
+            quiet: 0,
+            prompts: Vec::new(),
+            tokens: Tokens::default(),
+        });
+        self.work(self.scan_budget);
+    }
+
+    /// A compaction renumbered the items: a filter scan starts over, a search stops.
+    pub(super) fn scan_after_compaction(&mut self) {
+        match self.scan {
+            Some(Scan::Filter { .. }) => self.start_filter_scan(),
+            Some(Scan::Search { .. }) => {
+                self.scan = None;
+                self.view.progress = None;
+                self.view.message = Some("search stopped: the oldest rows were dropped".into());
+            }
+            None => {}
+        }
+    }
+
+    /// A user action arrived: a pending search gives way (its result would move the selection
+    /// under the user); a filter scan goes on.
+    pub(super) fn cancel_search_scan(&mut self) {
+        if matches!(self.scan, Some(Scan::Search { .. })) {
+            self.scan = None;
+            self.view.progress = None;
+        }
+    }
+
+    /// Runs the pending scan for at most `budget`; returns whether anything visible changed.
+    pub(super) fn work(&mut self, budget: Duration) -> bool {
+        let started = Instant::now();
+        let over = |k: usize| k.is_multiple_of(CLOCK_EVERY) && started.elapsed() >= budget;
+        match self.scan.take() {
+            None => false,
+            Some(Scan::Search {
+                re,
+                forward,
+                from,
+                count,
+                mut done,
+                total,
+            }) => {
+                let mut steps = 0usize;
+                while done < total {
+                    let k = search_pos(forward, from, count, done);
+                    done += 1;
+                    if let Some(i) = self.view.filtered_at(k)
+                        && view::item_matches(&self.session, i, &re)
+                    {
+                        self.view.progress = None;
+                        self.view.focus = crate::view::Pane::Feed;
+                        self.reveal(i);
+                        return true;
+                    }
+                    steps += 1;
+                    if over(steps) {
+                        self.view.progress = Some(format!(
+                            "searching /{}… {}%",
+                            re.as_str(),
+                            done * 100 / total.max(1)
+                        ));
+                        self.scan = Some(Scan::Search {
+                            re,
+                            forward,
+                            from,
+                            count,
+                            done,
+                            total,
+                        });
+                        return true;
+                    }
+                }
+                self.view.progress = None;
+                self.view.message = Some(format!("no match for /{}", re.as_str()));
+                true
+            }
+            Some(Scan::Filter {
+                mut next,
+                mut out,
+                mut quiet,
+                mut prompts,
+                mut tokens,
+            }) => {
+                let (filter, show_quiet) = (self.view.filter.clone(), self.view.show_quiet);
+                let mut steps = 0usize;
+                while next < self.session.items.len() {
+                    let i = next;
+                    next += 1;
+                    let q = view::is_quiet(&self.session, i);
+                    quiet += usize::from(q);
+                    if view::is_turn_start(&self.session, i) {
+                        prompts.push(i);
+                    }
+                    tokens.add(&self.session, i);
+                    if (show_quiet || !q)
+                        && filter.as_ref().is_none_or(|f| f.matches(&self.session, i))
+                    {
+                        out.push(i);
+                    }
+                    steps += 1;
+                    if over(steps) {
+                        let n = self.session.items.len();
+                        self.view.progress = Some(format!("filtering… {}%", next * 100 / n.max(1)));
+                        self.scan = Some(Scan::Filter {
+                            next,
+                            out,
+                            quiet,
+                            prompts,
+                            tokens,
+                        });
+                        return true;
+                    }
+                }
+                self.view.progress = None;
+                self.finish_filter(out, quiet, prompts, tokens);
+                true
+            }
+        }
+    }
+
+    /// Swaps a finished filter scan's results in; keeps the selected item selected when it
+    /// stays visible (else the nearest row after it).
+    fn finish_filter(
+        &mut self,
+        out: Vec<usize>,
+        quiet: usize,
+        prompts: Vec<usize>,
+        tokens: Tokens,
+    ) {
+        let selected_item = self.view.selected_item(&self.session);
+        let n = self.session.items.len();
+        self.view.quiet = quiet;
+        self.view.tokens = tokens;
+        let folds = &mut self.view.folds;
+        folds.prompts = prompts;
+        let ps = &folds.prompts;
+        folds.folded.retain(|p, _| ps.binary_search(p).is_ok());
+        folds.stale = folds.folded.keys().copied().collect();
+        let needed = self.view.filter.is_some() || (!self.view.show_quiet && quiet > 0);
+        self.view.filtered = needed.then_some(out);
+        self.view.derive_rows(n);
+        let row = selected_item.map_or(0, |i| match &self.view.rows {
+            Some(r) => r.partition_point(|&x| x < i),
+            None => i,
+        });
+        self.view.feed.selected = row.min(self.view.row_count(&self.session).saturating_sub(1));
+        self.reset_detail();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_pos;
+
+    #[test]
+    fn search_order_wraps_both_ways() {
+        let fwd: Vec<usize> = (0..5).map(|j| search_pos(true, 3, 5, j)).collect();
+        assert_eq!(fwd, vec![3, 4, 0, 1, 2]);
+        let back: Vec<usize> = (0..5).map(|j| search_pos(false, 3, 5, j)).collect();
+        assert_eq!(back, vec![2, 1, 0, 4, 3]);
+        let back0: Vec<usize> = (0..3).map(|j| search_pos(false, 0, 3, j)).collect();
+        assert_eq!(back0, vec![2, 1, 0]);
+    }
+}

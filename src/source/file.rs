@@ -1,0 +1,381 @@
+//! `rawpv FILE`: a saved file read in the background, batch by batch, so the first screen never
+//! waits for the whole file (issue 8).
+//!
+//! Who calls it: `crate::source::spawn_source_with` for `SourceKind::File` (the viewer), and the
+//! one-shot commands through [`fold_path`] (`print`, `check`, `stats`) and [`read_path`]
+//! (`convert`).
+//!
+//! How: the file is read in [`READ_CHUNK`] pieces; complete lines are decoded straight from the
+//! read buffer (no per-line copy when the line is valid UTF-8) and handed on in batches of at most
+//! [`BATCH`] items, with [`FileEvent::Progress`] (bytes read of the file's size) in between. The
+//! read buffer is reused; only an incomplete last line is carried over to the next read.
+//!
+//! Two inputs are not streamed, because their order is only known at the end: a Claude Code
+//! transcript (records are ordered by their `parentUuid` graph and its subagent files are merged
+//! in) and a JSON array of frames. Both are decoded whole by `crate::import::load_path` and then
+//! handed on in batches the same way.
+//!
+//! Invariants: decoding is exactly `crate::import::load_bytes`'s (same line numbers, same `\r`
+//! handling, invalid UTF-8 replaced with U+FFFD line by line), so the viewer, the commands and
+//! the tests see the same session; a line longer than [`MAX_FILE_LINE`] bytes becomes a
+//! `too-long` malformed item (a finding) and reading goes on; memory held by the reader is one
+//! read buffer plus the longest line.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::import::{self, Decoded, Decoder, Format};
+use crate::protocol::{ByteSpan, ParseError, ParseErrorKind};
+use crate::session::Session;
+
+use super::BATCH;
+
+/// Bytes read per `read` call.
+pub const READ_CHUNK: usize = 4 * 1024 * 1024;
+/// Longest line a file may have, in bytes (256 MiB); longer ones are a `too-long` finding.
+pub const MAX_FILE_LINE: usize = 256 * 1024 * 1024;
+/// Minimum time between two [`FileEvent::Progress`] events.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(50);
+/// Bytes looked at for format detection (as `import::load_path` does).
+const DETECT_HEAD: usize = 64 * 1024;
+
+/// What the reader hands on, in this order: `Format` once, then `Batch`es with `Progress` in
+/// between, then (after the last batch) one `Progress` with `bytes == total`.
+#[derive(Debug)]
+pub enum FileEvent {
+    Format(Format),
+    Batch(Vec<Decoded>),
+    /// `bytes` of the file read so far, of `total` (the size when opened; a file that grows while
+    /// it is read reports `bytes > total`).
+    Progress {
+        bytes: u64,
+        total: u64,
+    },
+}
+
+/// Reads and decodes `path`, calling `sink` with every event. `sink` returns `false` to stop
+/// early (the viewer quit). Returns the detected format.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::io::Result<Format> {
+    let mut file = std::fs::File::open(path)?;
+    let total = file.metadata()?.len();
+    let mut buf = vec![
+        0u8;
+        READ_CHUNK
+            .min(usize::try_from(total).unwrap_or(READ_CHUNK))
+            .max(DETECT_HEAD)
+    ];
+    // Fill the head for detection (a short read is not the end of the file).
+    let mut filled = 0;
+    while filled < DETECT_HEAD.min(buf.len()) {
+        let n = read_some(&mut file, &mut buf[filled..])?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    let format = import::detect(&buf[..filled.min(DETECT_HEAD)]);
+    if !sink(FileEvent::Format(format)) {
+        return Ok(format);
+    }
+    if matches!(format, Format::ClaudeCode | Format::RawpJsonArray) {
+        drop(buf);
+        let loaded = import::load_path(path)?;
+        let mut items = loaded.items.into_iter();
+        loop {
+            let batch: Vec<Decoded> = items.by_ref().take(BATCH).collect();
+            if batch.is_empty() || !sink(FileEvent::Batch(batch)) {
+                break;
+            }
+        }
+        sink(FileEvent::Progress {
+            bytes: total,
+            total,
+        });
+        return Ok(format);
+    }
+    let mut reader = Lines {
+        dec: import::decoder_for(format),
+        spans: format == Format::RawpNdjson,
+        next_offset: 0,
+        line: 0,
+        carry: Vec::new(),
+        overlong: None,
+        out: Vec::with_capacity(BATCH),
+    };
+    let mut read = filled as u64;
+    let mut last_progress = Instant::now();
+    loop {
+        if !reader.feed(&buf[..filled], &mut sink) {
+            return Ok(format);
+        }
+        if last_progress.elapsed() >= PROGRESS_EVERY {
+            last_progress = Instant::now();
+            if !sink(FileEvent::Progress { bytes: read, total }) {
+                return Ok(format);
+            }
+        }
+        filled = read_some(&mut file, &mut buf)?;
+        if filled == 0 {
+            break;
+        }
+        read += filled as u64;
+    }
+    reader.finish(&mut sink);
+    sink(FileEvent::Progress { bytes: read, total });
+    Ok(format)
+}
+
+/// Reads, decodes and folds `path` into a finished [`Session`]: the reader runs on its own thread
+/// and the fold on the caller's, so decoding and folding overlap (two cores), and no decoded item
+/// outlives its batch. Returns the session and the detected format.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(8);
+    let path = path.to_owned();
+    let path_for_session = path.clone();
+    let reader = std::thread::spawn(move || {
+        read_path(&path, |ev| match ev {
+            FileEvent::Batch(b) => tx.send(b).is_ok(),
+            FileEvent::Format(_) | FileEvent::Progress { .. } => true,
+        })
+    });
+    let mut session = Session::new();
+    session.backing = Some(std::sync::Arc::from(path_for_session.as_path()));
+    for batch in rx {
+        for d in batch {
+            session.apply(d);
+        }
+    }
+    let format = reader
+        .join()
+        .map_err(|_| std::io::Error::other("the file reader thread panicked"))??;
+    session.finish();
+    Ok((session, format))
+}
+
+/// `read` that retries on `Interrupted`.
+fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match file.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
+}
+
+/// Line splitter + decoder over read buffers.
+struct Lines {
+    dec: Box<dyn Decoder>,
+    /// Record each frame's line span (`Origin::span`): RAWP NDJSON only, where a line is a frame.
+    spans: bool,
+    /// Byte offset where the next line starts.
+    next_offset: u64,
+    /// Number of the last complete line.
+    line: u64,
+    /// An incomplete line carried over from the previous buffer.
+    carry: Vec<u8>,
+    /// Length so far of a line over [`MAX_FILE_LINE`] (its bytes are skipped).
+    overlong: Option<usize>,
+    out: Vec<Decoded>,
+}
+
+impl Lines {
+    /// Decodes the complete lines of `data`; keeps the incomplete tail. `false`: sink said stop.
+    fn feed(&mut self, mut data: &[u8], sink: &mut impl FnMut(FileEvent) -> bool) -> bool {
+        while let Some(i) = memchr::memchr(b'\n', data) {
+            let seg = &data[..i];
+            data = &data[i + 1..];
+            if self.overlong.is_some() || !self.carry.is_empty() {
+                self.push_partial(seg);
+                let carry = std::mem::take(&mut self.carry);
+                self.end_line(&carry);
+                self.carry = carry;
+                self.carry.clear();
+            } else {
+                self.end_line(seg);
+            }
+            if self.out.len() >= BATCH && !sink(FileEvent::Batch(std::mem::take(&mut self.out))) {
+                return false;
+            }
+        }
+        self.push_partial(data);
+        true
+    }
+
+    fn push_partial(&mut self, seg: &[u8]) {
+        if let Some(n) = self.overlong.as_mut() {
+            *n += seg.len();
+        } else if self.carry.len() + seg.len() > MAX_FILE_LINE {
+            self.overlong = Some(self.carry.len() + seg.len());
+            self.carry = Vec::new();
+        } else {
+            self.carry.extend_from_slice(seg);
+        }
+    }
+
+    /// One complete line (without its `\n`).
+    fn end_line(&mut self, raw: &[u8]) {
+        self.line += 1;
+        let offset = self.next_offset;
+        let len = self.overlong.unwrap_or(raw.len()) as u64;
+        self.next_offset += len + 1;
+        if let Some(n) = self.overlong.take() {
+            let head = String::from_utf8_lossy(&raw[..raw.len().min(200)]).into_owned();
+            self.out.push(Decoded::Malformed(ParseError::new(
+                self.line,
+                ParseErrorKind::TooLong(n),
+                &head,
+            )));
+            return;
+        }
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = String::from_utf8_lossy(raw);
+        let first = self.out.len();
+        self.dec.line(self.line, &text, &mut self.out);
+        if self.spans {
+            for d in &mut self.out[first..] {
+                if let Decoded::Frame(f) = d {
+                    f.origin.span = Some(ByteSpan { offset, len });
+                }
+            }
+        }
+    }
+
+    /// End of file: an unterminated last line counts (as in `load_bytes`); pending records out.
+    fn finish(&mut self, sink: &mut impl FnMut(FileEvent) -> bool) {
+        // `load_bytes` splits on '\n', so a file ending in '\n' has an empty last line, which
+        // the decoders ignore; feeding it keeps the two paths identical.
+        let carry = std::mem::take(&mut self.carry);
+        self.end_line(&carry);
+        self.dec.finish(&mut self.out);
+        let rest = std::mem::take(&mut self.out);
+        if !rest.is_empty() {
+            sink(FileEvent::Batch(rest));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn collect(bytes: &[u8]) -> (Format, Vec<Decoded>, Vec<(u64, u64)>) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(bytes).unwrap();
+        let mut items = Vec::new();
+        let mut progress = Vec::new();
+        let format = read_path(f.path(), |ev| {
+            match ev {
+                FileEvent::Batch(b) => items.extend(b),
+                FileEvent::Progress { bytes, total } => progress.push((bytes, total)),
+                FileEvent::Format(_) => {}
+            }
+            true
+        })
+        .unwrap();
+        (format, items, progress)
+    }
+
+    #[test]
+    fn streamed_file_decodes_exactly_like_load_bytes() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"\n\n",
+            b"{\"type\":\"agent.text.done\",\"payload\":{\"text\":\"a\"}}\n",
+            b"{\"type\":\"agent.text.done\",\"payload\":{\"text\":\"a\"}}\r\nnot json\n{\"type\":\"x-y\"}",
+            b"{\"type\":\"agent.text.done\",\"payload\":{\"text\":\"\xff\xfe\"}}\n",
+            crate::source::DEMO.as_bytes(),
+        ];
+        for bytes in cases {
+            let (format, mut items, progress) = collect(bytes);
+            let want = import::load_bytes(bytes);
+            assert_eq!(format, want.format);
+            // Spans point at each frame's own line.
+            for d in &mut items {
+                if let Decoded::Frame(f) = d {
+                    let span = f.origin.span.take().unwrap();
+                    let line = &bytes[span.offset as usize..(span.offset + span.len) as usize];
+                    let again =
+                        crate::protocol::parse_line(f.origin.line, &String::from_utf8_lossy(line))
+                            .unwrap();
+                    assert_eq!(**f, again);
+                }
+            }
+            assert_eq!(items, want.items, "{}", String::from_utf8_lossy(bytes));
+            let total = bytes.len() as u64;
+            assert_eq!(progress.last(), Some(&(total, total)));
+        }
+    }
+
+    #[test]
+    fn lines_split_across_reads_are_joined() {
+        // Feed a recording one byte at a time through the splitter.
+        let bytes = crate::source::DEMO.as_bytes();
+        let mut lines = Lines {
+            dec: import::decoder_for(Format::RawpNdjson),
+            spans: false,
+            next_offset: 0,
+            line: 0,
+            carry: Vec::new(),
+            overlong: None,
+            out: Vec::new(),
+        };
+        let mut items = Vec::new();
+        let mut sink = |ev: FileEvent| {
+            if let FileEvent::Batch(b) = ev {
+                items.extend(b);
+            }
+            true
+        };
+        for b in bytes.chunks(7) {
+            assert!(lines.feed(b, &mut sink));
+        }
+        lines.finish(&mut sink);
+        assert_eq!(items, import::load_bytes(bytes).items);
+    }
+
+    #[test]
+    fn fold_path_equals_folding_the_whole_file() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(crate::source::DEMO.as_bytes()).unwrap();
+        let (mut session, format) = fold_path(f.path()).unwrap();
+        let want = Session::from_decoded(import::load_bytes(crate::source::DEMO.as_bytes()).items);
+        assert_eq!(format, Format::RawpNdjson);
+        // Big outputs were left in the file; reading them back gives what was there.
+        let mut deferred = 0;
+        for (got, want) in session.invocations.iter().zip(&want.invocations) {
+            if got.output_span.is_some() {
+                deferred += 1;
+                let want_out = want.result.as_ref().and_then(|r| r.output.as_ref());
+                assert_eq!(session.output(got).as_deref(), want_out);
+            }
+        }
+        assert!(deferred > 0, "the demo has outputs over DEFER_OUTPUT_BYTES");
+        session.backing = None;
+        for it in &mut session.items {
+            if let crate::session::Item::Event(f) = it {
+                f.origin.span = None;
+            }
+        }
+        for (got, want) in session.invocations.iter_mut().zip(&want.invocations) {
+            got.output_span = None;
+            if let (Some(g), Some(w)) = (got.result.as_mut(), want.result.as_ref()) {
+                g.output.clone_from(&w.output);
+            }
+        }
+        assert_eq!(session, want);
+    }
+
+    #[test]
+    fn a_missing_file_is_an_io_error() {
+        let e = read_path(Path::new("/nonexistent/rawpv/x.ndjson"), |_| true).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    }
+}

@@ -1,0 +1,155 @@
+//! Bounded scans (issue 6: search and filter answer within one frame at any session size): a
+//! search or filter over a big session runs in steps, shows its progress, keeps the old rows
+//! until done, takes rows that arrive meanwhile, and a search gives way to the next action.
+//!
+//! `scan_budget = 0` makes every step exactly 16 items, so the tests are deterministic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+use pretty_assertions::assert_eq;
+use rawpv::action::Action;
+use rawpv::app::{App, Msg};
+use rawpv::import::{self, Decoded};
+use rawpv::source::SourceMsg;
+use rawpv::view::Filter;
+
+/// `turns` turns of a prompt and `calls` calls each: a Read, then Bash `echo T-C`; turn `t`'s
+/// prompt is item `t * (calls + 1)`, its call `c` the item after it plus `c`.
+fn session(turns: usize, calls: usize) -> Vec<Decoded> {
+    let mut text = String::new();
+    for t in 0..turns {
+        let _ = writeln!(
+            text,
+            r#"{{"type":"control.prompt.request","payload":{{"text":"turn {t}"}}}}"#
+        );
+        for c in 0..calls {
+            let (tool, input) = if c == 0 {
+                ("Read", format!(r#"{{"file_path":"/src/f{t}.rs"}}"#))
+            } else {
+                ("Bash", format!(r#"{{"command":"echo {t}-{c}"}}"#))
+            };
+            let _ = writeln!(
+                text,
+                r#"{{"type":"tool.invoke.request","payload":{{"invocation_id":"c{t}-{c}","tool_name":"{tool}","input":{input}}}}}"#
+            );
+            let _ = writeln!(
+                text,
+                r#"{{"type":"tool.invoke.result","payload":{{"invocation_id":"c{t}-{c}","status":"success","output":"out {t}-{c}","output_type":"text"}}}}"#
+            );
+        }
+    }
+    import::load_bytes(text.as_bytes()).items
+}
+
+fn big() -> App {
+    // 100 turns × 20 calls: 2,100 rows.
+    let mut app = App::headless(session(100, 20), "big");
+    app.scan_budget = Duration::ZERO;
+    app
+}
+
+fn selected(app: &App) -> Option<usize> {
+    app.view.selected_item(&app.session)
+}
+
+#[test]
+fn a_search_runs_in_steps_with_progress_then_selects_the_match() {
+    let mut app = big();
+    assert_eq!(app.session.items.len(), 2_100);
+    app.update(Msg::Action(Action::StartSearch));
+    app.type_text("echo 99-7");
+    app.press(KeyCode::Enter);
+    assert!(app.scanning());
+    assert_eq!(
+        selected(&app),
+        Some(0),
+        "nothing moves before the match is found"
+    );
+    assert_eq!(
+        app.view.progress.as_deref(),
+        Some("searching /echo 99-7… 0%")
+    );
+    let mut steps = 1;
+    while app.scanning() {
+        app.update(Msg::Work);
+        steps += 1;
+        if steps == 66 {
+            assert_eq!(
+                app.view.progress.as_deref(),
+                Some("searching /echo 99-7… 50%")
+            );
+        }
+    }
+    assert_eq!(steps, 131, "the match is 2,087 rows on, 16 a step");
+    assert_eq!(selected(&app), Some(99 * 21 + 8));
+    assert_eq!(app.view.progress, None);
+    // `N` back to the same match from the next row: wraps, steps again.
+    app.select(99 * 21 + 9);
+    app.update(Msg::Action(Action::SearchPrev));
+    app.finish_scans();
+    assert_eq!(selected(&app), Some(99 * 21 + 8));
+    // No match anywhere: a message once the whole session was seen.
+    app.set_search("no-such-text");
+    app.update(Msg::Action(Action::SearchNext));
+    app.finish_scans();
+    assert_eq!(
+        app.view.message.as_deref(),
+        Some("no match for /no-such-text")
+    );
+}
+
+#[test]
+fn any_action_stops_a_pending_search() {
+    let mut app = big();
+    app.set_search("echo 99-7");
+    app.update(Msg::Action(Action::SearchNext));
+    assert!(app.scanning());
+    app.update(Msg::Action(Action::MoveDown));
+    assert!(!app.scanning());
+    assert_eq!(app.view.progress, None);
+    assert_eq!(selected(&app), Some(1));
+}
+
+#[test]
+fn a_filter_keeps_the_old_rows_until_done_and_takes_rows_that_arrive() {
+    let mut items = session(100, 20);
+    let late = items.split_off(items.len() - 2 * 20 * 2 - 2);
+    let mut app = App::new("live", false);
+    app.scan_budget = Duration::ZERO;
+    app.update(Msg::Source(SourceMsg::Batch(items)));
+    let before = app.session.items.len();
+    assert_eq!(before, 2_100 - 42);
+    app.set_filter(Filter::parse("tool:read"));
+    assert!(app.scanning());
+    assert_eq!(app.view.rows, None, "old rows on screen meanwhile");
+    assert_eq!(app.view.progress.as_deref(), Some("filtering… 0%"));
+    app.update(Msg::Work);
+    // Two more turns arrive in the middle of the scan.
+    app.update(Msg::Source(SourceMsg::Batch(late)));
+    app.finish_scans();
+    let want: Vec<usize> = (0..100).map(|t| t * 21 + 1).collect();
+    assert_eq!(
+        app.view.rows,
+        Some(want.clone()),
+        "each Read once, late ones too"
+    );
+    assert_eq!(app.view.filtered, Some(want));
+    assert_eq!(app.view.folds.prompts.len(), 100);
+    assert_eq!(app.view.progress, None);
+}
+
+#[test]
+fn error_and_prompt_jumps_cross_a_big_session_at_once() {
+    let mut app = big();
+    app.update(Msg::Action(Action::Bottom));
+    app.update(Msg::Action(Action::PrevPrompt));
+    assert_eq!(selected(&app), Some(99 * 21));
+    app.update(Msg::Action(Action::Top));
+    app.update(Msg::Action(Action::NextError));
+    assert_eq!(app.view.message.as_deref(), Some("no more errors"));
+    assert!(!app.scanning());
+}
