@@ -118,9 +118,8 @@ pub struct DetailCache {
     /// The key of a complete rendering in `lines` (`None` while a quick one is shown).
     pub key: Option<DetailKey>,
     pub lines: Vec<Line<'static>>,
-    /// A quick, partial rendering is shown: its key, output rows and whether it is the
-    /// highlighted one (`build_first_lines`) or the plain one (`build_quick_lines`).
-    pub quick: Option<(DetailKey, usize, bool)>,
+    /// A quick, partial rendering is shown (see [`detail_ui::QuickView`]).
+    pub quick: Option<detail_ui::QuickView<DetailKey>>,
     /// `lines` is complete but not highlighted past its first screens (a heavy item's second
     /// stage); the highlighted rendering is still to come.
     pub unhighlighted: bool,
@@ -625,9 +624,15 @@ impl App {
         if let Some(rows) = done.rows {
             // The highlighted first screens replace the plain ones they cover.
             return match self.detail.quick {
-                Some((k, r, _)) if k.same_view(done.key) && r <= rows => {
+                Some(q) if q.key.same_view(done.key) && q.rows <= rows => {
+                    let cut = detail_ui::is_cut(&done.lines);
                     self.detail.lines = done.lines;
-                    self.detail.quick = Some((k, rows, true));
+                    self.detail.quick = Some(detail_ui::QuickView {
+                        rows,
+                        highlighted: true,
+                        cut,
+                        ..q
+                    });
                     true
                 }
                 _ => false,
@@ -1164,12 +1169,16 @@ impl App {
                 let have = self
                     .detail
                     .quick
-                    .filter(|q| q.0.same_view(key))
-                    .map(|q| q.1);
+                    .filter(|q| q.key.same_view(key))
+                    .map(|q| (q.rows, q.cut));
                 let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);
-                if let Some(rows) =
-                    detail_ui::quick_rows(have, key.opts.expanded, scroll, usize::from(h))
-                {
+                if let Some(rows) = detail_ui::quick_rows(
+                    have,
+                    key.opts,
+                    scroll,
+                    usize::from(h),
+                    self.detail.lines.len(),
+                ) {
                     let lines = detail_ui::build_quick_lines(
                         &self.session,
                         key.item,
@@ -1177,9 +1186,15 @@ impl App {
                         key.opts,
                         rows,
                     );
+                    let cut = detail_ui::is_cut(&lines);
                     self.detail.lines = wrap_if(lines, key);
                     self.detail.key = None;
-                    self.detail.quick = Some((key, rows, false));
+                    self.detail.quick = Some(detail_ui::QuickView {
+                        key,
+                        rows,
+                        highlighted: false,
+                        cut,
+                    });
                 }
             }
             if !self.in_flight {
@@ -1191,8 +1206,8 @@ impl App {
                 // First the shown screens with colours, then everything plain (exact counts,
                 // every row; cheap), then everything with colours.
                 let (rows, highlight) = match self.detail.quick {
-                    Some((k, r, false)) if k.same_view(key) => (Some(r), true),
-                    Some((k, _, true)) if k.same_view(key) && self.theme.colour => (None, false),
+                    Some(q) if q.key.same_view(key) && !q.highlighted => (Some(q.rows), true),
+                    Some(q) if q.key.same_view(key) && self.theme.colour => (None, false),
                     _ => (None, true),
                 };
                 let first = if highlight {
@@ -1262,11 +1277,34 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
     browser::run_browser(&config).await
 }
 
+/// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):
+/// a saved file that is missing or a directory, or `-` while stdin is the terminal (the
+/// reader would eat the keys). `None` when it can try; a followed file may appear later.
+fn unopenable(kind: &SourceKind) -> Option<String> {
+    match kind {
+        SourceKind::File(p) => match std::fs::metadata(p) {
+            Err(e) => Some(format!("cannot read {}: {e}", p.display())),
+            Ok(m) if m.is_dir() => Some(format!("cannot read {}: it is a directory", p.display())),
+            Ok(_) => None,
+        },
+        SourceKind::Stdin if std::io::stdin().is_terminal() => Some(
+            "`-` reads a session from stdin, but stdin is the terminal: pipe one in \
+             (`producer | rawpv -`) or name a file"
+                .into(),
+        ),
+        SourceKind::Stdin | SourceKind::Follow(_) | SourceKind::Url(_) | SourceKind::Demo => None,
+    }
+}
+
 /// Runs the TUI on `kind`; returns the exit code.
 ///
 /// # Errors
 /// The terminal could not be set up or written.
 pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
+    if let Some(e) = unopenable(&kind) {
+        eprintln!("rawpv: {e}");
+        return Ok(2);
+    }
     if !std::io::stdout().is_terminal() {
         eprintln!("rawpv: the viewer needs a terminal; use `rawpv print INPUT` for plain output");
         return Ok(2);

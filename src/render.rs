@@ -69,7 +69,9 @@ pub struct RenderCtx<'a> {
     pub limits: Limits,
     /// Run syntect (see [`highlight`] for its limits). Off: the cheap plain rendering.
     pub highlight: bool,
-    /// The caller wraps long lines (a hint; renderers do not wrap themselves).
+    /// The caller wraps long lines at `width`. Renderers mostly leave wrapping to
+    /// [`wrap::wrap_lines`]; the diff renderer lays out its own continuation rows (aligned after
+    /// the gutter) when this is set, so its rows already fit.
     pub wrap: bool,
     /// Show diffs as two columns when `width >= SIDE_BY_SIDE_MIN_WIDTH`.
     pub side_by_side: bool,

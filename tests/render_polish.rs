@@ -181,11 +181,11 @@ fn heavy_diff_shows_its_first_screen_at_once() {
     assert!(text.contains("rendering"), "{text}");
     assert!(app.detail.lines.len() < 400, "{}", app.detail.lines.len());
     assert_eq!(app.jobs.len(), 1);
-    assert_eq!(app.jobs[0].rows, app.detail.quick.map(|q| q.1));
+    assert_eq!(app.jobs[0].rows, app.detail.quick.map(|q| q.rows));
     // Job 1: those screens highlighted (still partial); job 2: everything plain, the shown
     // screens spliced in; job 3: everything highlighted.
     app.run_jobs_inline();
-    assert!(app.detail.quick.is_some_and(|q| q.2));
+    assert!(app.detail.quick.is_some_and(|q| q.highlighted));
     let first = app.detail.lines.clone();
     app.prepare(area);
     assert_eq!(app.jobs.len(), 1);
@@ -217,6 +217,15 @@ fn heavy_diff_shows_its_first_screen_at_once() {
     }
     assert!(app.view.detail.scroll > 600, "{}", app.view.detail.scroll);
     assert!(app.detail.lines.len() > first);
+    // Following the bottom: the quick rendering grows until it is complete, then stays.
+    app.update(rawpv::app::Msg::Action(rawpv::action::Action::Bottom));
+    for _ in 0..30 {
+        app.prepare(area);
+    }
+    let q = app.detail.quick.map(|q| (q.rows, q.cut));
+    app.prepare(area);
+    assert_eq!(app.detail.quick.map(|q| (q.rows, q.cut)), q);
+    assert_eq!(q.map(|q| q.1), Some(false), "{q:?}");
     settle(&mut app, area);
     assert!(app.detail.lines.len() > 6000, "{}", app.detail.lines.len());
 }

@@ -1,7 +1,7 @@
 //! Syntax highlighting with syntect: lazily loaded singletons, lookup, limits, style conversion.
 //!
-//! Who calls it: [`super::code`] (file contents, shell commands) and [`super::diff`] (context
-//! lines). Everything here is a pure, synchronous function; it is only ever run when
+//! Who calls it: [`super::code`] (file contents, shell commands) and [`super::diff`] (both
+//! sides of each hunk). Everything here is a pure, synchronous function; it is only ever run when
 //! `RenderCtx::highlight` is set, so the app can draw the plain rendering at once and run the
 //! highlighted one on `spawn_blocking` (STYLE 4.6). The plain fallback is [`plain_code_spans`].
 //!

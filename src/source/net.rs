@@ -367,6 +367,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
 pub async fn collect(url: &str, cfg: &NetConfig) -> Result<Loaded, SourceError> {
     let mut cfg = cfg.clone();
     cfg.max_attempts = cfg.max_attempts.or(Some(ONE_SHOT_ATTEMPTS));
+    let retries = cfg.max_attempts.unwrap_or(ONE_SHOT_ATTEMPTS);
     let (tx, mut rx) = mpsc::channel(super::CHANNEL_CAPACITY);
     let producer = async move {
         run(url, &cfg, &tx).await;
@@ -379,6 +380,14 @@ pub async fn collect(url: &str, cfg: &NetConfig) -> Result<Loaded, SourceError> 
                 SourceMsg::Batch(b) => items.extend(b),
                 SourceMsg::Format(f) => {
                     format.get_or_insert(f);
+                }
+                // Retries take up to ~15 s in all: say so on stderr rather than sit silent.
+                SourceMsg::State(SourceState::Reconnecting { attempt, reason }) => {
+                    eprintln!(
+                        "rawpv: {}: {}; retry {attempt} of {retries}",
+                        crate::render::text::visible(url),
+                        crate::render::text::visible(&reason)
+                    );
                 }
                 SourceMsg::State(_) => {}
                 SourceMsg::Eof => {

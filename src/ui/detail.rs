@@ -315,23 +315,47 @@ pub fn build_quick_lines(
     }
 }
 
-/// Output rows a new quick rendering should have, or `None` when the one shown (`have` rows, if
-/// any, for the same key) still covers rows `..scroll + 2 * height`. Grows by doubling, so
-/// scrolling through a long output re-renders O(log n) times; folded output never needs more
-/// than [`FOLD_LINES`] + 1.
+/// A quick, partial rendering shown while a heavy item renders in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuickView<K> {
+    /// What it was rendered for (the app's detail key).
+    pub key: K,
+    /// Output rows each renderer kept ([`build_quick_lines`] / [`build_first_lines`]).
+    pub rows: usize,
+    /// Built by [`build_first_lines`] (highlighted) rather than [`build_quick_lines`].
+    pub highlighted: bool,
+    /// Something was cut ([`is_cut`]): more rows exist than it shows.
+    pub cut: bool,
+}
+
+/// Whether partial lines were cut (hold a "rendering" marker).
+pub fn is_cut(lines: &[Line<'_>]) -> bool {
+    lines.iter().any(is_partial_marker)
+}
+
+/// Output rows a new quick rendering should have, or `None` when the one shown (`have`: its rows
+/// and whether it was cut) is enough: not cut, already at the cap (folded output never needs
+/// more than [`FOLD_LINES`] + 1; nothing more than `Limits::max_lines`), or its `shown` wrapped
+/// rows still reach past `scroll + 2 * height`. Grows by doubling, so scrolling through a long
+/// output re-renders O(log n) times.
 pub fn quick_rows(
-    have: Option<usize>,
-    expanded: bool,
+    have: Option<(usize, bool)>,
+    opts: DetailOpts,
     scroll: usize,
     height: usize,
+    shown: usize,
 ) -> Option<usize> {
     let h = height.max(10);
-    let cap = if expanded { usize::MAX } else { FOLD_LINES + 1 };
-    let need = (scroll + 2 * h).min(cap);
+    let max = opts.limits.max_lines.max(1);
+    let cap = if opts.expanded {
+        max
+    } else {
+        (FOLD_LINES + 1).min(max)
+    };
     match have {
-        Some(n) if n >= need => None,
-        Some(n) => Some((scroll + 4 * h).max(2 * n).min(cap)),
         None => Some((scroll + 4 * h).min(cap)),
+        Some((n, cut)) if !cut || n >= cap || shown >= scroll + 2 * h => None,
+        Some((n, _)) => Some((scroll + 4 * h).max(2 * n).min(cap)),
     }
 }
 

@@ -279,6 +279,12 @@ pub fn badge<'a>(status: &'a CallStatus, ended: bool, theme: &Theme) -> (&'a str
     }
 }
 
+/// The catalog row's summary: `1 tool published`, `4 tools published` (a live Claude Code
+/// session publishes its catalog as tools appear, so 1 is common).
+fn published_label(n: usize) -> String {
+    format!("{n} tool{} published", if n == 1 { "" } else { "s" })
+}
+
 fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
     let time = clock(f.envelope.timestamp);
     let fill = |label: &str, ch: char, style: Style| {
@@ -313,7 +319,7 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
                     .get("tools")
                     .and_then(Value::as_array)
                     .map_or(0, Vec::len);
-                format!("{n} tools published")
+                published_label(n)
             } else {
                 let msg = field("message")
                     .or_else(|| field("error"))
@@ -465,6 +471,13 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn published_counts_agree_in_number() {
+        assert_eq!(published_label(1), "1 tool published");
+        assert_eq!(published_label(0), "0 tools published");
+        assert_eq!(published_label(11), "11 tools published");
+    }
 
     #[test]
     fn summaries() {

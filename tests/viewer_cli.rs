@@ -1,0 +1,87 @@
+//! `rawpv FILE` / `rawpv -` refusals end to end (`assert_cmd` on the binary): what the viewer
+//! cannot open is said on stderr with exit 2 before the screen is taken, like `rawpv print`
+//! (it used to open an empty "no frames yet" viewer, or, for `-` on a terminal, race the
+//! terminal's keys with the stdin reader so `q` did not quit); a one-shot command on a
+//! refused stream says it is retrying instead of sitting silent for ~15 s.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+fn rawpv() -> Command {
+    Command::cargo_bin("rawpv").unwrap()
+}
+
+#[test]
+fn a_missing_file_or_a_directory_is_refused_before_the_screen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing.jsonl");
+    let out = rawpv()
+        .arg(&missing)
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("rawpv: cannot read ") && err.contains("missing.jsonl"),
+        "{err}"
+    );
+
+    let out = rawpv()
+        .arg(tmp.path())
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it is a directory"), "{err}");
+}
+
+#[test]
+fn dash_on_a_terminal_stdin_is_refused() {
+    // `script` (util-linux) gives the viewer a pseudo-terminal as stdin and stdout.
+    let Ok(script) = which("script") else {
+        eprintln!("skipped: no `script` to make a terminal");
+        return;
+    };
+    let bin = assert_cmd::cargo::cargo_bin("rawpv");
+    let out = Command::new(script)
+        .args(["-qec", &format!("{} -", bin.display()), "/dev/null"])
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("stdin is the terminal"),
+        "{:?} {text}",
+        out.status
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
+fn a_one_shot_command_says_it_is_retrying_a_refused_stream() {
+    // Port 1 on loopback refuses at once; the retries take ~15 s in all, so only the first
+    // seconds are watched: the first retry must already be on stderr.
+    let out = rawpv()
+        .args(["stats", "ws://127.0.0.1:1/ws"])
+        .timeout(Duration::from_secs(2))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ws://127.0.0.1:1/ws: cannot connect") && err.contains("retry 1 of 6"),
+        "{err}"
+    );
+}
