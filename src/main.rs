@@ -23,7 +23,8 @@ fn main() {
 
 async fn run(cli: Cli) -> i32 {
     match cli.command {
-        Some(Command::Demo) => open(SourceKind::Demo, &cli.open).await,
+        // Boxed: the viewer's future holds the whole app (clippy::large_futures).
+        Some(Command::Demo) => Box::pin(open(SourceKind::Demo, &cli.open)).await,
         Some(Command::Print {
             input,
             detail,
@@ -75,7 +76,7 @@ async fn run(cli: Cli) -> i32 {
                 None if !std::io::IsTerminal::is_terminal(&std::io::stdin()) => SourceKind::Stdin,
                 None => SourceKind::Demo,
             };
-            open(kind, &cli.open).await
+            Box::pin(open(kind, &cli.open)).await
         }
     }
 }
