@@ -251,6 +251,9 @@ pub struct App {
     pub live: bool,
     generation: u64,
     in_flight: bool,
+    /// A search just selected a row: scroll its detail to the first matching line once the
+    /// detail is rendered (cleared by the next action).
+    pub(crate) scroll_to_match: bool,
     /// Render jobs waiting to be spawned by the loop (or run inline by tests).
     pub jobs: Vec<RenderJob>,
     /// The replay player (`rawpv --replay FILE`); `None` shows the whole session at once.
@@ -299,6 +302,7 @@ impl App {
             live,
             generation: 0,
             in_flight: false,
+            scroll_to_match: false,
             jobs: Vec::new(),
             replay: None,
             clock: Instant::now(),
@@ -889,6 +893,7 @@ impl App {
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
         self.cancel_search_scan();
+        self.scroll_to_match = false;
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend_requested = true,
@@ -1115,6 +1120,10 @@ impl App {
             if self.detail.key != Some(key) || (self.detail.unhighlighted && !self.in_flight) {
                 self.refresh_detail(key);
             }
+            if self.scroll_to_match && self.detail.key == Some(key) {
+                self.scroll_to_match = false;
+                self.scroll_detail_to_match();
+            }
         }
         let d = &mut self.view.detail;
         let max = self
@@ -1126,6 +1135,26 @@ impl App {
             d.scroll = max;
         }
         d.scroll = d.scroll.min(max);
+    }
+
+    /// Scrolls the detail so its first line matching the search shows (with two lines of
+    /// context above), when that line is below the first screen; the row a search selected
+    /// may match deep in its output.
+    fn scroll_detail_to_match(&mut self) {
+        let Some(re) = &self.search_re else {
+            return;
+        };
+        let hit = self.detail.lines.iter().position(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            re.is_match(&text)
+        });
+        let d = &mut self.view.detail;
+        if let Some(k) = hit
+            && k >= usize::from(d.height)
+        {
+            d.scroll = k.saturating_sub(2);
+            d.follow_tail = false;
+        }
     }
 
     fn panel_len(&self) -> usize {
