@@ -1388,7 +1388,8 @@ pub(crate) async fn event_loop(
     tui: &mut Tui,
     rx: mpsc::Receiver<SourceMsg>,
 ) -> color_eyre::Result<()> {
-    run_loop(app, tui, EventStream::new(), rx).await
+    // Boxed: the loop's state is large (clippy::large_futures for every caller otherwise).
+    Box::pin(run_loop(app, tui, EventStream::new(), rx)).await
 }
 
 /// The app loop (STYLE 4.4): terminal input first, then signals, draws (at most one per
