@@ -32,8 +32,10 @@ mod browser;
 mod copy;
 mod player;
 mod scan;
+mod screen;
 
 pub use scan::SCAN_BUDGET;
+pub use screen::{BackendScreen, CountingSink, Screen};
 
 use crate::action::Action;
 use crate::cli::OpenArgs;
@@ -54,8 +56,11 @@ use crate::view::{self, Filter, Mode, Pane, Tab, ViewState};
 pub const MIN_FRAME: Duration = Duration::from_millis(16);
 /// Period of the elapsed-time tick while a call runs on a live source.
 pub const TICK: Duration = Duration::from_millis(250);
-/// Source batches taken per loop turn before input gets its turn again.
+/// Source batches taken from the channel at once.
 pub const BATCHES_PER_TURN: usize = 4;
+/// Most decoded items applied per loop turn: a longer batch is split and the rest applied on the
+/// next turns, so a key waits for at most this many items (a few ms) before it is handled.
+pub const APPLY_PER_TURN: usize = 256;
 /// Rows a mouse wheel notch moves.
 const WHEEL_ROWS: usize = 3;
 
@@ -193,6 +198,7 @@ pub struct FrameScheduler {
     min: Duration,
     last: Option<Instant>,
     dirty: bool,
+    urgent: bool,
 }
 
 impl FrameScheduler {
@@ -201,6 +207,7 @@ impl FrameScheduler {
             min,
             last: None,
             dirty: true,
+            urgent: false,
         }
     }
 
@@ -209,10 +216,20 @@ impl FrameScheduler {
         self.dirty = true;
     }
 
+    /// The user did something: draw at once, without waiting out the minimum interval (input
+    /// comes at human rates; only source-driven draws need coalescing).
+    pub fn request_now(&mut self) {
+        self.dirty = true;
+        self.urgent = true;
+    }
+
     /// When to draw next: `None` when nothing changed.
     pub fn deadline(&self) -> Option<Instant> {
         if !self.dirty {
             return None;
+        }
+        if self.urgent {
+            return Some(Instant::now());
         }
         Some(self.last.map_or_else(Instant::now, |l| l + self.min))
     }
@@ -221,6 +238,7 @@ impl FrameScheduler {
     pub fn drew(&mut self, now: Instant) {
         self.last = Some(now);
         self.dirty = false;
+        self.urgent = false;
     }
 }
 
@@ -251,6 +269,9 @@ pub struct App {
     pub live: bool,
     generation: u64,
     in_flight: bool,
+    /// A search just selected a row: scroll its detail to the first matching line once the
+    /// detail is rendered (cleared by the next action).
+    pub(crate) scroll_to_match: bool,
     /// Render jobs waiting to be spawned by the loop (or run inline by tests).
     pub jobs: Vec<RenderJob>,
     /// The replay player (`rawpv --replay FILE`); `None` shows the whole session at once.
@@ -299,6 +320,7 @@ impl App {
             live,
             generation: 0,
             in_flight: false,
+            scroll_to_match: false,
             jobs: Vec::new(),
             replay: None,
             clock: Instant::now(),
@@ -599,7 +621,9 @@ impl App {
             self.in_flight = false;
         }
         if self.view.selected_item(&self.session) != Some(done.key.item) {
-            return false;
+            // Stale. If the selected row still shows a placeholder, draw again so `prepare`
+            // starts its render now that no job is in flight.
+            return self.detail.key.is_none() && !self.in_flight;
         }
         if let Some(rows) = done.rows {
             // The highlighted first screens replace the plain ones they cover.
@@ -889,6 +913,7 @@ impl App {
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
         self.cancel_search_scan();
+        self.scroll_to_match = false;
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend_requested = true,
@@ -1115,6 +1140,10 @@ impl App {
             if self.detail.key != Some(key) || (self.detail.unhighlighted && !self.in_flight) {
                 self.refresh_detail(key);
             }
+            if self.scroll_to_match && self.detail.key == Some(key) {
+                self.scroll_to_match = false;
+                self.scroll_detail_to_match();
+            }
         }
         let d = &mut self.view.detail;
         let max = self
@@ -1128,6 +1157,26 @@ impl App {
         d.scroll = d.scroll.min(max);
     }
 
+    /// Scrolls the detail so its first line matching the search shows (with two lines of
+    /// context above), when that line is below the first screen; the row a search selected
+    /// may match deep in its output.
+    fn scroll_detail_to_match(&mut self) {
+        let Some(re) = &self.search_re else {
+            return;
+        };
+        let hit = self.detail.lines.iter().position(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            re.is_match(&text)
+        });
+        let d = &mut self.view.detail;
+        if let Some(k) = hit
+            && k >= usize::from(d.height)
+        {
+            d.scroll = k.saturating_sub(2);
+            d.follow_tail = false;
+        }
+    }
+
     fn panel_len(&self) -> usize {
         match self.view.tab {
             Tab::Detail => 0,
@@ -1137,7 +1186,10 @@ impl App {
     }
 
     fn refresh_detail(&mut self, key: DetailKey) {
-        if detail_ui::is_heavy(&self.session, key.item) {
+        // Live: every render runs off the app task. Rows arrive faster than highlighting keeps
+        // up, and even a small detail can stall for 100+ ms the first time a syntax is used, which
+        // would hold up keys (measured: examples/live_load.rs, BENCHMARKS.md).
+        if self.live || detail_ui::is_heavy(&self.session, key.item) {
             // A live update of what is shown keeps it until the new rendering arrives; anything
             // else shows the first screens at once (plain, bounded) while the full render runs.
             let same_view = self.detail.key.is_some_and(|k| k.same_view(key));
@@ -1334,12 +1386,35 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
 pub(crate) async fn event_loop(
     app: &mut App,
     tui: &mut Tui,
-    mut rx: mpsc::Receiver<SourceMsg>,
+    rx: mpsc::Receiver<SourceMsg>,
 ) -> color_eyre::Result<()> {
-    let mut events = EventStream::new();
+    // Boxed: the loop's state is large (clippy::large_futures for every caller otherwise).
+    Box::pin(run_loop(app, tui, EventStream::new(), rx)).await
+}
+
+/// The app loop (STYLE 4.4): terminal input first, then signals, draws (at most one per
+/// [`MIN_FRAME`]), render results, source batches ([`BATCHES_PER_TURN`] per turn) and timers;
+/// returns when the app quits, `events` ends or a signal arrives. [`run`] calls it with the real
+/// terminal and crossterm's event stream; benches and tests with a [`BackendScreen`] and their
+/// own input stream.
+///
+/// # Errors
+/// Input or screen I/O failed.
+pub async fn run_loop<S, E>(
+    app: &mut App,
+    screen: &mut S,
+    mut events: E,
+    mut rx: mpsc::Receiver<SourceMsg>,
+) -> color_eyre::Result<()>
+where
+    S: Screen,
+    E: futures::Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let (render_tx, mut render_rx) = mpsc::channel::<RenderDone>(16);
     let mut sched = FrameScheduler::new(MIN_FRAME);
     let mut batch = Vec::with_capacity(BATCHES_PER_TURN);
+    // Received but not yet applied (a turn applies at most APPLY_PER_TURN items).
+    let mut pending = std::collections::VecDeque::new();
     let mut source_open = true;
     let mut signals = Signals::new()?;
     let mut next_tick = Instant::now() + TICK;
@@ -1352,7 +1427,7 @@ pub(crate) async fn event_loop(
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
                     if app.update(Msg::Term(ev)) {
-                        sched.request();
+                        sched.request_now();
                     }
                 }
                 Some(Err(e)) => return Err(e.into()),
@@ -1360,7 +1435,7 @@ pub(crate) async fn event_loop(
             },
             () = signals.recv() => break,
             () = sleep_until_opt(draw_at), if draw_at.is_some() => {
-                let size = tui.size()?;
+                let size = screen.size()?;
                 app.prepare(Rect::new(0, 0, size.width, size.height));
                 for job in std::mem::take(&mut app.jobs) {
                     let tx = render_tx.clone();
@@ -1368,7 +1443,8 @@ pub(crate) async fn event_loop(
                         let _ = tx.blocking_send(job.run());
                     });
                 }
-                tui.draw(|f| ui::draw(f, app))?;
+                screen.draw(|f| ui::draw(f, app))?;
+                screen.drew(app);
                 sched.drew(Instant::now());
             }
             () = std::future::ready(()), if app.scanning() && draw_at.is_none_or(|d| d > Instant::now()) => {
@@ -1382,13 +1458,16 @@ pub(crate) async fn event_loop(
                     sched.request();
                 }
             }
-            n = rx.recv_many(&mut batch, BATCHES_PER_TURN), if source_open => {
+            () = std::future::ready(()), if !pending.is_empty() => {
+                apply_some(app, &mut pending, APPLY_PER_TURN);
+                sched.request();
+            }
+            n = rx.recv_many(&mut batch, BATCHES_PER_TURN), if source_open && pending.is_empty() => {
                 if n == 0 {
                     source_open = false;
                 }
-                for m in batch.drain(..) {
-                    app.update(Msg::Source(m));
-                }
+                pending.extend(batch.drain(..));
+                apply_some(app, &mut pending, APPLY_PER_TURN);
                 sched.request();
             }
             () = sleep_until_opt(replay_at), if replay_at.is_some() => {
@@ -1405,15 +1484,37 @@ pub(crate) async fn event_loop(
             }
         }
         if let Some(seq) = app.clipboard_out.take() {
-            copy::write_osc52(tui, &seq)?;
+            screen.write_raw(&seq)?;
         }
         if app.suspend_requested {
             app.suspend_requested = false;
-            tui.suspend()?;
+            screen.suspend()?;
             sched.request();
         }
     }
     Ok(())
+}
+
+/// Applies queued source messages in order until `budget` decoded items were applied; a batch
+/// that does not fit is split and its rest stays first in the queue.
+fn apply_some(app: &mut App, pending: &mut std::collections::VecDeque<SourceMsg>, budget: usize) {
+    let mut left = budget.max(1);
+    while left > 0
+        && let Some(m) = pending.pop_front()
+    {
+        let m = match m {
+            SourceMsg::Batch(mut items) if items.len() > left => {
+                let rest = items.split_off(left);
+                pending.push_front(SourceMsg::Batch(rest));
+                SourceMsg::Batch(items)
+            }
+            other => other,
+        };
+        if let SourceMsg::Batch(items) = &m {
+            left -= items.len().min(left);
+        }
+        app.update(Msg::Source(m));
+    }
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {
@@ -1483,6 +1584,28 @@ mod tests {
         assert!(
             s.deadline().is_some_and(|d| d <= Instant::now()),
             "late request draws at once"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn input_draws_at_once_without_waiting_out_the_interval() {
+        let mut s = FrameScheduler::new(MIN_FRAME);
+        let t0 = Instant::now();
+        s.drew(t0);
+        s.request();
+        assert_eq!(
+            s.deadline(),
+            Some(t0 + MIN_FRAME),
+            "source changes are coalesced"
+        );
+        s.request_now();
+        assert_eq!(s.deadline(), Some(t0), "a key is drawn at once");
+        s.drew(t0);
+        s.request();
+        assert_eq!(
+            s.deadline(),
+            Some(t0 + MIN_FRAME),
+            "urgency ends with the draw"
         );
     }
 

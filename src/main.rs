@@ -84,7 +84,8 @@ async fn open(kind: SourceKind, open: &rawpv::cli::OpenArgs) -> i32 {
     if let Err(e) = color_eyre::install() {
         eprintln!("rawpv: {e}");
     }
-    match app::run(kind, open).await {
+    // Boxed: the viewer's state is large (clippy::large_futures).
+    match Box::pin(app::run(kind, open)).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rawpv: {e:?}");

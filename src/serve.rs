@@ -13,6 +13,9 @@
 //! * Auth: with a token configured, `Authorization: Bearer <token>` is required (401 otherwise).
 //! * Pacing: frame *i* goes out `(ts_i − ts_{i−1}) / speed` after frame *i − 1*, each gap capped
 //!   at [`MAX_IDLE`]; frames without a timestamp (or going back in time) go out at once.
+//! * Heartbeat: while a stream waits between frames, a WebSocket Ping (the server also reads, so
+//!   client Pings are answered) or an SSE `:` comment goes out every `heartbeat`, so an idle
+//!   recording does not trip a client's read timeout.
 //! * At most `max_clients` streams at once (503 past it); frames over `max_frame_bytes` are
 //!   skipped (they keep their index, so ids never shift).
 //!
@@ -36,6 +39,9 @@ use crate::source::Token;
 
 /// Longest pause between two frames, after the speed factor.
 pub const MAX_IDLE: Duration = Duration::from_secs(2);
+/// Default [`ServeConfig::heartbeat`]: 15 s (a quarter of the client's default read timeout,
+/// `crate::source::net::READ_TIMEOUT`).
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// One frame ready to send.
 #[derive(Debug, Clone)]
@@ -110,6 +116,21 @@ pub struct ServeConfig {
     pub speed: f64,
     pub token: Option<Token>,
     pub max_clients: usize,
+    /// While a stream is idle between frames, a WebSocket Ping or an SSE `:` comment goes out
+    /// this often, so clients' read timeouts do not fire on a quiet recording. Default
+    /// [`HEARTBEAT`].
+    pub heartbeat: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            speed: 1.0,
+            token: None,
+            max_clients: 64,
+            heartbeat: HEARTBEAT,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -219,15 +240,41 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     }
 }
 
-/// Sleeps until frame `i` is due; `prev` is the previous sent frame's timestamp.
-async fn pace(s: &Shared, prev: &mut Option<i64>, i: usize) {
+/// The delay before frame `i`; `prev` is the previous sent frame's timestamp (updated).
+fn due_in(s: &Shared, prev: &mut Option<i64>, i: usize) -> Duration {
     let ts = s.rec.frames[i].ts;
     let d = gap(*prev, ts, s.cfg.speed);
+    if ts.is_some() {
+        *prev = ts;
+    }
+    d
+}
+
+/// Sleeps until frame `i` is due (SSE: axum's keep-alive sends the heartbeat comments).
+async fn pace(s: &Shared, prev: &mut Option<i64>, i: usize) {
+    let d = due_in(s, prev, i);
     if !d.is_zero() {
         tokio::time::sleep(d).await;
     }
-    if ts.is_some() {
-        *prev = ts;
+}
+
+/// Waits `d` on a WebSocket: sends a Ping every heartbeat and reads meanwhile (so the client's
+/// Pings are answered). Returns `false` when the client is gone.
+async fn idle_ws(socket: &mut WebSocket, d: Duration, beat: &mut tokio::time::Interval) -> bool {
+    let until = tokio::time::Instant::now() + d;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep_until(until) => return true,
+            _ = beat.tick() => {
+                if socket.send(Message::Ping(axum::body::Bytes::new())).await.is_err() {
+                    return false;
+                }
+            }
+            m = socket.recv() => match m {
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return false,
+                Some(Ok(_)) => {}
+            },
+        }
     }
 }
 
@@ -237,9 +284,15 @@ async fn play_ws(
     after: usize,
     _permit: OwnedSemaphorePermit,
 ) {
+    let hb = s.cfg.heartbeat.max(Duration::from_millis(1));
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + hb, hb);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut prev = None;
     for i in after..s.rec.frames.len() {
-        pace(&s, &mut prev, i).await;
+        let d = due_in(&s, &mut prev, i);
+        if !d.is_zero() && !idle_ws(&mut socket, d, &mut beat).await {
+            return;
+        }
         let Some(json) = &s.rec.frames[i].json else {
             continue;
         };
@@ -281,6 +334,7 @@ fn play_sse(
         done: bool,
         _permit: OwnedSemaphorePermit,
     }
+    let heartbeat = s.cfg.heartbeat;
     let st = St {
         s,
         i: after,
@@ -304,7 +358,8 @@ fn play_sse(
         st.done = true;
         Some((Ok(Event::default().event("end").data("")), st))
     });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    let beat = KeepAlive::new().interval(heartbeat.max(Duration::from_millis(1)));
+    Sse::new(stream).keep_alive(beat)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Network sources against `rawpv serve`: WebSocket and SSE end with the same session as opening
 //! the file; a killed and restarted server loses and doubles nothing; a wrong token is an auth
-//! error (and `rawpv print URL` exits 2). All on 127.0.0.1 with ephemeral ports.
+//! error (and `rawpv print URL` exits 2); keepalive: a server that goes silent is dropped after the
+//! read timeout and resumed, while pings, pongs and heartbeat comments keep an idle stream open.
+//! All on 127.0.0.1 with ephemeral ports.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -41,6 +43,7 @@ async fn start(speed: f64, token: Option<&str>) -> (String, CancellationToken) {
         speed,
         token: token.and_then(Token::new),
         max_clients: 8,
+        ..ServeConfig::default()
     };
     tokio::spawn(serve(listener, rec, cfg, stop.clone()));
     (addr, stop)
@@ -306,6 +309,7 @@ async fn frames_over_the_caps_are_findings_or_skipped_never_a_crash() {
         speed: 50.0,
         token: None,
         max_clients: 2,
+        ..ServeConfig::default()
     };
     tokio::spawn(serve(listener, rec, cfg, stop.clone()));
     let got = load_input_with(&SourceKind::Url(format!("http://{addr}/sse")), &net(None))
@@ -336,6 +340,7 @@ async fn client_limit_unknown_paths_and_upgrade_on_any_path() {
         speed: 0.05, // slow: the first stream stays open
         token: None,
         max_clients: 1,
+        ..ServeConfig::default()
     };
     tokio::spawn(serve(listener, rec, cfg, stop.clone()));
     let http = reqwest::Client::new();
@@ -412,6 +417,290 @@ async fn tls_against_a_plain_server_fails_cleanly_after_bounded_retries() {
             matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 2")),
             "{url}: {r:?}"
         );
+    }
+    stop.cancel();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keepalive: read timeout, client pings, server heartbeats.
+
+/// Short keepalive settings for the tests: pings every 50 ms, 300 ms read timeout.
+fn keepalive(ping: Option<Duration>) -> NetConfig {
+    NetConfig {
+        ping_interval: ping,
+        read_timeout: Some(Duration::from_millis(300)),
+        backoff_initial: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(50),
+        ..NetConfig::default()
+    }
+}
+
+/// Longer than the read timeout: a stream idle this long must survive only through keepalive.
+const IDLE: Duration = Duration::from_millis(700);
+
+fn frame(seq: u64) -> String {
+    format!(r#"{{"type":"x-test","seq":{seq},"payload":{{"n":{seq}}}}}"#)
+}
+
+/// Runs a source on `url` to its end; returns the frames' `seq`s and the reconnect reasons.
+async fn run_source(url: String, cfg: NetConfig) -> (Vec<u64>, Vec<String>) {
+    let (tx, mut rx) = mpsc::channel(64);
+    let cancel = CancellationToken::new();
+    spawn_source_with(SourceKind::Url(url.clone()), cfg, tx, cancel.clone());
+    let (mut seqs, mut reasons) = (Vec::new(), Vec::new());
+    let until = tokio::time::Instant::now() + WAIT;
+    loop {
+        let msg = tokio::time::timeout_at(until, rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("{url}: no end in time; {seqs:?} {reasons:?}"))
+            .expect("source vanished");
+        match msg {
+            SourceMsg::Batch(b) => {
+                for d in b {
+                    match d {
+                        rawpv::import::Decoded::Frame(f) => seqs.push(f.envelope.seq.unwrap()),
+                        other => panic!("{url}: unexpected {other:?}"),
+                    }
+                }
+            }
+            SourceMsg::State(SourceState::Reconnecting { reason, .. }) => reasons.push(reason),
+            SourceMsg::State(_) | SourceMsg::Format(_) => {}
+            SourceMsg::Eof => break,
+            SourceMsg::Failed(e) => panic!("{url}: {e}"),
+        }
+    }
+    cancel.cancel();
+    (seqs, reasons)
+}
+
+/// A WebSocket server: the first connection sends frames 1–2, stays idle for [`IDLE`] while
+/// reading (so the client's pings are answered), sends frame 3 and then goes silent (no reads,
+/// no writes, socket held open). Later connections send the frames after their `?after=N` up to
+/// 5 and close normally. Returns the address and the request URIs seen.
+#[allow(clippy::result_large_err)] // the handshake callback's error type is tungstenite's
+async fn ws_goes_silent_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let uris = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = uris.clone();
+    tokio::spawn(async move {
+        for conn in 0.. {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let uri = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+                let u = uri.clone();
+                let cb = move |req: &Request, resp: Response| {
+                    let s = req.uri().to_string();
+                    seen.lock().unwrap().push(s.clone());
+                    *u.lock().unwrap() = s;
+                    Ok(resp)
+                };
+                let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tcp, cb).await else {
+                    return;
+                };
+                if conn == 0 {
+                    for seq in 1..=2 {
+                        let _ = ws.send(Message::text(frame(seq))).await;
+                    }
+                    // Idle but alive: reading answers the client's pings with pongs.
+                    let _ =
+                        tokio::time::timeout(IDLE, async { while ws.next().await.is_some() {} })
+                            .await;
+                    let _ = ws.send(Message::text(frame(3))).await;
+                    // Silent: hold the socket, never read or write again.
+                    tokio::time::sleep(Duration::from_mins(1)).await;
+                    return;
+                }
+                let uri = uri.lock().unwrap().clone();
+                let after: u64 = uri
+                    .split("after=")
+                    .nth(1)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                for seq in after + 1..=5 {
+                    let _ = ws.send(Message::text(frame(seq))).await;
+                }
+                let close = CloseFrame {
+                    code: CloseCode::Normal,
+                    reason: "done".into(),
+                };
+                let _ = ws.send(Message::Close(Some(close))).await;
+                while ws.next().await.is_some() {}
+            });
+        }
+    });
+    (addr, uris)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ws_pings_keep_an_idle_server_and_a_silent_one_is_resumed() {
+    let (addr, uris) = ws_goes_silent_server().await;
+    let (seqs, reasons) = run_source(
+        format!("ws://{addr}/ws"),
+        keepalive(Some(Duration::from_millis(50))),
+    )
+    .await;
+    assert_eq!(seqs, vec![1, 2, 3, 4, 5], "nothing lost or doubled");
+    // Exactly one drop: the idle stretch (pongs answered) did not count, the silence did.
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+    let uris = uris.lock().unwrap().clone();
+    assert_eq!(uris, vec!["/ws".to_owned(), "/ws?after=3".to_owned()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ws_without_pings_an_idle_server_trips_the_read_timeout() {
+    // The same server, but the client sends no pings: the idle stretch looks like silence, so
+    // the client resumes after frame 2 (and the first connection's frame 3 is never read).
+    let (addr, uris) = ws_goes_silent_server().await;
+    let (seqs, reasons) = run_source(format!("ws://{addr}/ws"), keepalive(None)).await;
+    assert_eq!(seqs, vec![1, 2, 3, 4, 5]);
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+    let uris = uris.lock().unwrap().clone();
+    assert_eq!(uris, vec!["/ws".to_owned(), "/ws?after=2".to_owned()]);
+}
+
+/// An SSE server on raw TCP: the first connection sends events 1–2, then only `:` heartbeat
+/// comments for [`IDLE`], then event 3, then goes silent (socket held open). Later connections
+/// send the events after their `Last-Event-ID` up to 5 and `event: end`. Returns the address and
+/// the `Last-Event-ID` headers seen (`-`: none).
+async fn sse_goes_silent_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let ids = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = ids.clone();
+    tokio::spawn(async move {
+        for conn in 0.. {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut tcp = tokio::io::BufReader::new(tcp);
+                let mut last_id = String::from("-");
+                loop {
+                    let mut line = String::new();
+                    if tcp.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':')
+                        && k.eq_ignore_ascii_case("last-event-id")
+                    {
+                        last_id = v.trim().to_owned();
+                    }
+                }
+                seen.lock().unwrap().push(last_id.clone());
+                let mut tcp = tcp.into_inner();
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                            connection: close\r\n\r\n";
+                let _ = tcp.write_all(head.as_bytes()).await;
+                let event = |seq: u64| format!("id: {seq}\ndata: {}\n\n", frame(seq));
+                if conn == 0 {
+                    for seq in 1..=2 {
+                        let _ = tcp.write_all(event(seq).as_bytes()).await;
+                    }
+                    let until = tokio::time::Instant::now() + IDLE;
+                    while tokio::time::Instant::now() < until {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let _ = tcp.write_all(b": heartbeat\n\n").await;
+                    }
+                    let _ = tcp.write_all(event(3).as_bytes()).await;
+                    tokio::time::sleep(Duration::from_mins(1)).await;
+                    return;
+                }
+                let after: u64 = last_id.parse().unwrap_or(0);
+                for seq in after + 1..=5 {
+                    let _ = tcp.write_all(event(seq).as_bytes()).await;
+                }
+                let _ = tcp.write_all(b"event: end\ndata:\n\n").await;
+                let _ = tcp.shutdown().await;
+            });
+        }
+    });
+    (addr, ids)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_heartbeats_keep_an_idle_stream_and_a_silent_one_is_resumed() {
+    let (addr, ids) = sse_goes_silent_server().await;
+    let (seqs, reasons) = run_source(format!("http://{addr}/events"), keepalive(None)).await;
+    assert_eq!(seqs, vec![1, 2, 3, 4, 5], "nothing lost or doubled");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+    assert_eq!(
+        ids.lock().unwrap().clone(),
+        vec!["-".to_owned(), "3".to_owned()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_never_answers_is_retried() {
+    // Accepts TCP, never writes: the WebSocket handshake / SSE response head times out.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((tcp, _)) = listener.accept().await {
+            held.push(tcp);
+        }
+    });
+    for url in [format!("ws://{addr}/ws"), format!("http://{addr}/events")] {
+        let cfg = NetConfig {
+            connect_timeout: Duration::from_millis(200),
+            max_attempts: Some(2),
+            ..keepalive(Some(Duration::from_millis(50)))
+        };
+        let r = tokio::time::timeout(WAIT, load_input_with(&SourceKind::Url(url.clone()), &cfg))
+            .await
+            .unwrap();
+        assert!(
+            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 2")),
+            "{url}: {r:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_heartbeats_keep_an_idle_recording_open() {
+    // Three frames 1 s apart (twice the read timeout at speed 1.4); the client sends no pings,
+    // so only the server's WebSocket Pings / SSE comments keep the stream open.
+    let text = (0..3)
+        .map(|i| {
+            format!(
+                r#"{{"type":"x-test","seq":{},"timestamp":"2026-11-29T10:00:0{i}.000Z","payload":{{}}}}"#,
+                i + 1
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let loaded = rawpv::import::load_bytes(text.as_bytes());
+    let (rec, warnings) = Recording::from_loaded(&loaded, 1 << 20);
+    assert!(warnings.is_empty() && rec.len() == 3, "{warnings:?}");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    let cfg = ServeConfig {
+        speed: 1.4,
+        heartbeat: Duration::from_millis(50),
+        ..ServeConfig::default()
+    };
+    tokio::spawn(serve(listener, rec, cfg, stop.clone()));
+    let (ws, sse) = tokio::join!(
+        run_source(format!("ws://{addr}/ws"), keepalive(None)),
+        run_source(format!("http://{addr}/events"), keepalive(None)),
+    );
+    for (name, (seqs, reasons)) in [("ws", ws), ("sse", sse)] {
+        assert_eq!(seqs, vec![1, 2, 3], "{name}");
+        assert!(reasons.is_empty(), "{name}: {reasons:?}");
     }
     stop.cancel();
 }

@@ -305,3 +305,45 @@ fn a_restarted_input_counts_its_quiet_rows_afresh() {
     app.update(Msg::Source(SourceMsg::Batch(items)));
     assert_eq!((app.view.quiet, app.view.rows.clone()), (1, Some(vec![0])));
 }
+
+#[test]
+fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
+    // The match is on output line 80: the detail must show it, not the call's first screen.
+    let output: String = (1..=100)
+        .map(|n| {
+            if n == 80 {
+                "the needle\n".to_owned()
+            } else {
+                format!("line {n}\n")
+            }
+        })
+        .collect();
+    let frames = [
+        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "a", "tool_name": "Bash", "input": {"command": "ls"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "a", "tool_name": "Bash", "status": "success", "output_type": "text", "output": "nothing here"}}),
+        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "b", "tool_name": "Bash", "input": {"command": "cat"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "b", "tool_name": "Bash", "status": "success", "output_type": "text", "output": output}}),
+    ];
+    let text = frames.map(|f| f.to_string()).join("\n");
+    let mut app = App::headless(import::load_bytes(text.as_bytes()).items, "s");
+    app.prepare(Rect::new(0, 0, 100, 30));
+    step(&mut app, &[Action::StartSearch]);
+    app.type_text("needle");
+    app.press(KeyCode::Enter);
+    for _ in 0..3 {
+        app.prepare(Rect::new(0, 0, 100, 30));
+        app.run_jobs_inline();
+    }
+    app.prepare(Rect::new(0, 0, 100, 30));
+    assert_eq!(app.view.feed.selected, 1);
+    let (scroll, h) = (app.view.detail.scroll, usize::from(app.view.detail.height));
+    assert!(scroll > 0, "detail not scrolled");
+    let shown: Vec<String> = app.detail.lines[scroll..(scroll + h).min(app.detail.lines.len())]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(shown.iter().any(|l| l.contains("the needle")), "{shown:#?}");
+    // The next action leaves the scroll to the user.
+    let v = step(&mut app, &[Action::FocusNext, Action::MoveUp]);
+    assert_eq!(v.detail.scroll, scroll - 1);
+}

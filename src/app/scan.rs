@@ -177,6 +177,7 @@ impl App {
                         self.view.progress = None;
                         self.view.focus = crate::view::Pane::Feed;
                         self.reveal(i);
+                        self.scroll_to_match = true;
                         return true;
                     }
                     steps += 1;

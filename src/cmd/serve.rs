@@ -89,6 +89,7 @@ pub async fn run(opts: Options) -> i32 {
         speed: opts.speed,
         token,
         max_clients: opts.max_clients,
+        ..ServeConfig::default()
     };
     // Ctrl-C ends at once (open streams are dropped), not after the streams finish.
     tokio::select! {

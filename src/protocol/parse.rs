@@ -73,9 +73,24 @@ pub fn excerpt(text: &str) -> String {
 /// [`ParseErrorKind::Json`] for invalid JSON, `NotObject` / `MissingType` for JSON that is not a
 /// frame.
 pub fn parse_line(line: u64, text: &str) -> Result<Frame, ParseError> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| ParseError::new(line, ParseErrorKind::Json(e.to_string()), text))?;
-    frame_from_value(line, value).map_err(|kind| ParseError::new(line, kind, text))
+    let json = || {
+        serde_json::from_str::<Value>(text)
+            .map_err(|e| ParseError::new(line, ParseErrorKind::Json(e.to_string()), text))
+    };
+    let (frame_type, payload, envelope) =
+        split(json()?).map_err(|kind| ParseError::new(line, kind, text))?;
+    // The hot path moves the payload into its typed shape without a copy; when that read fails
+    // (rare), the line is parsed again so the payload can be kept generic beside the error.
+    match typed_body(&frame_type, payload) {
+        Some(body) => Ok(Frame {
+            frame_type,
+            body,
+            envelope,
+            origin: Origin { line, span: None },
+            shape_error: None,
+        }),
+        None => frame_from_value(line, json()?).map_err(|kind| ParseError::new(line, kind, text)),
+    }
 }
 
 /// Builds a frame from an already-parsed JSON value (one element of a JSON array, one WebSocket
@@ -84,6 +99,19 @@ pub fn parse_line(line: u64, text: &str) -> Result<Frame, ParseError> {
 /// # Errors
 /// `NotObject` or `MissingType` when the value is not a frame.
 pub fn frame_from_value(line: u64, value: Value) -> Result<Frame, ParseErrorKind> {
+    let (frame_type, payload, envelope) = split(value)?;
+    let (body, shape_error) = body_from(&frame_type, payload);
+    Ok(Frame {
+        frame_type,
+        body,
+        envelope,
+        origin: Origin { line, span: None },
+        shape_error,
+    })
+}
+
+/// A frame object → its type, payload and envelope.
+fn split(value: Value) -> Result<(FrameType, Map<String, Value>, Envelope), ParseErrorKind> {
     let Value::Object(mut obj) = value else {
         return Err(ParseErrorKind::NotObject);
     };
@@ -113,14 +141,7 @@ pub fn frame_from_value(line: u64, value: Value) -> Result<Frame, ParseErrorKind
         }
     };
     let envelope = envelope_from(obj, metadata);
-    let (body, shape_error) = body_from(&frame_type, payload);
-    Ok(Frame {
-        frame_type,
-        body,
-        envelope,
-        origin: Origin { line, span: None },
-        shape_error,
-    })
+    Ok((frame_type, payload, envelope))
 }
 
 fn take_str(
@@ -179,6 +200,27 @@ fn envelope_from(mut obj: Map<String, Value>, metadata: Map<String, Value>) -> E
 }
 
 /// Reads the payload into its typed shape; on a shape mismatch keeps it generic and says why.
+/// The typed body without copying the payload; `None` when a typed read fails (the payload is
+/// consumed: the caller re-reads it with [`body_from`]).
+fn typed_body(frame_type: &FrameType, payload: Map<String, Value>) -> Option<Body> {
+    fn typed<T: serde::de::DeserializeOwned>(
+        payload: Map<String, Value>,
+        wrap: fn(T) -> Body,
+    ) -> Option<Body> {
+        serde_json::from_value::<T>(Value::Object(payload))
+            .ok()
+            .map(wrap)
+    }
+    match frame_type {
+        FrameType::ToolInvokeRequest => typed(payload, Body::Request),
+        FrameType::ToolInvokeStream => typed(payload, Body::Stream),
+        FrameType::ToolInvokeResult => typed(payload, Body::Result),
+        FrameType::ToolCatalogPublish => typed(payload, Body::Catalog),
+        // Every other type (and any added later) is decided by `body_from`, which is exhaustive.
+        other => Some(body_from(other, payload).0),
+    }
+}
+
 pub fn body_from(frame_type: &FrameType, payload: Map<String, Value>) -> (Body, Option<String>) {
     fn typed<T: serde::de::DeserializeOwned>(
         payload: Map<String, Value>,
@@ -263,8 +305,22 @@ mod tests {
             r#"{"type":"tool.invoke.request","payload":{"invocation_id":5}}"#,
         )
         .unwrap();
-        assert!(matches!(f.body, Body::Generic(_)));
+        let Body::Generic(payload) = &f.body else {
+            panic!("not generic: {f:?}")
+        };
+        assert_eq!(payload.get("invocation_id"), Some(&Value::from(5)));
         assert!(f.shape_error.is_some());
+        // The fast path (no payload copy) and the value path agree, in both outcomes.
+        for text in [
+            r#"{"type":"tool.invoke.request","payload":{"invocation_id":5}}"#,
+            r#"{"type":"tool.invoke.result","payload":{"invocation_id":"a","status":"success","output":{"k":[1,"x"]}}}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                parse_line(2, text).unwrap(),
+                frame_from_value(2, v).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -20,6 +20,10 @@
 //!   below the position reached before the reconnect, and frames whose envelope `seq` was seen.
 //! * **Auth**: HTTP 401/403 (also on the WebSocket handshake) → [`SourceError::Auth`], no retry.
 //!   Other 4xx → [`SourceError::Other`], no retry.
+//! * **Keepalive**: a connected WebSocket client sends a Ping every `ping_interval`; both
+//!   transports treat `read_timeout` without anything from the server (WebSocket: any message,
+//!   Ping or Pong; SSE: any bytes, `:` heartbeat comments included) as an abnormal drop, so a
+//!   silently dead connection (NAT drop, hung server) is noticed and resumed.
 //! * **Size cap**: a frame over `max_frame_bytes` becomes a `TooLong` malformed item (finding),
 //!   never a crash; the WebSocket connection is then resumed past it.
 //!
@@ -40,6 +44,11 @@ use crate::import::{Decoded, Format, Loaded};
 pub const TOKEN_ENV: &str = "RAWP_TOKEN";
 /// Failed attempts in a row after which the one-shot commands give up.
 pub const ONE_SHOT_ATTEMPTS: u32 = 6;
+/// Default [`NetConfig::ping_interval`]: 15 s.
+pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+/// Default [`NetConfig::read_timeout`]: 60 s (four missed pings; SSE servers commonly send a
+/// heartbeat comment every 15–30 s; `rawpv serve` every [`crate::serve::HEARTBEAT`]).
+pub const READ_TIMEOUT: Duration = Duration::from_mins(1);
 /// How many envelope `seq` values are remembered for de-duplication after a reconnect.
 const SEQ_WINDOW: usize = 200_000;
 
@@ -114,8 +123,18 @@ pub struct NetConfig {
     pub backoff_max: Duration,
     /// Give up after this many failed attempts in a row (`None`: never, the interactive default).
     pub max_attempts: Option<u32>,
-    /// Limit for TCP/TLS/HTTP connection set-up.
+    /// Limit for TCP/TLS/HTTP connection set-up (WebSocket handshake, SSE response head).
     pub connect_timeout: Duration,
+    /// WebSocket: the client sends a Ping this often while connected (`None`: never). Default
+    /// [`PING_INTERVAL`]. A live server answers with a Pong, which resets `read_timeout`.
+    pub ping_interval: Option<Duration>,
+    /// Longest wait for anything from the server once connected: a message, Ping or Pong
+    /// (WebSocket), or any bytes, `:` heartbeat comments included (SSE). Past it the connection
+    /// is an abnormal drop: reconnect with backoff and resume (`None`: wait forever). Default
+    /// [`READ_TIMEOUT`]. Only time spent waiting on the server counts, not time spent waiting
+    /// for the app to take frames. Keep it well above `ping_interval` and the server's
+    /// heartbeat period.
+    pub read_timeout: Option<Duration>,
     /// Things to tell the user on stderr before the TUI starts (never contains the token).
     pub warnings: Vec<String>,
 }
@@ -129,6 +148,8 @@ impl Default for NetConfig {
             backoff_max: Duration::from_secs(15),
             max_attempts: None,
             connect_timeout: Duration::from_secs(10),
+            ping_interval: Some(PING_INTERVAL),
+            read_timeout: Some(READ_TIMEOUT),
             warnings: Vec::new(),
         }
     }
@@ -228,6 +249,28 @@ impl Resume {
         self.last_id
             .clone()
             .or_else(|| (self.pos > 0).then(|| self.pos.to_string()))
+    }
+}
+
+/// When the current wait for the server gives up: `read_timeout` from now (`None`: never).
+pub(crate) fn read_deadline(cfg: &NetConfig) -> Option<tokio::time::Instant> {
+    cfg.read_timeout.map(|t| tokio::time::Instant::now() + t)
+}
+
+/// Sleeps until `at`; pending forever when `at` is `None`.
+pub(crate) async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The abnormal drop for a server silent past `read_timeout`.
+pub(crate) fn silent(cfg: &NetConfig) -> Outcome {
+    let secs = cfg.read_timeout.unwrap_or_default().as_secs_f64();
+    Outcome::Dropped {
+        reason: format!("nothing from the server for {secs} s (read timeout)"),
+        connected: true,
     }
 }
 

@@ -3,6 +3,10 @@
 //!
 //! Who calls it: `net::run`, once per (re)connect.
 //!
+//! Keepalive: the response head must arrive within `NetConfig::connect_timeout`; then a wait for
+//! the next bytes longer than `NetConfig::read_timeout` (heartbeat comments count as bytes) ends
+//! the connection as an abnormal drop.
+//!
 //! Parsing follows the WHATWG `EventSource` rules: lines end with `\n`, `\r\n` or `\r`; `:` starts
 //! a comment; `data:` lines are joined with `\n`; `id:` (without NUL) sets the last event id,
 //! which persists across events; a blank line dispatches; an event without data is not
@@ -12,7 +16,9 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use super::lines::LineDecoder;
-use super::net::{NetConfig, Outcome, Resume, status_outcome};
+use super::net::{
+    NetConfig, Outcome, Resume, read_deadline, silent, sleep_until_opt, status_outcome,
+};
 use super::{SourceError, SourceMsg, SourceState, send_decoded};
 use crate::import::Decoded;
 use crate::protocol::{ParseError, ParseErrorKind};
@@ -156,18 +162,14 @@ impl SseParser {
     }
 }
 
-/// No byte (not even a keep-alive comment) for this long: the connection is taken as dropped
-/// and resumed. `rawpv serve` sends a keep-alive comment every 15 s.
-pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
-
-/// The HTTP client for SSE sources.
+/// The HTTP client for SSE sources (the read timeout is applied per connection, from
+/// [`NetConfig::read_timeout`]).
 ///
 /// # Errors
 /// The TLS backend could not be set up.
 pub(crate) fn client(cfg: &NetConfig) -> Result<reqwest::Client, SourceError> {
     reqwest::Client::builder()
         .connect_timeout(cfg.connect_timeout)
-        .read_timeout(READ_TIMEOUT)
         .build()
         .map_err(|e| SourceError::Other(format!("cannot set up HTTP: {e}")))
 }
@@ -201,12 +203,19 @@ pub(crate) async fn connection(
     if let Some(id) = resume.resume_id() {
         req = req.header("last-event-id", id);
     }
-    let resp = match req.send().await {
-        Ok(r) => r,
-        Err(e) if e.is_builder() => {
+    // A server that accepts and never answers is a failed set-up, like a WebSocket handshake.
+    let resp = match tokio::time::timeout(cfg.connect_timeout, req.send()).await {
+        Err(_) => {
+            return Outcome::Dropped {
+                reason: "no response in time".into(),
+                connected: false,
+            };
+        }
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) if e.is_builder() => {
             return Outcome::Fatal(SourceError::Other(format!("{url}: {e}")));
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             return Outcome::Dropped {
                 reason: format!("cannot connect: {e}"),
                 connected: false,
@@ -240,7 +249,13 @@ pub(crate) async fn connection(
     let mut events = Vec::new();
     let mut items: Vec<Decoded> = Vec::new();
     loop {
-        let chunk = match body.next().await {
+        // Any bytes reset the timer, `:` heartbeat comments included; only time spent waiting
+        // on the server counts.
+        let next = tokio::select! {
+            n = body.next() => n,
+            () = sleep_until_opt(read_deadline(cfg)) => return silent(cfg),
+        };
+        let chunk = match next {
             None => {
                 return Outcome::Dropped {
                     reason: "the stream ended without `event: end`".into(),

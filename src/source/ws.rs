@@ -2,8 +2,12 @@
 //! message; see `net` for the framing, resume, close and size-cap rules.
 //!
 //! Who calls it: `net::run`, once per (re)connect.
+//!
+//! Keepalive: while connected, a Ping goes out every `NetConfig::ping_interval`; a wait for the
+//! server (message, Ping or Pong) longer than `NetConfig::read_timeout` ends the connection as an
+//! abnormal drop. Pings from the server are answered by tungstenite on the next read.
 
-use futures::{FutureExt, StreamExt};
+use futures::{FutureExt, SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -12,7 +16,9 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, error::CapacityError};
 
 use super::lines::LineDecoder;
-use super::net::{NetConfig, Outcome, Resume, status_outcome};
+use super::net::{
+    NetConfig, Outcome, Resume, read_deadline, silent, sleep_until_opt, status_outcome,
+};
 use super::{SourceError, SourceMsg, SourceState, send_decoded};
 use crate::import::Decoded;
 use crate::protocol::{ParseError, ParseErrorKind};
@@ -96,8 +102,30 @@ pub(crate) async fn connection(
         return Outcome::ReceiverGone;
     }
     let mut items: Vec<Decoded> = Vec::new();
+    let mut ping = cfg.ping_interval.filter(|p| !p.is_zero()).map(|p| {
+        let mut t = tokio::time::interval_at(tokio::time::Instant::now() + p, p);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
     loop {
-        let Some(first) = ws.next().await else {
+        // Only time spent waiting on the server counts against the read timeout.
+        let deadline = read_deadline(cfg);
+        let first = loop {
+            tokio::select! {
+                biased;
+                m = ws.next() => break m,
+                () = sleep_until_opt(deadline) => return silent(cfg),
+                () = tick_opt(ping.as_mut()) => {
+                    let send = ws.send(Message::Ping(tokio_tungstenite::tungstenite::Bytes::new()));
+                    match tokio::time::timeout_at(deadline.unwrap_or_else(far_future), send).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => return dropped(&format!("connection lost: {e}")),
+                        Err(_) => return silent(cfg),
+                    }
+                }
+            }
+        };
+        let Some(first) = first else {
             return dropped("the connection ended without a close frame");
         };
         let mut next = Some(first);
@@ -153,6 +181,21 @@ pub(crate) async fn connection(
             return o;
         }
     }
+}
+
+/// The next tick of the ping timer; pending forever without one.
+async fn tick_opt(t: Option<&mut tokio::time::Interval>) {
+    match t {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// An instant no wait reaches (for a send without a read timeout).
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + std::time::Duration::from_hours(24 * 365)
 }
 
 fn dropped(reason: &str) -> Outcome {
