@@ -76,7 +76,20 @@ impl Tui {
             let _ = signal_hook::low_level::raise(signal_hook::consts::SIGTSTP);
         }
         enter()?;
-        self.terminal.clear()
+        self.clear_screen()
+    }
+
+    /// Clears the screen and makes the next draw repaint everything. Unlike ratatui 0.30's
+    /// `Terminal::clear`, it does not ask the terminal for the cursor position: that reply can
+    /// be lost to an event reader just dropped (returning from the viewer to the session
+    /// browser failed with "The cursor position could not be read within a normal duration").
+    ///
+    /// # Errors
+    /// The size could not be read or the terminal written.
+    pub fn clear_screen(&mut self) -> io::Result<()> {
+        let size = self.terminal.size()?;
+        self.terminal
+            .resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
     }
 
     /// Current size of the terminal in cells.

@@ -85,3 +85,48 @@ fn a_one_shot_command_says_it_is_retrying_a_refused_stream() {
         "{err}"
     );
 }
+
+#[test]
+fn the_browser_comes_back_after_the_viewer_quits() {
+    // Under `script` the pseudo-terminal never answers a cursor-position query: returning
+    // from the viewer to the session browser used to ask one (ratatui's `Terminal::clear`) and
+    // fail with exit 2 ("The cursor position could not be read within a normal duration").
+    let Ok(script) = which("script") else {
+        eprintln!("skipped: no `script` to make a terminal");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join(".claude/projects/-home-me-p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/tui_session.jsonl"
+        ),
+        project.join("s.jsonl"),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rawpv");
+    let mut child = std::process::Command::new(script)
+        .args(["-qec", &bin.display().to_string(), "/dev/null"])
+        .env("HOME", home.path())
+        .env_remove("RAWPV_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Enter opens the session, q quits the viewer, Esc (empty filter) leaves the browser.
+    for key in [&b"\r"[..], b"q", b"\x1b"] {
+        std::thread::sleep(Duration::from_millis(1500));
+        std::io::Write::write_all(&mut stdin, key).unwrap();
+        std::io::Write::flush(&mut stdin).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("cursor position"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}

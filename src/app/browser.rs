@@ -62,7 +62,7 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
                 };
                 drop(events);
                 open_in_viewer(SourceKind::File(path), config, &mut tui).await?;
-                tui.terminal.clear()?;
+                tui.clear_screen()?;
                 events = EventStream::new();
             }
             KeyCode::Char(c) if !ctrl => {
