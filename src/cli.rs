@@ -36,7 +36,7 @@ pub struct OpenArgs {
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
     /// Compress idle gaps in replay to at most this many seconds.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = seconds)]
     pub max_idle: f64,
     /// Config file (default: the platform config directory's rawpv/config.toml).
     #[arg(long, env = "RAWPV_CONFIG")]
@@ -141,4 +141,14 @@ pub enum Command {
         #[arg(long, default_value_t = 16)]
         max_clients: usize,
     },
+}
+
+/// `--max-idle`: a number of seconds, 0 or more (`inf` keeps every gap); NaN and negatives are
+/// refused (NaN used to play the whole replay at once).
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v >= 0.0 => Ok(v),
+        Ok(_) => Err("must be a number of seconds, 0 or more".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }

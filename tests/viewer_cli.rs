@@ -130,3 +130,17 @@ fn the_browser_comes_back_after_the_viewer_quits() {
     assert!(!text.contains("cursor position"), "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
+
+#[test]
+fn max_idle_refuses_nan_and_negatives() {
+    // NaN used to become 0: the whole replay played at once under a broken timeline.
+    for bad in ["nan", "-1"] {
+        let out = rawpv()
+            .args(["--replay", &format!("--max-idle={bad}"), "x.jsonl"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--max-idle"), "{bad}: {err}");
+    }
+}
