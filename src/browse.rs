@@ -98,11 +98,16 @@ pub fn scan(roots: &[PathBuf]) -> Vec<SessionEntry> {
     out
 }
 
+/// A session file to list. Claude Code's subagent transcripts (`agent-*.jsonl` beside their
+/// session, the 2.0-era layout) are not sessions of their own: opening the parent session brings
+/// them in (`crate::import::claude_code`).
 fn is_session_file(p: &Path) -> bool {
-    p.is_file()
-        && p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "jsonl" | "ndjson" | "json"))
+    let ext = p.extension().and_then(|e| e.to_str());
+    let subagent = ext == Some("jsonl")
+        && p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("agent-"));
+    p.is_file() && !subagent && ext.is_some_and(|e| matches!(e, "jsonl" | "ndjson" | "json"))
 }
 
 fn project_name(dir: &Path) -> String {
@@ -324,6 +329,15 @@ mod tests {
             ),
         );
         write(&root.join("-home-me-beta"), "notes.txt", "not a session");
+        // A subagent transcript beside its session is opened with it, not listed.
+        write(
+            &root.join("-home-me-beta"),
+            "agent-3f2a9c.jsonl",
+            concat!(
+                r#"{"type":"user","isSidechain":true,"timestamp":"2026-11-03T09:00:00Z","message":{"role":"user","content":"subtask"}}"#,
+                "\n",
+            ),
+        );
         let extra = tmp.path().join("rawp");
         write(
             &extra,
