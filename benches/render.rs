@@ -6,9 +6,9 @@
 //! Run: `cargo bench --bench render` (release profile), or `cargo bench --profile dev --bench
 //! render` to reuse the dev build (rawpv at opt-level 0, ratatui/syntect/similar at 3).
 //!
-//! Measured 2026-11-30, release, 2 shared cores at load ~7–8 (BENCHMARKS.md, "Rendering"):
-//! select → first frame 5.2 ms; background: highlighted first screens +127 ms, every row plain
-//! +62 ms, every row highlighted +6.0 s; scroll frame 0.76 ms; screenful from the cache 88 ns.
+//! Measured 2026-11-30, release, 2 shared cores at load ~7–11 (BENCHMARKS.md, "Rendering"):
+//! select → first frame 4.7 ms; background: highlighted first screens +125 ms, every row plain
+//! +43 ms, every row highlighted +5.0 s; scroll frame 1.0 ms; screenful from the cache 88 ns.
 
 use std::fmt::Write as _;
 use std::hint::black_box;

@@ -140,6 +140,13 @@ fn parse_args() -> Result<Opts, String> {
     Ok(o)
 }
 
+/// This thread's (ns on a CPU, ns waiting on the run queue) from `/proc/thread-self/schedstat`.
+fn schedstat() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((it.next()??, it.next()??))
+}
+
 /// `SplitMix64` for deterministic key gaps.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -192,6 +199,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let sched0 = schedstat();
     let probe = Arc::new(Mutex::new(Probe::default()));
     let done = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
@@ -256,6 +264,7 @@ fn main() {
         let _ = source.await;
         r.map_err(|e| e.to_string())
     });
+    let sched1 = schedstat();
     if let Err(e) = result {
         eprintln!("live_load: {e}");
         std::process::exit(1);
@@ -307,6 +316,13 @@ fn main() {
             .map(|k| k.1)
             .collect();
         eprintln!("  {}", summary(&format!("key → frame [{l}]"), v));
+    }
+    if let (Some(a), Some(b)) = (sched0, sched1) {
+        eprintln!(
+            "app loop thread: {:.2} s on a CPU, {:.2} s runnable but waiting for a CPU (machine load)",
+            (b.0 - a.0) as f64 / 1e9,
+            (b.1 - a.1) as f64 / 1e9
+        );
     }
     let within = p
         .keys
