@@ -495,6 +495,9 @@ impl App {
     /// Sets or clears the filter, rebuilding the visible rows; keeps the selected item selected
     /// when it stays visible.
     pub fn set_filter(&mut self, filter: Option<Filter>) {
+        if let Some(problem) = filter.as_ref().and_then(Filter::problem) {
+            self.view.message = Some(problem);
+        }
         self.view.filter = filter;
         self.rebuild_rows();
     }

@@ -89,15 +89,18 @@ impl Default for DetailState {
     }
 }
 
-/// A parsed feed filter: `tool:NAME status:STATUS free text` (all parts optional, all must hold).
+/// A parsed feed filter: `tool:NAME status:STATUS free text` (all parts optional; the kinds
+/// must all hold; several `tool:` or several `status:` words are alternatives, so
+/// `tool:Bash tool:Read` keeps both tools).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Filter {
     /// As typed.
     pub raw: String,
-    /// Tool name, case-insensitive substring.
-    pub tool: Option<String>,
-    /// Status: `running`, `ok`, `error` (error, timeout, other), `cancelled`, `findings`.
-    pub status: Option<String>,
+    /// Tool names, case-insensitive substrings (any of them).
+    pub tools: Vec<String>,
+    /// Statuses (any of them): `running`, `ok`, `error` (error, timeout, other), `timeout`,
+    /// `cancelled`, `findings`.
+    pub statuses: Vec<String>,
     /// Text that must occur (case-insensitive) in the row's searchable text.
     pub text: Option<String>,
     /// `text` compiled (a case-insensitive literal).
@@ -130,9 +133,9 @@ impl Filter {
         let mut words = Vec::new();
         for w in raw.split_whitespace() {
             if let Some(t) = w.strip_prefix("tool:") {
-                f.tool = Some(t.to_lowercase());
+                f.tools.push(t.to_lowercase());
             } else if let Some(s) = w.strip_prefix("status:") {
-                f.status = Some(s.to_lowercase());
+                f.statuses.push(s.to_lowercase());
             } else {
                 words.push(w);
             }
@@ -149,23 +152,45 @@ impl Filter {
         Some(f)
     }
 
+    /// What is wrong with the filter as typed, for the status bar: an unknown `status:` value
+    /// (it would silently match nothing).
+    pub fn problem(&self) -> Option<String> {
+        let unknown: Vec<&str> = self
+            .statuses
+            .iter()
+            .filter(|s| !STATUS_WORDS.contains(&s.as_str()))
+            .map(String::as_str)
+            .collect();
+        (!unknown.is_empty()).then(|| {
+            format!(
+                "unknown status {}: use {}",
+                unknown.join(", "),
+                STATUS_WORDS.join(", ")
+            )
+        })
+    }
+
     /// Whether feed item `i` passes. Non-invocation rows pass only a text-only filter.
     pub fn matches(&self, session: &Session, i: usize) -> bool {
         let Some(item) = session.items.get(i) else {
             return false;
         };
-        if self.tool.is_some() || self.status.is_some() {
+        if !self.tools.is_empty() || !self.statuses.is_empty() {
             let Item::Invocation(k) = item else {
                 return false;
             };
             let inv = &session.invocations[*k];
-            if let Some(t) = &self.tool
-                && !inv.tool_name.to_lowercase().contains(t.as_str())
-            {
-                return false;
+            if !self.tools.is_empty() {
+                let name = inv.tool_name.to_lowercase();
+                if !self.tools.iter().any(|t| name.contains(t.as_str())) {
+                    return false;
+                }
             }
-            if let Some(s) = &self.status
-                && !status_matches(&inv.status, inv.findings, s)
+            if !self.statuses.is_empty()
+                && !self
+                    .statuses
+                    .iter()
+                    .any(|s| status_matches(&inv.status, inv.findings, s))
             {
                 return false;
             }
@@ -177,6 +202,24 @@ impl Filter {
         }
     }
 }
+
+/// The `status:` words a filter understands.
+const STATUS_WORDS: &[&str] = &[
+    "running",
+    "open",
+    "requested",
+    "streaming",
+    "ok",
+    "error",
+    "failed",
+    "fail",
+    "timeout",
+    "cancelled",
+    "findings",
+    "finding",
+    "problem",
+    "problems",
+];
 
 fn status_matches(status: &CallStatus, findings: u32, want: &str) -> bool {
     match want {
@@ -781,8 +824,34 @@ mod tests {
     fn filter_syntax() {
         assert_eq!(Filter::parse("  "), None);
         let f = Filter::parse("tool:Bash status:error cargo test").unwrap_or_default();
-        assert_eq!(f.tool.as_deref(), Some("bash"));
-        assert_eq!(f.status.as_deref(), Some("error"));
+        assert_eq!(f.tools, ["bash"]);
+        assert_eq!(f.statuses, ["error"]);
         assert_eq!(f.text.as_deref(), Some("cargo test"));
+        assert_eq!(f.problem(), None);
+        // Several tools (or statuses) are alternatives; an unknown status is named.
+        let f = Filter::parse("tool:Bash tool:Read status:bogus").unwrap_or_default();
+        assert_eq!(f.tools, ["bash", "read"]);
+        assert_eq!(
+            f.problem().as_deref(),
+            Some(
+                "unknown status bogus: use running, open, requested, streaming, ok, error, failed, fail, timeout, cancelled, findings, finding, problem, problems"
+            )
+        );
+    }
+
+    #[test]
+    fn several_tools_keep_each_of_them() {
+        let items = crate::import::load_bytes(crate::source::DEMO.as_bytes()).items;
+        let session = Session::from_decoded(items);
+        let count = |raw: &str| {
+            let f = Filter::parse(raw).unwrap_or_default();
+            (0..session.items.len())
+                .filter(|&i| f.matches(&session, i))
+                .count()
+        };
+        let (bash, read) = (count("tool:Bash"), count("tool:Read"));
+        assert!(bash > 0 && read > 0);
+        assert_eq!(count("tool:Bash tool:Read"), bash + read);
+        assert_eq!(count("status:bogus"), 0);
     }
 }

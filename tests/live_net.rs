@@ -414,7 +414,7 @@ async fn tls_against_a_plain_server_fails_cleanly_after_bounded_retries() {
             .await
             .unwrap();
         assert!(
-            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 2")),
+            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 3 failed attempts in a row (2 retries)")),
             "{url}: {r:?}"
         );
     }
@@ -663,7 +663,7 @@ async fn a_server_that_accepts_and_never_answers_is_retried() {
             .await
             .unwrap();
         assert!(
-            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 2")),
+            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 3 failed attempts in a row (2 retries)")),
             "{url}: {r:?}"
         );
     }

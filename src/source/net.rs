@@ -341,7 +341,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
                 tracing::info!(attempt, %reason, "stream dropped; reconnecting");
                 if cfg.max_attempts.is_some_and(|m| attempt > m) {
                     let msg = format!(
-                        "{url}: gave up after {} failed attempts: {reason}",
+                        "{url}: gave up after {attempt} failed attempts in a row ({} retries): {reason}",
                         attempt - 1
                     );
                     let _ = tx.send(SourceMsg::Failed(SourceError::Other(msg))).await;
