@@ -158,20 +158,26 @@ pub fn build_detail_lines(
     theme: &Theme,
     opts: DetailOpts,
 ) -> Vec<Line<'static>> {
+    build_with(src, &detail_ctx(theme, opts, true, None), opts, false)
+}
+
+/// The render context of a detail build: `opts`' width, layout and limits, highlighting on or
+/// off, and each renderer cut at `rows` output lines when given.
+fn detail_ctx(
+    theme: &Theme,
+    opts: DetailOpts,
+    highlight: bool,
+    rows: Option<usize>,
+) -> RenderCtx<'_> {
     let mut cx = RenderCtx::new(opts.width, theme);
     cx.side_by_side = opts.side_by_side;
     cx.wrap = opts.wrap;
     cx.limits = opts.limits;
-    match src {
-        DetailSource::Invocation {
-            inv,
-            entry,
-            ended,
-            findings,
-        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, &cx, opts, false),
-        DetailSource::Message(m) => build_message(m, &cx),
-        DetailSource::Event(f) => build_event(f, &cx),
+    cx.highlight &= highlight;
+    if let Some(rows) = rows {
+        cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
     }
+    cx
 }
 
 fn invocation_with_findings(
@@ -196,22 +202,23 @@ pub fn build_plain_detail_lines(
     theme: &Theme,
     opts: DetailOpts,
 ) -> Vec<Line<'static>> {
-    let mut cx = RenderCtx::new(opts.width, theme);
-    cx.side_by_side = opts.side_by_side;
-    cx.wrap = opts.wrap;
-    cx.limits = opts.limits;
-    cx.highlight = false;
-    build_with(src, &cx, opts)
+    build_with(src, &detail_ctx(theme, opts, false, None), opts, false)
 }
 
-fn build_with(src: &DetailSource, cx: &RenderCtx<'_>, opts: DetailOpts) -> Vec<Line<'static>> {
+/// `partial`: renderers are cut (`rows`) and end in the "rendering the rest…" marker.
+fn build_with(
+    src: &DetailSource,
+    cx: &RenderCtx<'_>,
+    opts: DetailOpts,
+    partial: bool,
+) -> Vec<Line<'static>> {
     match src {
         DetailSource::Invocation {
             inv,
             entry,
             ended,
             findings,
-        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, cx, opts, false),
+        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, cx, opts, partial),
         DetailSource::Message(m) => build_message(m, cx),
         DetailSource::Event(f) => build_event(f, cx),
     }
@@ -265,21 +272,7 @@ pub fn build_first_lines(
     opts: DetailOpts,
     rows: usize,
 ) -> Vec<Line<'static>> {
-    let mut cx = RenderCtx::new(opts.width, theme);
-    cx.side_by_side = opts.side_by_side;
-    cx.wrap = opts.wrap;
-    cx.limits = opts.limits;
-    cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
-    match src {
-        DetailSource::Invocation {
-            inv,
-            entry,
-            ended,
-            findings,
-        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, &cx, opts, true),
-        DetailSource::Message(m) => build_message(m, &cx),
-        DetailSource::Event(f) => build_event(f, &cx),
-    }
+    build_with(src, &detail_ctx(theme, opts, true, Some(rows)), opts, true)
 }
 
 /// The first rows of a heavy item's detail, cheaply, so the pane shows the real (plain) rendering
@@ -295,12 +288,7 @@ pub fn build_quick_lines(
     opts: DetailOpts,
     rows: usize,
 ) -> Vec<Line<'static>> {
-    let mut cx = RenderCtx::new(opts.width, theme);
-    cx.side_by_side = opts.side_by_side;
-    cx.wrap = opts.wrap;
-    cx.limits = opts.limits;
-    cx.highlight = false;
-    cx.limits.max_lines = rows.clamp(1, cx.limits.max_lines);
+    let cx = detail_ctx(theme, opts, false, Some(rows));
     match session.items.get(item) {
         Some(Item::Invocation(k)) => {
             let inv = session.with_output(&session.invocations[*k]);
