@@ -216,8 +216,9 @@ pub struct Invocation {
     pub input: Value,
     pub parallel_group_id: Option<String>,
     pub status: CallStatus,
-    /// The result payload. Its `output` is `None` while deferred (see `output_span`).
-    pub result: Option<ToolInvokeResult>,
+    /// The result payload (boxed: an open call pays 8 bytes for it). Its `output` is `None`
+    /// while deferred (see `output_span`).
+    pub result: Option<Box<ToolInvokeResult>>,
     /// Set when the result's output was not kept in memory (a big output in a file-backed
     /// session): the byte span of the result frame's line in `Session::backing`. Read the output
     /// with [`Session::output`].
@@ -225,10 +226,13 @@ pub struct Invocation {
     pub stream: ChunkBuffer,
     pub requested_at: Option<Timestamp>,
     pub ended_at: Option<Timestamp>,
-    /// Envelope of the request frame (metadata, unknown fields) for the raw view.
-    pub request_envelope: Envelope,
-    /// Envelope of the result frame.
-    pub result_envelope: Option<Envelope>,
+    /// Envelope of the request frame, kept only when it carries something the invocation does
+    /// not keep elsewhere (an `id`, metadata other than `delegation_chain`, unknown fields; see
+    /// [`kept_envelope`]): `session_id`, `seq` and the timestamp of a plain envelope are not kept
+    /// (about 500 bytes an invocation, issue 8).
+    pub request_envelope: Option<Box<Envelope>>,
+    /// Envelope of the result frame, kept by the same rule.
+    pub result_envelope: Option<Box<Envelope>>,
     /// Source line of the request / result frame.
     pub request_line: u64,
     pub result_line: Option<u64>,
@@ -291,7 +295,8 @@ pub struct Message {
 pub enum Item {
     /// Index into `Session::invocations`.
     Invocation(usize),
-    Message(Message),
+    /// Boxed so a row costs 16 bytes whatever its kind.
+    Message(Box<Message>),
     /// Any other frame, shown generically (turn ends, compaction, usage, errors, unknown types,
     /// and tool frames that could not be attached to an invocation).
     Event(Box<Frame>),
@@ -351,7 +356,12 @@ pub struct Session {
     index: HashMap<String, usize>,
     /// Every catalog publish in order; the last one is the current catalog (SPEC 3.5).
     pub publishes: Vec<Publish>,
+    /// Append only, through [`Session::push_finding`] (which indexes them).
     pub findings: Vec<Finding>,
+    /// Indices into `findings` by `invocation_id`, and by line for findings naming no invocation
+    /// (line 0 is not indexed), for [`Session::findings_of`].
+    finding_ids: HashMap<String, Vec<usize>>,
+    finding_lines: HashMap<u64, Vec<usize>>,
     pub counts: Counts,
     /// Bumped on every change.
     pub revision: u64,
@@ -509,8 +519,35 @@ impl Session {
             self.invocations[i].findings += 1;
             self.invocations[i].rev += 1;
         }
+        let k = self.findings.len();
+        match (&f.invocation_id, f.line) {
+            (Some(id), _) => self.finding_ids.entry(id.clone()).or_default().push(k),
+            (None, 0) => {}
+            (None, line) => self.finding_lines.entry(line).or_default().push(k),
+        }
         self.findings.push(f);
         self.revision += 1;
+    }
+
+    /// The findings about `inv`, in order: those naming its `invocation_id`, and those naming no
+    /// invocation on the line of its request or result. At most `limit`. Looked up through an
+    /// index, not a scan (the detail pane asks on every selection; issue 8).
+    pub fn findings_of(&self, inv: &Invocation, limit: usize) -> Vec<&Finding> {
+        let mut at: Vec<usize> = self
+            .finding_ids
+            .get(&inv.invocation_id)
+            .into_iter()
+            .chain(self.finding_lines.get(&inv.request_line))
+            .chain(inv.result_line.and_then(|l| self.finding_lines.get(&l)))
+            .flatten()
+            .copied()
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter()
+            .take(limit)
+            .filter_map(|k| self.findings.get(k))
+            .collect()
     }
 
     /// Folds one decoded item (a frame, a malformed line, or an importer's finding).
@@ -547,6 +584,11 @@ impl Session {
         for f in crate::check::end_findings(self) {
             self.push_finding(f);
         }
+        // Nothing more will be added: give back the growth room of the big vectors (up to half
+        // their size; a realloc of a large block is a remap, not a copy).
+        self.items.shrink_to_fit();
+        self.invocations.shrink_to_fit();
+        self.findings.shrink_to_fit();
     }
 
     /// Cap on kept feed rows in effect (0: none).
@@ -664,7 +706,8 @@ impl Session {
         self.items.len() - 1
     }
 
-    fn push_event(&mut self, frame: Frame) -> Applied {
+    fn push_event(&mut self, mut frame: Frame) -> Applied {
+        shrink_envelope(&mut frame.envelope);
         let item = self.push_item(Item::Event(Box::new(frame)));
         Applied {
             item: Some(item),
@@ -768,7 +811,7 @@ impl Session {
             item,
             findings: 0,
             rev: 1,
-            request_envelope: frame.envelope,
+            request_envelope: kept_envelope(frame.envelope),
             result_envelope: None,
         });
         if let Some(p) = parent {
@@ -866,14 +909,14 @@ impl Session {
         }
         let inv = &mut self.invocations[idx];
         inv.status = status;
-        inv.result = Some(r);
+        inv.result = Some(Box::new(r));
         if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
             && r.output.take().is_some()
         {
             inv.output_span = Some(span);
         }
         inv.ended_at = frame.envelope.timestamp;
-        inv.result_envelope = Some(frame.envelope);
+        inv.result_envelope = kept_envelope(frame.envelope);
         inv.result_line = Some(line);
         inv.rev += 1;
         Applied {
@@ -959,7 +1002,9 @@ impl Session {
                 };
             }
         }
-        let item = self.push_item(Item::Message(Message {
+        let mut metadata = frame.envelope.metadata;
+        shrink_map(&mut metadata);
+        let item = self.push_item(Item::Message(Box::new(Message {
             kind,
             text,
             done,
@@ -967,8 +1012,8 @@ impl Session {
             timestamp: frame.envelope.timestamp,
             line: frame.origin.line,
             delegation_chain: chain,
-            metadata: frame.envelope.metadata,
-        }));
+            metadata,
+        })));
         if !done {
             self.open_messages.push(item);
         }
@@ -978,6 +1023,31 @@ impl Session {
             new_item: true,
         }
     }
+}
+
+/// Gives back the spare capacity of an envelope's maps (a parsed frame's top-level map keeps the
+/// room of the keys moved out of it: about 1 KB a frame).
+fn shrink_envelope(e: &mut Envelope) {
+    shrink_map(&mut e.metadata);
+    shrink_map(&mut e.extra);
+}
+
+/// Reallocates `m` at its length (`serde_json::Map` has no `shrink_to_fit`); an empty map
+/// holds no allocation.
+fn shrink_map(m: &mut Map<String, Value>) {
+    *m = std::mem::take(m).into_iter().collect();
+}
+
+/// `e`, boxed, when it carries something an invocation does not keep elsewhere: an `id`,
+/// metadata other than `delegation_chain`, or unknown fields. `None` for a plain envelope.
+fn kept_envelope(mut e: Envelope) -> Option<Box<Envelope>> {
+    let plain =
+        e.id.is_none() && e.extra.is_empty() && e.metadata.keys().all(|k| k == "delegation_chain");
+    if plain {
+        return None;
+    }
+    shrink_envelope(&mut e);
+    Some(Box::new(e))
 }
 
 /// The text of a prompt / text / thinking payload: `delta`, `text`, `content`, `prompt` or
