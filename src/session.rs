@@ -377,30 +377,80 @@ pub struct Session {
     /// Feed rows dropped by compaction so far (shown to the user).
     pub dropped_items: u64,
     /// The file this session is read from, when its frames carry byte spans (RAWP NDJSON files,
-    /// `crate::source::file`). Then result outputs of [`DEFER_OUTPUT_BYTES`] or more are not kept
-    /// in memory but read again from the file when shown ([`Session::output`]), so memory does
-    /// not grow with output sizes (issue 8).
+    /// `crate::source::file`). Then result outputs are not kept in memory but read again from
+    /// the file when shown ([`Session::output`]), so memory does not grow with output sizes
+    /// (issue 8). Even small outputs are left there: one kept as a `Value` tree costs ~10× its
+    /// JSON text, and reading one line back costs one positional read and a parse.
     pub backing: Option<Arc<Path>>,
+    /// `backing`, opened once.
+    open_file: OpenFile,
 }
 
-/// Result frames at least this long (bytes of their line) have their output deferred to the
-/// backing file (see [`Session::backing`]).
-pub const DEFER_OUTPUT_BYTES: u64 = 1024;
+/// The backing file, opened once and shared (clones of a session open their own), read with
+/// positional reads so concurrent readers (render jobs, scans) never race on a cursor.
+#[derive(Default)]
+struct OpenFile(std::sync::Mutex<Option<(Arc<Path>, Arc<std::fs::File>)>>);
 
-/// Reads `span` of the file at `path` as text (invalid UTF-8 replaced).
-fn read_span(path: &Path, span: ByteSpan) -> std::io::Result<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path)?;
-    f.seek(SeekFrom::Start(span.offset))?;
-    let mut buf = Vec::new();
-    f.take(span.len).read_to_end(&mut buf)?;
-    if (buf.len() as u64) < span.len {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "the file is shorter than when it was read",
-        ));
+impl Clone for OpenFile {
+    fn clone(&self) -> Self {
+        Self::default()
     }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+impl PartialEq for OpenFile {
+    /// A cache: never part of a session's value.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenFile")
+    }
+}
+
+impl OpenFile {
+    /// Reads `span` of the file at `path` as text (invalid UTF-8 replaced), opening it on first
+    /// use (or when `path` changed).
+    fn read_span(&self, path: &Arc<Path>, span: ByteSpan) -> std::io::Result<String> {
+        let file = {
+            let mut slot = self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match slot.as_ref() {
+                Some((p, f)) if Arc::ptr_eq(p, path) || **p == **path => Arc::clone(f),
+                _ => {
+                    let f = Arc::new(std::fs::File::open(path)?);
+                    *slot = Some((Arc::clone(path), Arc::clone(&f)));
+                    f
+                }
+            }
+        };
+        let len = usize::try_from(span.len).map_err(std::io::Error::other)?;
+        let mut buf = vec![0u8; len];
+        read_exact_at(&file, &mut buf, span.offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                std::io::Error::new(e.kind(), "the file is shorter than when it was read")
+            } else {
+                e
+            }
+        })?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(mut f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
 }
 
 /// Default cap on kept feed rows (about 200k rows; a row costs from ~100 bytes to the size of
@@ -457,7 +507,7 @@ impl Session {
         let Some(path) = &self.backing else {
             return Some(Cow::Owned(unavailable("no file to read it from".into())));
         };
-        let v = match read_span(path, span) {
+        let v = match self.open_file.read_span(path, span) {
             Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
             Ok(text) => match crate::protocol::parse_line(inv.result_line.unwrap_or(0), &text) {
                 Ok(Frame {
@@ -873,10 +923,7 @@ impl Session {
         };
         let id = r.invocation_id.clone().unwrap_or_default();
         let line = frame.origin.line;
-        let deferred = frame
-            .origin
-            .span
-            .filter(|s| self.backing.is_some() && s.len >= DEFER_OUTPUT_BYTES);
+        let deferred = frame.origin.span.filter(|_| self.backing.is_some());
         let Some(&idx) = self.index.get(&id) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
