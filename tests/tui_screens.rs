@@ -149,3 +149,27 @@ fn corpus_claude_code_task_with_subagent() {
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("corpus_cc_sidechain_error", term.backend());
 }
+
+/// The last two rows of a drawn screen (the status bar), as text.
+fn status_rows(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let (w, h) = (buf.area.width, buf.area.height);
+    (h - 2..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_bad_regex_says_why_on_one_line() {
+    let mut app = session();
+    act(&mut app, &[Action::StartSearch]);
+    app.type_text("unwrap(");
+    app.press(crossterm::event::KeyCode::Enter);
+    assert_eq!(
+        app.view.message.as_deref(),
+        Some("bad regex: unclosed group at 7")
+    );
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("bad_regex_status", status_rows(&term));
+}
