@@ -1385,7 +1385,10 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     }
     // Token from --token-file / RAWP_TOKEN; its warnings go to stderr before the TUI starts.
     let net = match NetConfig::resolve(open.net.token_file.as_deref()) {
-        Ok(n) => n,
+        Ok(mut n) => {
+            open.net.apply(&mut n);
+            n
+        }
         Err(e) => {
             eprintln!("rawpv: {e}");
             return Ok(2);

@@ -704,3 +704,82 @@ async fn serve_heartbeats_keep_an_idle_recording_open() {
     }
     stop.cancel();
 }
+
+/// `rawpv ARGS` run to its end off the async runtime; returns its output.
+async fn run_rawpv(args: Vec<String>) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::cargo_bin("rawpv")
+            .unwrap()
+            .env_remove("RAWP_TOKEN")
+            .args(&args)
+            .timeout(WAIT)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keepalive_flags_reach_the_connection_end_to_end() {
+    // `--ping-interval 50ms --read-timeout 300ms`: pings keep the idle stretch open, the silence
+    // after frame 3 is dropped and resumed after 3 (the defaults, 15 s / 60 s, would wait 60 s).
+    let (addr, uris) = ws_goes_silent_server().await;
+    let args = |ping: &str| {
+        vec![
+            "print".to_owned(),
+            format!("ws://{addr}/ws"),
+            format!("--ping-interval={ping}"),
+            "--read-timeout=300ms".to_owned(),
+        ]
+    };
+    let out = run_rawpv(args("50ms")).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        uris.lock().unwrap().clone(),
+        vec!["/ws".to_owned(), "/ws?after=3".to_owned()]
+    );
+    // `--ping-interval off`: the idle stretch itself trips the read timeout.
+    let (addr2, uris2) = ws_goes_silent_server().await;
+    let mut a = args("off");
+    a[1] = format!("ws://{addr2}/ws");
+    let out = run_rawpv(a).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        uris2.lock().unwrap().clone(),
+        vec!["/ws".to_owned(), "/ws?after=2".to_owned()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_answers_a_bad_resume_value_with_400() {
+    let (mut child, addr) = spawn_server("127.0.0.1:0", "1");
+    for (path, header) in [
+        ("/events?after=abc", None),
+        ("/sse?after=-1", None),
+        ("/events", Some("abc")),
+    ] {
+        let client = reqwest::Client::new();
+        let mut req = client.get(format!("http://{addr}{path}"));
+        if let Some(h) = header {
+            req = req.header("Last-Event-ID", h);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), 400, "{path}");
+        let body = resp.text().await.unwrap();
+        assert!(
+            body.ends_with("must be a frame count (a whole number, 0 or more), not \"abc\"\n")
+                || body.contains("not \"-1\""),
+            "{path}: {body}"
+        );
+        assert_eq!(body.lines().count(), 1, "{body}");
+    }
+    // The WebSocket handshake too.
+    let r = tokio_tungstenite::connect_async(format!("ws://{addr}/ws?after=abc")).await;
+    assert!(
+        matches!(&r, Err(tokio_tungstenite::tungstenite::Error::Http(resp)) if resp.status() == 400),
+        "{r:?}"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+}
