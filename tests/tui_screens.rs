@@ -3,30 +3,16 @@
 //! Headless: the app is built from decoded items, driven with actions and keys, and drawn.
 
 use insta::assert_snapshot;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
-use rawpv::source::DEMO;
+
+#[path = "support/headless.rs"]
+mod headless;
+use headless::{act, draw, status_rows};
 
 fn demo() -> App {
-    App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo")
-}
-
-fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
-    app.prepare(Rect::new(0, 0, w, h));
-    app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
-    term
-}
-
-fn act(app: &mut App, actions: &[Action]) {
-    for a in actions {
-        app.update(Msg::Action(*a));
-    }
+    App::headless(headless::demo_items(), "demo")
 }
 
 #[test]
@@ -148,16 +134,6 @@ fn corpus_claude_code_task_with_subagent() {
     act(&mut app, &[Action::NextError, Action::NextError]);
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("corpus_cc_sidechain_error", term.backend());
-}
-
-/// The last two rows of a drawn screen (the status bar), as text.
-fn status_rows(term: &Terminal<TestBackend>) -> String {
-    let buf = term.backend().buffer();
-    let (w, h) = (buf.area.width, buf.area.height);
-    (h - 2..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]
