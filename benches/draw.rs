@@ -18,11 +18,10 @@ use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import::Decoded;
-use rawpv::protocol::{
-    Body, Frame, FrameType, OutputType, ResultStatus, Timestamp, ToolInvokeRequest,
-    ToolInvokeResult,
-};
-use serde_json::json;
+
+#[path = "support/calls.rs"]
+mod calls;
+use calls::cpu_ns;
 
 const WIDTH: u16 = 200;
 const HEIGHT: u16 = 60;
@@ -34,57 +33,17 @@ fn calls() -> usize {
         .unwrap_or(1_000_000)
 }
 
-/// `n` finished invocations (built as frames directly: this bench is about drawing, not parsing).
+/// `n` finished invocations of six tools (built as frames directly: this bench is about
+/// drawing, not parsing).
 fn items(n: usize) -> Vec<Decoded> {
-    let tools = ["Bash", "Read", "Edit", "Grep", "Glob", "WebFetch"];
-    let mut v = Vec::with_capacity(2 * n);
-    for i in 0..n {
-        let id = format!("{i:08x}-0000-4000-8000-000000000000");
-        let tool = tools[i % tools.len()];
-        let ts = Some(Timestamp(1_795_000_000_000 + i as i64 * 1_000));
-        let mut req = Frame::new(
-            FrameType::ToolInvokeRequest,
-            Body::Request(ToolInvokeRequest {
-                invocation_id: Some(id.clone()),
-                tool_name: Some(tool.into()),
-                input: Some(
-                    json!({"command": format!("cargo test --lib case_{i}"), "file_path": "src/lib.rs"}),
-                ),
-                ..Default::default()
-            }),
-        );
-        req.envelope.timestamp = ts;
-        let mut res = Frame::new(
-            FrameType::ToolInvokeResult,
-            Body::Result(ToolInvokeResult {
-                invocation_id: Some(id),
-                tool_name: Some(tool.into()),
-                status: Some(if i % 13 == 0 {
-                    ResultStatus::Error
-                } else {
-                    ResultStatus::Success
-                }),
-                output: Some(json!(format!(
-                    "running 3 tests\ntest a ... ok\ntest b ... ok\ntest case_{i} ... ok\n"
-                ))),
-                output_type: Some(OutputType::Text),
-                duration_ms: Some((i % 997) as f64),
-                ..Default::default()
-            }),
-        );
-        res.envelope.timestamp = ts;
-        v.push(Decoded::frame(req));
-        v.push(Decoded::frame(res));
-    }
-    v
-}
-
-/// On-CPU time of this thread in ns (Linux `/proc/thread-self/schedstat`); 0 elsewhere.
-fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    calls::finished_calls(
+        n,
+        &calls::Shape {
+            tools: &["Bash", "Read", "Edit", "Grep", "Glob", "WebFetch"],
+            prompt_every: None,
+            file_path: Some("src/lib.rs"),
+        },
+    )
 }
 
 fn step(app: &mut App, term: &mut Terminal<TestBackend>, k: usize) {

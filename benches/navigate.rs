@@ -32,12 +32,11 @@ use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import::{self, Decoded};
-use rawpv::protocol::{
-    Body, Frame, FrameType, OutputType, ResultStatus, Timestamp, ToolInvokeRequest,
-    ToolInvokeResult,
-};
 use rawpv::source::SourceMsg;
-use serde_json::json;
+
+#[path = "support/calls.rs"]
+mod calls;
+use calls::cpu_ns;
 
 #[path = "../examples/gen.rs"]
 #[allow(dead_code, clippy::all, clippy::pedantic)]
@@ -63,61 +62,16 @@ fn env_count(name: &str, default: u64) -> u64 {
 }
 
 /// `n` finished Bash calls, a prompt before every 50th, one in 13 failed (built as frames
-/// directly, like `benches/draw.rs`: a million calls from `gen` would need ~5M frames and
-/// ~15 GB of memory).
+/// directly: a million calls from `gen` would need ~5M frames and ~15 GB of memory).
 fn synthetic(n: usize) -> Vec<Decoded> {
-    let mut v = Vec::with_capacity(2 * n + n / 50 + 1);
-    for i in 0..n {
-        let ts = Some(Timestamp(1_795_000_000_000 + i as i64 * 1_000));
-        if i % 50 == 0 {
-            let mut payload = serde_json::Map::new();
-            payload.insert("text".into(), json!(format!("turn {} please", i / 50)));
-            let mut p = Frame::new(FrameType::ControlPromptRequest, Body::Generic(payload));
-            p.envelope.timestamp = ts;
-            v.push(Decoded::frame(p));
-        }
-        let id = format!("{i:08x}-0000-4000-8000-000000000000");
-        let mut req = Frame::new(
-            FrameType::ToolInvokeRequest,
-            Body::Request(ToolInvokeRequest {
-                invocation_id: Some(id.clone()),
-                tool_name: Some("Bash".into()),
-                input: Some(json!({"command": format!("cargo test --lib case_{i}")})),
-                ..Default::default()
-            }),
-        );
-        req.envelope.timestamp = ts;
-        let mut res = Frame::new(
-            FrameType::ToolInvokeResult,
-            Body::Result(ToolInvokeResult {
-                invocation_id: Some(id),
-                tool_name: Some("Bash".into()),
-                status: Some(if i % 13 == 0 {
-                    ResultStatus::Error
-                } else {
-                    ResultStatus::Success
-                }),
-                output: Some(json!(format!(
-                    "running 3 tests\ntest a ... ok\ntest b ... ok\ntest case_{i} ... ok\n"
-                ))),
-                output_type: Some(OutputType::Text),
-                duration_ms: Some((i % 997) as f64),
-                ..Default::default()
-            }),
-        );
-        res.envelope.timestamp = ts;
-        v.push(Decoded::frame(req));
-        v.push(Decoded::frame(res));
-    }
-    v
-}
-
-/// On-CPU time of this thread in ns (Linux `/proc/thread-self/schedstat`); 0 elsewhere.
-fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    calls::finished_calls(
+        n,
+        &calls::Shape {
+            tools: &["Bash"],
+            prompt_every: Some(50),
+            file_path: None,
+        },
+    )
 }
 
 /// One measured navigation: `reset` (untimed) puts the app in its starting state, `run` is the

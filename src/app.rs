@@ -34,7 +34,7 @@ mod player;
 mod scan;
 mod screen;
 
-pub use scan::SCAN_BUDGET;
+pub use scan::{MatchStatus, SCAN_BUDGET};
 pub use screen::{BackendScreen, CountingSink, Screen};
 
 use crate::action::Action;
@@ -288,6 +288,8 @@ pub struct App {
     pub limits: crate::render::Limits,
     /// A search or filter scan running in bounded steps (`app/scan.rs`).
     scan: Option<scan::Scan>,
+    /// The count of the committed search's matches (`app/scan.rs`).
+    count: Option<scan::Count>,
     /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
     pub scan_budget: Duration,
 }
@@ -328,6 +330,7 @@ impl App {
             clipboard_out: None,
             from_browser: false,
             limits: crate::render::Limits::default(),
+            count: None,
             scan: None,
             scan_budget: scan::SCAN_BUDGET,
         }
@@ -485,9 +488,12 @@ impl App {
             Ok(re) => {
                 self.search_re = re;
                 self.view.search = (!query.is_empty()).then(|| query.to_owned());
+                self.restart_count();
             }
             Err(e) => {
-                self.view.message = Some(format!("bad regex: {e}"));
+                let insensitive = !query.chars().any(char::is_uppercase);
+                let why = view::regex_problem(query, insensitive, &e);
+                self.view.message = Some(format!("bad regex: {why}"));
             }
         }
     }
@@ -553,6 +559,7 @@ impl App {
                         self.view.tokens = view::Tokens::default();
                         self.view.quiet = 0;
                         self.scan = None;
+                        self.restart_count();
                         self.view.progress = None;
                         self.view.feed.selected = 0;
                         self.view.feed.offset = 0;
@@ -603,6 +610,7 @@ impl App {
         let Some(item) = applied.item else {
             return;
         };
+        self.count_item_changed(item);
         if let Some(pos) = self.view.admit(&self.session, item, applied.new_item)
             && pos <= self.view.feed.selected
             && self.row_count() > 1
@@ -1068,6 +1076,7 @@ impl App {
                 } else if self.view.search.is_some() {
                     self.view.search = None;
                     self.search_re = None;
+                    self.count = None;
                 } else if self.view.filter.is_some() {
                     self.set_filter(None);
                 } else if self.view.tab != Tab::Detail {
@@ -1376,7 +1385,10 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     }
     // Token from --token-file / RAWP_TOKEN; its warnings go to stderr before the TUI starts.
     let net = match NetConfig::resolve(open.net.token_file.as_deref()) {
-        Ok(n) => n,
+        Ok(mut n) => {
+            open.net.apply(&mut n);
+            n
+        }
         Err(e) => {
             eprintln!("rawpv: {e}");
             return Ok(2);

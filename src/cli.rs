@@ -3,8 +3,12 @@
 //! Who calls it: `main.rs`. Every flag has its `--help` text here as a doc comment.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::replay::{MAX_SPEED, MIN_SPEED};
+use crate::source::NetConfig;
 
 /// rawpv: a terminal viewer for AI-agent sessions (RAWP frames, Claude Code transcripts,
 /// Anthropic Messages API conversations).
@@ -33,7 +37,7 @@ pub struct OpenArgs {
     #[arg(long)]
     pub replay: bool,
     /// Replay speed factor (0.25 to 64).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = replay_speed)]
     pub speed: f64,
     /// Compress idle gaps in replay to at most this many seconds.
     #[arg(long, default_value_t = 2.0, value_parser = seconds)]
@@ -52,6 +56,38 @@ pub struct NetArgs {
     /// File holding the Bearer token for a master's stream (else the `RAWP_TOKEN` variable).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
+    /// URL inputs over WebSocket: send a Ping this often while connected, e.g. `15s`, `500ms`,
+    /// `1m` (a bare number is seconds; `off` or 0 sends none) [default: 15s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub ping_interval: Option<Duration>,
+    /// URL inputs: a connection that hears nothing from the server this long (no frame, Pong or
+    /// heartbeat) is dropped and resumed, e.g. `60s`, `2m` (`off` or 0 waits forever)
+    /// [default: 60s]. Keep it well above --ping-interval.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub read_timeout: Option<Duration>,
+}
+
+impl NetArgs {
+    /// Puts `--ping-interval` / `--read-timeout` into `cfg` (zero: off); warns (into
+    /// `cfg.warnings`) when the read timeout would expire before the next ping.
+    pub fn apply(&self, cfg: &mut NetConfig) {
+        if let Some(d) = self.ping_interval {
+            cfg.ping_interval = (!d.is_zero()).then_some(d);
+        }
+        if let Some(d) = self.read_timeout {
+            cfg.read_timeout = (!d.is_zero()).then_some(d);
+        }
+        if let (Some(p), Some(r)) = (cfg.ping_interval, cfg.read_timeout)
+            && r <= p
+        {
+            cfg.warnings.push(format!(
+                "--read-timeout {} is not above --ping-interval {}: an idle but live WebSocket \
+                 stream will be dropped and resumed",
+                humantime::format_duration(r),
+                humantime::format_duration(p)
+            ));
+        }
+    }
 }
 
 /// When to colour non-interactive output.
@@ -128,8 +164,8 @@ pub enum Command {
         /// Address to listen on (loopback by default).
         #[arg(long, default_value = "127.0.0.1:7878")]
         listen: String,
-        /// Playback speed factor.
-        #[arg(long, default_value_t = 1.0)]
+        /// Playback speed factor (above 0; 2 plays twice as fast).
+        #[arg(long, default_value_t = 1.0, value_parser = serve_speed)]
         speed: f64,
         /// Require this Bearer token (file contents).
         #[arg(long)]
@@ -137,8 +173,8 @@ pub enum Command {
         /// Largest frame sent or accepted, in bytes.
         #[arg(long, default_value_t = 16 * 1024 * 1024)]
         max_frame_bytes: usize,
-        /// Most concurrent clients.
-        #[arg(long, default_value_t = 16)]
+        /// Most concurrent clients (1 or more).
+        #[arg(long, default_value_t = 16, value_parser = at_least_one)]
         max_clients: usize,
     },
 }
@@ -150,5 +186,116 @@ fn seconds(s: &str) -> Result<f64, String> {
         Ok(v) if v >= 0.0 => Ok(v),
         Ok(_) => Err("must be a number of seconds, 0 or more".into()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--speed` of the viewer's replay: a number from [`MIN_SPEED`] to [`MAX_SPEED`]; NaN, infinities,
+/// zero and negatives are refused (NaN used to play at 1× silently).
+fn replay_speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (MIN_SPEED..=MAX_SPEED).contains(&v) => Ok(v),
+        Ok(_) => Err(format!("must be a number from {MIN_SPEED} to {MAX_SPEED}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `serve --speed`: a finite number above 0.
+fn serve_speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("must be a finite number above 0".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A count of 1 or more.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Longest accepted duration: a day (longer ones are typos, and a deadline that far out could
+/// overflow the clock).
+const MAX_DURATION: Duration = Duration::from_hours(24);
+
+/// A human duration: `15s`, `500ms`, `1m 30s` (humantime syntax), a bare number of seconds
+/// (`2.5`), or `off` (zero). At most a day.
+fn duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let d = if s.eq_ignore_ascii_case("off") {
+        Duration::ZERO
+    } else if let Ok(secs) = s.parse::<f64>() {
+        if !(secs.is_finite() && secs >= 0.0) {
+            return Err("must be a duration like 15s or 500ms, or off".into());
+        }
+        Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())?
+    } else {
+        humantime::parse_duration(s)
+            .map_err(|e| format!("{e}: use a duration like 15s, 500ms or 1m, or off"))?
+    };
+    if d > MAX_DURATION {
+        return Err("must be at most a day (24h), or off".into());
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("1m 30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(duration("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(duration("off"), Ok(Duration::ZERO));
+        assert_eq!(duration("0"), Ok(Duration::ZERO));
+        for bad in ["nan", "-1", "inf", "abc", "15 parsecs", "25h", "1000years"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn speeds_and_counts() {
+        assert_eq!(replay_speed("2"), Ok(2.0));
+        for bad in ["nan", "inf", "-inf", "-1", "0", "0.1", "100", "x"] {
+            assert!(replay_speed(bad).is_err(), "{bad}");
+        }
+        assert_eq!(serve_speed("100"), Ok(100.0));
+        for bad in ["nan", "inf", "-1", "0"] {
+            assert!(serve_speed(bad).is_err(), "{bad}");
+        }
+        assert_eq!(at_least_one("3"), Ok(3));
+        assert!(at_least_one("0").is_err());
+    }
+
+    #[test]
+    fn net_flags_reach_the_config() {
+        let mut cfg = NetConfig::default();
+        NetArgs {
+            token_file: None,
+            ping_interval: Some(Duration::ZERO),
+            read_timeout: Some(Duration::from_millis(300)),
+        }
+        .apply(&mut cfg);
+        assert_eq!(cfg.ping_interval, None);
+        assert_eq!(cfg.read_timeout, Some(Duration::from_millis(300)));
+        assert!(cfg.warnings.is_empty());
+        let mut cfg = NetConfig::default();
+        NetArgs {
+            read_timeout: Some(Duration::from_secs(10)),
+            ..NetArgs::default()
+        }
+        .apply(&mut cfg);
+        assert_eq!(cfg.ping_interval, Some(crate::source::net::PING_INTERVAL));
+        assert!(
+            cfg.warnings[0].contains("is not above --ping-interval 15s"),
+            "{:?}",
+            cfg.warnings
+        );
     }
 }

@@ -45,13 +45,14 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
     Ok((Session::from_decoded(loaded.items), format))
 }
 
-/// Network settings from `--token-file` / `RAWP_TOKEN`; warnings (a token file readable by
-/// others) go to stderr here, before any output.
+/// Network settings from `--token-file` / `RAWP_TOKEN`, `--ping-interval` and `--read-timeout`;
+/// warnings (a token file readable by others) go to stderr here, before any output.
 ///
 /// # Errors
 /// The token file cannot be read, phrased for the user.
 pub fn net_config(net: &NetArgs) -> Result<NetConfig, String> {
-    let cfg = NetConfig::resolve(net.token_file.as_deref()).map_err(|e| e.to_string())?;
+    let mut cfg = NetConfig::resolve(net.token_file.as_deref()).map_err(|e| e.to_string())?;
+    net.apply(&mut cfg);
     for w in &cfg.warnings {
         eprintln!("rawpv: warning: {w}");
     }

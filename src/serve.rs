@@ -9,7 +9,8 @@
 //! * `GET /events` or `/sse`: `text/event-stream`; each frame is an event with `id:` = its 1-based
 //!   frame index and `data:` = the frame's JSON; after the last frame `event: end`, then the
 //!   response ends.
-//! * Resume: `?after=N` or `Last-Event-ID: N` starts with frame `N + 1`.
+//! * Resume: `?after=N` or `Last-Event-ID: N` starts with frame `N + 1`; a value that is not a
+//!   whole number is answered with HTTP 400 and a one-line reason.
 //! * Auth: with a token configured, `Authorization: Bearer <token>` is required (401 otherwise).
 //! * Pacing: frame *i* goes out `(ts_i − ts_{i−1}) / speed` after frame *i − 1*, each gap capped
 //!   at [`MAX_IDLE`]; frames without a timestamp (or going back in time) go out at once.
@@ -173,21 +174,39 @@ pub fn gap(prev: Option<i64>, ts: Option<i64>, speed: f64) -> Duration {
 }
 
 /// `?after=N`, else `Last-Event-ID: N`, else 0.
-fn resume_after(query: Option<&str>, headers: &HeaderMap) -> usize {
-    let from_query = query.and_then(|q| {
-        q.split('&')
-            .filter_map(|kv| kv.split_once('='))
-            .find(|(k, _)| *k == "after")
-            .and_then(|(_, v)| v.parse::<usize>().ok())
-    });
-    from_query
-        .or_else(|| {
-            headers
-                .get("last-event-id")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<usize>().ok())
+///
+/// # Errors
+/// A one-line reason (for an HTTP 400) when the value given is not a frame count (a whole
+/// number, 0 or more): a typo must not silently replay from the start.
+fn resume_after(query: Option<&str>, headers: &HeaderMap) -> Result<usize, String> {
+    let count = |what: &str, v: &str| {
+        v.trim().parse::<usize>().map_err(|_| {
+            format!(
+                "{what} must be a frame count (a whole number, 0 or more), not {:?}",
+                crate::render::text::visible(&truncate_chars(v, 40))
+            )
         })
-        .unwrap_or(0)
+    };
+    if let Some(v) = query.and_then(|q| {
+        q.split('&')
+            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+            .find(|(k, _)| *k == "after")
+            .map(|(_, v)| v)
+    }) {
+        return count("?after", v);
+    }
+    match headers.get("last-event-id") {
+        None => Ok(0),
+        Some(v) => match v.to_str() {
+            Ok(v) => count("Last-Event-ID", v),
+            Err(_) => Err("Last-Event-ID must be a frame count (a whole number, 0 or more)".into()),
+        },
+    }
+}
+
+/// The first `n` characters of `s`.
+fn truncate_chars(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
 }
 
 fn authorized(token: Option<&Token>, headers: &HeaderMap) -> bool {
@@ -229,7 +248,10 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     let Ok(permit) = s.clients.clone().try_acquire_owned() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "too many clients\n").into_response();
     };
-    let after = resume_after(parts.uri.query(), &parts.headers);
+    let after = match resume_after(parts.uri.query(), &parts.headers) {
+        Ok(a) => a,
+        Err(why) => return (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response(),
+    };
     if is_upgrade {
         match WebSocketUpgrade::from_request_parts(&mut parts, &s).await {
             Ok(ws) => ws.on_upgrade(move |socket| play_ws(socket, s, after, permit)),
@@ -395,9 +417,23 @@ mod tests {
     #[test]
     fn resume_from_query_or_header() {
         let mut h = HeaderMap::new();
-        assert_eq!(resume_after(Some("x=1&after=7"), &h), 7);
+        assert_eq!(resume_after(Some("x=1&after=7"), &h), Ok(7));
+        assert_eq!(resume_after(Some("x=1"), &h), Ok(0));
         h.insert("last-event-id", "4".parse().unwrap());
-        assert_eq!(resume_after(None, &h), 4);
-        assert_eq!(resume_after(Some("after=9"), &h), 9);
+        assert_eq!(resume_after(None, &h), Ok(4));
+        assert_eq!(resume_after(Some("after=9"), &h), Ok(9));
+        // A bad value is refused (HTTP 400), never read as 0.
+        assert_eq!(
+            resume_after(Some("after=abc"), &h),
+            Err(r#"?after must be a frame count (a whole number, 0 or more), not "abc""#.into())
+        );
+        assert!(resume_after(Some("after=-1"), &h).is_err());
+        assert!(resume_after(Some("after"), &h).is_err());
+        h.insert("last-event-id", "x".parse().unwrap());
+        assert!(
+            resume_after(None, &h)
+                .unwrap_err()
+                .starts_with("Last-Event-ID must be")
+        );
     }
 }

@@ -230,6 +230,42 @@ fn status_matches(status: &CallStatus, findings: u32, want: &str) -> bool {
     }
 }
 
+/// A one-line reason for a search regex that does not compile, e.g. `unclosed group at 4`
+/// (1-based column of the offending character). The `regex` crate's own message spans several
+/// lines (the pattern, a caret line, the error); this one fits the status bar. `insensitive`
+/// must match how it was compiled (see `crate::app::compile_search`).
+pub fn regex_problem(q: &str, insensitive: bool, err: &regex::Error) -> String {
+    match err {
+        regex::Error::CompiledTooBig(limit) => format!(
+            "too big once compiled (over {} KiB): make it more specific",
+            limit / 1024
+        ),
+        regex::Error::Syntax(full) => {
+            let parsed = regex_syntax::ParserBuilder::new()
+                .case_insensitive(insensitive)
+                .build()
+                .parse(q);
+            let (kind, span) = match &parsed {
+                Err(regex_syntax::Error::Parse(e)) => (e.kind().to_string(), *e.span()),
+                Err(regex_syntax::Error::Translate(e)) => (e.kind().to_string(), *e.span()),
+                // The `regex` crate's last line names the error.
+                _ => {
+                    let last = full.lines().rev().find(|l| !l.trim().is_empty());
+                    let last = last.unwrap_or(full).trim();
+                    return last.strip_prefix("error: ").unwrap_or(last).to_owned();
+                }
+            };
+            format!("{kind} at {}", span.start.column)
+        }
+        other => other
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
 /// The searchable text of a feed item: tool name, input and output JSON, stream text, message
 /// text, event payload. Built on demand (search and filter are user actions, not the draw path).
 pub fn haystack(session: &Session, i: usize) -> String {
@@ -853,5 +889,45 @@ mod tests {
         assert!(bash > 0 && read > 0);
         assert_eq!(count("tool:Bash tool:Read"), bash + read);
         assert_eq!(count("status:bogus"), 0);
+    }
+}
+
+#[cfg(test)]
+mod regex_problem_tests {
+    use super::regex_problem;
+
+    fn why(q: &str) -> String {
+        let insensitive = !q.chars().any(char::is_uppercase);
+        match crate::app::compile_search(q) {
+            Ok(_) => "compiles".into(),
+            Err(e) => regex_problem(q, insensitive, &e),
+        }
+    }
+
+    #[test]
+    fn bad_regexes_get_one_line_with_the_column() {
+        for q in [
+            "foo(",
+            "a)b",
+            "*x",
+            "[abc",
+            r"\p{Nope}",
+            "x{2,1}",
+            r"\q",
+            "(?<n>a)(?<n>b)",
+        ] {
+            let w = why(q);
+            assert!(!w.contains('\n'), "{q}: {w}");
+            eprintln!("{q:?} -> {w}");
+        }
+        assert_eq!(why("foo("), "unclosed group at 4");
+        assert_eq!(why("(a|b"), "unclosed group at 1");
+        assert_eq!(why("ok"), "compiles");
+        // Columns count characters, not bytes.
+        assert_eq!(why("é€("), "unclosed group at 3");
+        assert_eq!(
+            why(&"a{1000}".repeat(20)),
+            "too big once compiled (over 1024 KiB): make it more specific"
+        );
     }
 }

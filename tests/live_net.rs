@@ -473,69 +473,88 @@ async fn run_source(url: String, cfg: NetConfig) -> (Vec<u64>, Vec<String>) {
     (seqs, reasons)
 }
 
+/// What a test server's connections record (request URIs, `Last-Event-ID` headers).
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// A test server on 127.0.0.1: every accepted connection runs `serve(conn, tcp, seen)` on its own
+/// task (`conn` counts from 0). Returns the address and what the connections recorded.
+async fn test_server<F, Fut>(serve: F) -> (String, Seen)
+where
+    F: Fn(usize, tokio::net::TcpStream, Seen) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen = Seen::default();
+    let recorded = seen.clone();
+    tokio::spawn(async move {
+        for conn in 0.. {
+            let (tcp, _) = listener.accept().await.unwrap();
+            tokio::spawn(serve(conn, tcp, seen.clone()));
+        }
+    });
+    (addr, recorded)
+}
+
+/// A source run against a "goes silent" server ([`ws_goes_silent_server`],
+/// [`sse_goes_silent_server`]) got every frame once and was dropped once, for the read timeout.
+fn assert_resumed_once_after_silence(seqs: &[u64], reasons: &[String]) {
+    assert_eq!(seqs, [1, 2, 3, 4, 5], "nothing lost or doubled");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+}
+
 /// A WebSocket server: the first connection sends frames 1–2, stays idle for [`IDLE`] while
 /// reading (so the client's pings are answered), sends frame 3 and then goes silent (no reads,
 /// no writes, socket held open). Later connections send the frames after their `?after=N` up to
 /// 5 and close normally. Returns the address and the request URIs seen.
 #[allow(clippy::result_large_err)] // the handshake callback's error type is tungstenite's
-async fn ws_goes_silent_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+async fn ws_goes_silent_server() -> (String, Seen) {
     use futures::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
     use tokio_tungstenite::tungstenite::protocol::CloseFrame;
     use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let uris = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = uris.clone();
-    tokio::spawn(async move {
-        for conn in 0.. {
-            let (tcp, _) = listener.accept().await.unwrap();
-            let seen = seen.clone();
-            tokio::spawn(async move {
-                let uri = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-                let u = uri.clone();
-                let cb = move |req: &Request, resp: Response| {
-                    let s = req.uri().to_string();
-                    seen.lock().unwrap().push(s.clone());
-                    *u.lock().unwrap() = s;
-                    Ok(resp)
-                };
-                let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tcp, cb).await else {
-                    return;
-                };
-                if conn == 0 {
-                    for seq in 1..=2 {
-                        let _ = ws.send(Message::text(frame(seq))).await;
-                    }
-                    // Idle but alive: reading answers the client's pings with pongs.
-                    let _ =
-                        tokio::time::timeout(IDLE, async { while ws.next().await.is_some() {} })
-                            .await;
-                    let _ = ws.send(Message::text(frame(3))).await;
-                    // Silent: hold the socket, never read or write again.
-                    tokio::time::sleep(Duration::from_mins(1)).await;
-                    return;
-                }
-                let uri = uri.lock().unwrap().clone();
-                let after: u64 = uri
-                    .split("after=")
-                    .nth(1)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-                for seq in after + 1..=5 {
-                    let _ = ws.send(Message::text(frame(seq))).await;
-                }
-                let close = CloseFrame {
-                    code: CloseCode::Normal,
-                    reason: "done".into(),
-                };
-                let _ = ws.send(Message::Close(Some(close))).await;
-                while ws.next().await.is_some() {}
-            });
+    test_server(|conn, tcp, seen| async move {
+        let uri = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let u = uri.clone();
+        let cb = move |req: &Request, resp: Response| {
+            let s = req.uri().to_string();
+            seen.lock().unwrap().push(s.clone());
+            *u.lock().unwrap() = s;
+            Ok(resp)
+        };
+        let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tcp, cb).await else {
+            return;
+        };
+        if conn == 0 {
+            for seq in 1..=2 {
+                let _ = ws.send(Message::text(frame(seq))).await;
+            }
+            // Idle but alive: reading answers the client's pings with pongs.
+            let _ = tokio::time::timeout(IDLE, async { while ws.next().await.is_some() {} }).await;
+            let _ = ws.send(Message::text(frame(3))).await;
+            // Silent: hold the socket, never read or write again.
+            tokio::time::sleep(Duration::from_mins(1)).await;
+            return;
         }
-    });
-    (addr, uris)
+        let uri = uri.lock().unwrap().clone();
+        let after: u64 = uri
+            .split("after=")
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        for seq in after + 1..=5 {
+            let _ = ws.send(Message::text(frame(seq))).await;
+        }
+        let close = CloseFrame {
+            code: CloseCode::Normal,
+            reason: "done".into(),
+        };
+        let _ = ws.send(Message::Close(Some(close))).await;
+        while ws.next().await.is_some() {}
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -546,10 +565,8 @@ async fn ws_pings_keep_an_idle_server_and_a_silent_one_is_resumed() {
         keepalive(Some(Duration::from_millis(50))),
     )
     .await;
-    assert_eq!(seqs, vec![1, 2, 3, 4, 5], "nothing lost or doubled");
     // Exactly one drop: the idle stretch (pongs answered) did not count, the silence did.
-    assert_eq!(reasons.len(), 1, "{reasons:?}");
-    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+    assert_resumed_once_after_silence(&seqs, &reasons);
     let uris = uris.lock().unwrap().clone();
     assert_eq!(uris, vec!["/ws".to_owned(), "/ws?after=3".to_owned()]);
 }
@@ -560,9 +577,7 @@ async fn ws_without_pings_an_idle_server_trips_the_read_timeout() {
     // the client resumes after frame 2 (and the first connection's frame 3 is never read).
     let (addr, uris) = ws_goes_silent_server().await;
     let (seqs, reasons) = run_source(format!("ws://{addr}/ws"), keepalive(None)).await;
-    assert_eq!(seqs, vec![1, 2, 3, 4, 5]);
-    assert_eq!(reasons.len(), 1, "{reasons:?}");
-    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+    assert_resumed_once_after_silence(&seqs, &reasons);
     let uris = uris.lock().unwrap().clone();
     assert_eq!(uris, vec!["/ws".to_owned(), "/ws?after=2".to_owned()]);
 }
@@ -571,71 +586,59 @@ async fn ws_without_pings_an_idle_server_trips_the_read_timeout() {
 /// comments for [`IDLE`], then event 3, then goes silent (socket held open). Later connections
 /// send the events after their `Last-Event-ID` up to 5 and `event: end`. Returns the address and
 /// the `Last-Event-ID` headers seen (`-`: none).
-async fn sse_goes_silent_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+async fn sse_goes_silent_server() -> (String, Seen) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let ids = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = ids.clone();
-    tokio::spawn(async move {
-        for conn in 0.. {
-            let (tcp, _) = listener.accept().await.unwrap();
-            let seen = seen.clone();
-            tokio::spawn(async move {
-                let mut tcp = tokio::io::BufReader::new(tcp);
-                let mut last_id = String::from("-");
-                loop {
-                    let mut line = String::new();
-                    if tcp.read_line(&mut line).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    if line.trim().is_empty() {
-                        break;
-                    }
-                    if let Some((k, v)) = line.split_once(':')
-                        && k.eq_ignore_ascii_case("last-event-id")
-                    {
-                        last_id = v.trim().to_owned();
-                    }
-                }
-                seen.lock().unwrap().push(last_id.clone());
-                let mut tcp = tcp.into_inner();
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
-                            connection: close\r\n\r\n";
-                let _ = tcp.write_all(head.as_bytes()).await;
-                let event = |seq: u64| format!("id: {seq}\ndata: {}\n\n", frame(seq));
-                if conn == 0 {
-                    for seq in 1..=2 {
-                        let _ = tcp.write_all(event(seq).as_bytes()).await;
-                    }
-                    let until = tokio::time::Instant::now() + IDLE;
-                    while tokio::time::Instant::now() < until {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let _ = tcp.write_all(b": heartbeat\n\n").await;
-                    }
-                    let _ = tcp.write_all(event(3).as_bytes()).await;
-                    tokio::time::sleep(Duration::from_mins(1)).await;
-                    return;
-                }
-                let after: u64 = last_id.parse().unwrap_or(0);
-                for seq in after + 1..=5 {
-                    let _ = tcp.write_all(event(seq).as_bytes()).await;
-                }
-                let _ = tcp.write_all(b"event: end\ndata:\n\n").await;
-                let _ = tcp.shutdown().await;
-            });
+    test_server(|conn, tcp, seen| async move {
+        let mut tcp = tokio::io::BufReader::new(tcp);
+        let mut last_id = String::from("-");
+        loop {
+            let mut line = String::new();
+            if tcp.read_line(&mut line).await.unwrap_or(0) == 0 {
+                return;
+            }
+            if line.trim().is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':')
+                && k.eq_ignore_ascii_case("last-event-id")
+            {
+                last_id = v.trim().to_owned();
+            }
         }
-    });
-    (addr, ids)
+        seen.lock().unwrap().push(last_id.clone());
+        let mut tcp = tcp.into_inner();
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                            connection: close\r\n\r\n";
+        let _ = tcp.write_all(head.as_bytes()).await;
+        let event = |seq: u64| format!("id: {seq}\ndata: {}\n\n", frame(seq));
+        if conn == 0 {
+            for seq in 1..=2 {
+                let _ = tcp.write_all(event(seq).as_bytes()).await;
+            }
+            let until = tokio::time::Instant::now() + IDLE;
+            while tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let _ = tcp.write_all(b": heartbeat\n\n").await;
+            }
+            let _ = tcp.write_all(event(3).as_bytes()).await;
+            tokio::time::sleep(Duration::from_mins(1)).await;
+            return;
+        }
+        let after: u64 = last_id.parse().unwrap_or(0);
+        for seq in after + 1..=5 {
+            let _ = tcp.write_all(event(seq).as_bytes()).await;
+        }
+        let _ = tcp.write_all(b"event: end\ndata:\n\n").await;
+        let _ = tcp.shutdown().await;
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sse_heartbeats_keep_an_idle_stream_and_a_silent_one_is_resumed() {
     let (addr, ids) = sse_goes_silent_server().await;
     let (seqs, reasons) = run_source(format!("http://{addr}/events"), keepalive(None)).await;
-    assert_eq!(seqs, vec![1, 2, 3, 4, 5], "nothing lost or doubled");
-    assert_eq!(reasons.len(), 1, "{reasons:?}");
-    assert!(reasons[0].contains("read timeout"), "{reasons:?}");
+    assert_resumed_once_after_silence(&seqs, &reasons);
     assert_eq!(
         ids.lock().unwrap().clone(),
         vec!["-".to_owned(), "3".to_owned()]
@@ -703,4 +706,83 @@ async fn serve_heartbeats_keep_an_idle_recording_open() {
         assert!(reasons.is_empty(), "{name}: {reasons:?}");
     }
     stop.cancel();
+}
+
+/// `rawpv ARGS` run to its end off the async runtime; returns its output.
+async fn run_rawpv(args: Vec<String>) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::cargo_bin("rawpv")
+            .unwrap()
+            .env_remove("RAWP_TOKEN")
+            .args(&args)
+            .timeout(WAIT)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keepalive_flags_reach_the_connection_end_to_end() {
+    // `--ping-interval 50ms --read-timeout 300ms`: pings keep the idle stretch open, the silence
+    // after frame 3 is dropped and resumed after 3 (the defaults, 15 s / 60 s, would wait 60 s).
+    let (addr, uris) = ws_goes_silent_server().await;
+    let args = |ping: &str| {
+        vec![
+            "print".to_owned(),
+            format!("ws://{addr}/ws"),
+            format!("--ping-interval={ping}"),
+            "--read-timeout=300ms".to_owned(),
+        ]
+    };
+    let out = run_rawpv(args("50ms")).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        uris.lock().unwrap().clone(),
+        vec!["/ws".to_owned(), "/ws?after=3".to_owned()]
+    );
+    // `--ping-interval off`: the idle stretch itself trips the read timeout.
+    let (addr2, uris2) = ws_goes_silent_server().await;
+    let mut a = args("off");
+    a[1] = format!("ws://{addr2}/ws");
+    let out = run_rawpv(a).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        uris2.lock().unwrap().clone(),
+        vec!["/ws".to_owned(), "/ws?after=2".to_owned()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_answers_a_bad_resume_value_with_400() {
+    let (mut child, addr) = spawn_server("127.0.0.1:0", "1");
+    for (path, header) in [
+        ("/events?after=abc", None),
+        ("/sse?after=-1", None),
+        ("/events", Some("abc")),
+    ] {
+        let client = reqwest::Client::new();
+        let mut req = client.get(format!("http://{addr}{path}"));
+        if let Some(h) = header {
+            req = req.header("Last-Event-ID", h);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), 400, "{path}");
+        let body = resp.text().await.unwrap();
+        assert!(
+            body.ends_with("must be a frame count (a whole number, 0 or more), not \"abc\"\n")
+                || body.contains("not \"-1\""),
+            "{path}: {body}"
+        );
+        assert_eq!(body.lines().count(), 1, "{body}");
+    }
+    // The WebSocket handshake too.
+    let r = tokio_tungstenite::connect_async(format!("ws://{addr}/ws?after=abc")).await;
+    assert!(
+        matches!(&r, Err(tokio_tungstenite::tungstenite::Error::Http(resp)) if resp.status() == 400),
+        "{r:?}"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
 }

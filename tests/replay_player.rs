@@ -5,33 +5,15 @@
 use std::time::Duration;
 
 use insta::assert_snapshot;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
-use rawpv::import::{self, Decoded};
+use rawpv::import::Decoded;
 use rawpv::session::Session;
-use rawpv::source::DEMO;
 use tokio::time::Instant;
 
-fn items() -> Vec<Decoded> {
-    import::load_bytes(DEMO.as_bytes()).items
-}
-
-fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
-    app.prepare(Rect::new(0, 0, w, h));
-    app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
-    term
-}
-
-fn act(app: &mut App, actions: &[Action]) {
-    for a in actions {
-        app.update(Msg::Action(*a));
-    }
-}
+#[path = "support/headless.rs"]
+mod headless;
+use headless::{act, demo_items as items, draw};
 
 fn fold(items: &[Decoded], n: usize) -> Session {
     let mut s = Session::new();

@@ -1,6 +1,7 @@
 //! Bounded scans (issue 6: search and filter answer within one frame at any session size): a
 //! search or filter over a big session runs in steps, shows its progress, keeps the old rows
-//! until done, takes rows that arrive meanwhile, and a search gives way to the next action.
+//! until done, takes rows that arrive meanwhile, and a search gives way to the next action; the
+//! status bar's match count (`match 3/17`) is built the same way, never blocking a frame.
 //!
 //! `scan_budget = 0` makes every step exactly 16 items, so the tests are deterministic.
 
@@ -16,6 +17,9 @@ use rawpv::app::{App, Msg};
 use rawpv::import::{self, Decoded};
 use rawpv::source::SourceMsg;
 use rawpv::view::Filter;
+
+#[path = "support/headless.rs"]
+mod headless;
 
 /// `turns` turns of a prompt and `calls` calls each: a Read, then Bash `echo T-C`; turn `t`'s
 /// prompt is item `t * (calls + 1)`, its call `c` the item after it plus `c`.
@@ -74,7 +78,7 @@ fn a_search_runs_in_steps_with_progress_then_selects_the_match() {
         Some("searching /echo 99-7… 0%")
     );
     let mut steps = 1;
-    while app.scanning() {
+    while app.searching() {
         app.update(Msg::Work);
         steps += 1;
         if steps == 66 {
@@ -109,7 +113,7 @@ fn any_action_stops_a_pending_search() {
     app.update(Msg::Action(Action::SearchNext));
     assert!(app.scanning());
     app.update(Msg::Action(Action::MoveDown));
-    assert!(!app.scanning());
+    assert!(!app.searching());
     assert_eq!(app.view.progress, None);
     assert_eq!(selected(&app), Some(1));
 }
@@ -152,4 +156,97 @@ fn error_and_prompt_jumps_cross_a_big_session_at_once() {
     app.update(Msg::Action(Action::NextError));
     assert_eq!(app.view.message.as_deref(), Some("no more errors"));
     assert!(!app.scanning());
+}
+
+fn status(app: &App) -> String {
+    app.match_status()
+        .map(|m| m.to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_match_count_grows_in_steps_and_ranks_the_selected_match() {
+    let mut app = big();
+    // "echo 5-" is in turn 5's 19 Bash calls only (items 107..=125).
+    app.set_search("echo 5-");
+    assert!(
+        app.scanning(),
+        "2,100 rows are not counted in one 16-item step"
+    );
+    assert_eq!(status(&app), "0+ matches (scanning 0%)");
+    app.update(Msg::Action(Action::SearchNext));
+    // The search goes first: it stops at the first match, then the count goes on.
+    while app.searching() {
+        app.update(Msg::Work);
+    }
+    assert_eq!(selected(&app), Some(5 * 21 + 2));
+    assert_eq!(
+        status(&app),
+        "0+ matches (scanning 0%)",
+        "the selected match is not counted yet: its rank is unknown"
+    );
+    for _ in 0..7 {
+        app.update(Msg::Work);
+    }
+    // 8 steps of 16 items: 128 items seen, all of turn 5's calls.
+    assert_eq!(status(&app), "match 1/19+ (scanning 6%)");
+    app.finish_scans();
+    assert_eq!(status(&app), "match 1/19");
+    app.update(Msg::Action(Action::SearchNext));
+    assert_eq!(status(&app), "match 2/19");
+    app.update(Msg::Action(Action::SearchPrev));
+    app.update(Msg::Action(Action::SearchPrev));
+    app.finish_scans();
+    assert_eq!(status(&app), "match 19/19", "wraps backwards to the last");
+    app.update(Msg::Action(Action::Top));
+    assert_eq!(status(&app), "19 matches", "off a match: the count alone");
+    // The count follows the filter: only Bash rows of turn 5 that are errors… none.
+    app.set_filter(Filter::parse("tool:read"));
+    app.finish_scans();
+    assert_eq!(status(&app), "no match");
+    app.set_filter(None);
+    app.finish_scans();
+    assert_eq!(status(&app), "19 matches");
+    // Esc clears the search and its count.
+    app.update(Msg::Action(Action::Cancel));
+    assert_eq!(app.match_status(), None);
+    assert!(!app.scanning());
+}
+
+#[test]
+fn the_match_count_takes_rows_that_arrive_or_change() {
+    let mut items = session(3, 3);
+    // The last call's result arrives later: its output is what matches.
+    let last = items.pop().unwrap();
+    let mut app = App::new("live", true);
+    app.update(Msg::Source(SourceMsg::Batch(items)));
+    app.set_search("out 2-2");
+    app.finish_scans();
+    assert_eq!(status(&app), "no match");
+    app.update(Msg::Source(SourceMsg::Batch(vec![last])));
+    assert!(app.scanning(), "the changed row is checked again");
+    app.finish_scans();
+    assert_eq!(status(&app), "match 1/1", "live: the new row is selected");
+    // New rows are counted as they come.
+    let more = session(4, 3).split_off(21);
+    app.update(Msg::Source(SourceMsg::Batch(more)));
+    app.set_search("echo");
+    app.finish_scans();
+    assert_eq!(status(&app), "match 8/8", "turns 0-3, two Bash calls each");
+}
+
+#[test]
+fn the_status_bar_shows_what_the_count_knows_so_far() {
+    let mut app = big();
+    app.set_search("echo 5-");
+    app.update(Msg::Action(Action::SearchNext));
+    for _ in 0..16 {
+        app.update(Msg::Work);
+    }
+    let term = headless::draw(&mut app, 100, 12);
+    let rows = headless::status_rows(&term);
+    insta::assert_snapshot!(
+        "status_while_counting",
+        rows.lines().next().unwrap_or_default()
+    );
 }

@@ -3,30 +3,16 @@
 //! Headless: the app is built from decoded items, driven with actions and keys, and drawn.
 
 use insta::assert_snapshot;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
-use rawpv::source::DEMO;
+
+#[path = "support/headless.rs"]
+mod headless;
+use headless::{act, draw, status_rows};
 
 fn demo() -> App {
-    App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo")
-}
-
-fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
-    app.prepare(Rect::new(0, 0, w, h));
-    app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
-    term
-}
-
-fn act(app: &mut App, actions: &[Action]) {
-    for a in actions {
-        app.update(Msg::Action(*a));
-    }
+    App::headless(headless::demo_items(), "demo")
 }
 
 #[test]
@@ -148,4 +134,18 @@ fn corpus_claude_code_task_with_subagent() {
     act(&mut app, &[Action::NextError, Action::NextError]);
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("corpus_cc_sidechain_error", term.backend());
+}
+
+#[test]
+fn a_bad_regex_says_why_on_one_line() {
+    let mut app = session();
+    act(&mut app, &[Action::StartSearch]);
+    app.type_text("unwrap(");
+    app.press(crossterm::event::KeyCode::Enter);
+    assert_eq!(
+        app.view.message.as_deref(),
+        Some("bad regex: unclosed group at 7")
+    );
+    let term = draw(&mut app, 100, 30);
+    assert_snapshot!("bad_regex_status", status_rows(&term));
 }

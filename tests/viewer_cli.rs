@@ -144,3 +144,64 @@ fn max_idle_refuses_nan_and_negatives() {
         assert!(err.contains("--max-idle"), "{bad}: {err}");
     }
 }
+
+/// Runs `rawpv ARGS`; returns the exit code and stderr.
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let out = rawpv()
+        .args(args)
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn speed_refuses_nan_infinities_zero_negatives_and_out_of_range() {
+    // NaN used to play at 1× silently.
+    for bad in ["nan", "inf", "-inf", "0", "-2", "100"] {
+        let (code, err) = refused(&["--replay", &format!("--speed={bad}"), "x.jsonl"]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains(&format!("invalid value '{bad}' for '--speed <SPEED>'"))
+                && err.contains("must be a number from 0.25 to 64"),
+            "{bad}: {err}"
+        );
+    }
+    let (code, err) = refused(&["serve", "x.jsonl", "--speed", "nan"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("must be a finite number above 0"), "{err}");
+}
+
+#[test]
+fn serve_refuses_zero_clients() {
+    let (code, err) = refused(&["serve", "x.jsonl", "--max-clients", "0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'--max-clients <MAX_CLIENTS>'") && err.contains("must be 1 or more"),
+        "{err}"
+    );
+}
+
+#[test]
+fn keepalive_durations_are_checked() {
+    for (flag, bad) in [
+        ("--ping-interval", "fast"),
+        ("--read-timeout", "-1"),
+        ("--read-timeout", "nan"),
+        ("--ping-interval", "3d"),
+    ] {
+        let (code, err) = refused(&["print", "ws://127.0.0.1:9/ws", &format!("{flag}={bad}")]);
+        assert_eq!(code, Some(2), "{flag} {bad}: {err}");
+        assert!(err.contains(flag), "{flag} {bad}: {err}");
+    }
+    // Documented in --help.
+    let out = rawpv().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("--ping-interval <DURATION>") && help.contains("--read-timeout <DURATION>"),
+        "{help}"
+    );
+}

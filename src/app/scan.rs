@@ -1,6 +1,7 @@
-//! Bounded scans over the whole session: search (`/`, `n`, `N`) and the feed rows of a filter
-//! (`f`, `.`), run in steps of at most [`SCAN_BUDGET`] (4 ms) so that a key press answers within one
-//! frame however big the session is (issue 6).
+//! Bounded scans over the whole session: search (`/`, `n`, `N`), the feed rows of a filter
+//! (`f`, `.`) and the count of a search's matches (`match 3/17` in the status bar), run in steps
+//! of at most [`SCAN_BUDGET`] (4 ms) so that a key press answers within one frame however big the
+//! session is (issue 6).
 //!
 //! Who calls it: [`App::apply_action`] and `App::end_input` start scans; the event loop calls
 //! [`App::update`] with [`super::Msg::Work`] while [`App::scanning`] holds (input and source
@@ -15,7 +16,13 @@
 //!   at once (rows, quiet count, turns, token totals), so the view never shows a half-built
 //!   list. Its end is the session's length at each step, so rows that arrive meanwhile are
 //!   included; a compaction restarts it. `view.progress` says how far a scan got.
+//! * The match count ([`Count`]) runs only when no search or filter scan waits, is not cancelled
+//!   by actions, and visits the filtered rows in item order, so the rank of the selected row is
+//!   known as soon as the count passed it. It starts over when the search, the filtered rows
+//!   (filter, quiet rows) or the item numbering (compaction, restart) change; rows that arrive
+//!   are counted as they come, and a row that changes after it was counted is checked again.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use regex::Regex;
@@ -56,6 +63,60 @@ pub enum Scan {
     },
 }
 
+/// The count of the committed search's matches among the filtered rows (folds ignored, as for
+/// search), built in bounded steps.
+#[derive(Debug)]
+pub struct Count {
+    re: Regex,
+    /// Item indices of the matching rows counted so far, ascending.
+    hits: Vec<usize>,
+    /// Every filtered item below this index was counted.
+    upto: usize,
+    /// Items below `upto` that changed since they were counted (live sources).
+    recheck: BTreeSet<usize>,
+}
+
+impl Count {
+    fn new(re: Regex) -> Self {
+        Self {
+            re,
+            hits: Vec::new(),
+            upto: 0,
+            recheck: BTreeSet::new(),
+        }
+    }
+}
+
+/// What the status bar says about the search's matches (see [`App::match_status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatchStatus {
+    /// 1-based rank of the selected row among the matches; `None` when it is no match or not
+    /// counted yet.
+    pub at: Option<usize>,
+    /// Matches counted so far.
+    pub total: usize,
+    /// While the count runs: the share of the filtered rows counted, in percent (0–99).
+    pub scanning: Option<usize>,
+}
+
+impl std::fmt::Display for MatchStatus {
+    /// `match 3/17`, `17 matches`, `no match`; while counting `match 3/17+ (scanning 40%)` or
+    /// `17+ matches (scanning 40%)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let more = if self.scanning.is_some() { "+" } else { "" };
+        match (self.at, self.total) {
+            (Some(k), n) => write!(f, "match {k}/{n}{more}")?,
+            (None, 0) if self.scanning.is_none() => f.write_str("no match")?,
+            (None, 1) if self.scanning.is_none() => f.write_str("1 match")?,
+            (None, n) => write!(f, "{n}{more} matches")?,
+        }
+        match self.scanning {
+            Some(pct) => write!(f, " (scanning {pct}%)"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The filtered-row position visited at step `j` of a search from `from` (see [`Scan::Search`]):
 /// forward `from, from+1, …` wrapping at `count`; backward `from-1, from-2, …` wrapping.
 fn search_pos(forward: bool, from: usize, count: usize, j: usize) -> usize {
@@ -67,16 +128,119 @@ fn search_pos(forward: bool, from: usize, count: usize, j: usize) -> usize {
 }
 
 impl App {
-    /// Whether a scan is waiting for its next step.
+    /// Whether a scan (search, filter or match count) is waiting for its next step.
     pub fn scanning(&self) -> bool {
-        self.scan.is_some()
+        self.scan.is_some() || self.counting()
+    }
+
+    /// Whether a search for the next or previous match is waiting for its next step.
+    pub fn searching(&self) -> bool {
+        matches!(self.scan, Some(Scan::Search { .. }))
+    }
+
+    /// Whether the match count has rows left to visit.
+    fn counting(&self) -> bool {
+        self.count.as_ref().is_some_and(|c| {
+            !c.recheck.is_empty()
+                || self.count_pos(c.upto) < self.view.filtered_count(&self.session)
+        })
+    }
+
+    /// The filtered-row position of the first filtered item at or after `item`. O(log n).
+    fn count_pos(&self, item: usize) -> usize {
+        match self.view.filtered_pos(item) {
+            Ok(k) | Err(k) => k,
+        }
     }
 
     /// Runs every pending scan to its end (tests, benches).
     pub fn finish_scans(&mut self) {
-        while self.scan.is_some() {
+        while self.scanning() {
             self.work(Duration::MAX);
         }
+    }
+
+    /// The matches of the committed search for the status bar: the selected row's rank, the
+    /// count so far and, while counting, how far it got. `None` without a search. O(log n).
+    pub fn match_status(&self) -> Option<MatchStatus> {
+        let c = self.count.as_ref()?;
+        let sel = self.view.selected_item(&self.session);
+        let at = sel.and_then(|i| {
+            (i < c.upto && !c.recheck.contains(&i))
+                .then(|| c.hits.binary_search(&i).ok())
+                .flatten()
+        });
+        let scanning = self.counting().then(|| {
+            let n = self.view.filtered_count(&self.session).max(1);
+            (self.count_pos(c.upto) * 100 / n).min(99)
+        });
+        Some(MatchStatus {
+            at: at.map(|k| k + 1),
+            total: c.hits.len(),
+            scanning,
+        })
+    }
+
+    /// Starts counting the committed search's matches over (or stops without a search); the
+    /// first step runs at once.
+    pub(super) fn restart_count(&mut self) {
+        self.count = match (&self.search_re, &self.view.search) {
+            (Some(re), Some(_)) => Some(Count::new(re.clone())),
+            _ => None,
+        };
+        if self.scan.is_none() {
+            self.count_step(self.scan_budget);
+        }
+    }
+
+    /// Item `item` was added or changed: counted again when the count already passed it.
+    pub(super) fn count_item_changed(&mut self, item: usize) {
+        if let Some(c) = &mut self.count
+            && item < c.upto
+        {
+            c.recheck.insert(item);
+        }
+    }
+
+    /// One bounded step of the match count; returns whether it moved.
+    fn count_step(&mut self, budget: Duration) -> bool {
+        let Some(mut c) = self.count.take() else {
+            return false;
+        };
+        let started = Instant::now();
+        let mut steps = 0usize;
+        loop {
+            if let Some(i) = c.recheck.pop_first() {
+                let hit = i < self.session.items.len()
+                    && self.view.filtered_pos(i).is_ok()
+                    && view::item_matches(&self.session, i, &c.re);
+                match (c.hits.binary_search(&i), hit) {
+                    (Ok(p), false) => {
+                        c.hits.remove(p);
+                    }
+                    (Err(p), true) => c.hits.insert(p, i),
+                    (Ok(_), true) | (Err(_), false) => {}
+                }
+            } else {
+                let k = self.count_pos(c.upto);
+                if k >= self.view.filtered_count(&self.session) {
+                    break;
+                }
+                let Some(i) = self.view.filtered_at(k) else {
+                    break;
+                };
+                if view::item_matches(&self.session, i, &c.re) {
+                    c.hits.push(i);
+                }
+                c.upto = i + 1;
+            }
+            steps += 1;
+            if steps.is_multiple_of(CLOCK_EVERY) && started.elapsed() >= budget {
+                break;
+            }
+        }
+        self.count = Some(c);
+        steps > 0
     }
 
     /// Starts a search for the next (`forward`) or previous match after the selection, wrapping
@@ -131,8 +295,10 @@ impl App {
         self.work(self.scan_budget);
     }
 
-    /// A compaction renumbered the items: a filter scan starts over, a search stops.
+    /// A compaction renumbered the items: a filter scan starts over, a search stops, the match
+    /// count starts over.
     pub(super) fn scan_after_compaction(&mut self) {
+        self.restart_count();
         match self.scan {
             Some(Scan::Filter { .. }) => self.start_filter_scan(),
             Some(Scan::Search { .. }) => {
@@ -158,7 +324,7 @@ impl App {
         let started = Instant::now();
         let over = |k: usize| k.is_multiple_of(CLOCK_EVERY) && started.elapsed() >= budget;
         match self.scan.take() {
-            None => false,
+            None => self.count_step(budget),
             Some(Scan::Search {
                 re,
                 forward,
@@ -273,6 +439,8 @@ impl App {
         });
         self.view.feed.selected = row.min(self.view.row_count(&self.session).saturating_sub(1));
         self.reset_detail();
+        // Other rows pass the filter: count them.
+        self.restart_count();
     }
 }
 

@@ -1,4 +1,5 @@
-//! Status bar: source and its state, counts, filter and search, key hints (two rows).
+//! Status bar: source and its state, counts, filter and search (with the selected match's rank
+//! and the match count, `match 3/17`), key hints (two rows).
 //!
 //! Who calls it: [`crate::ui::draw`]. Hints are generated from the keymap's bindings, so they
 //! always name the real keys. In search / filter mode the second row is the input prompt.
@@ -98,14 +99,34 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     if let Some(q) = &app.view.search {
         spans.push(Span::styled(" │ ", t.border));
         spans.push(Span::styled(format!("/{q}"), t.search_match));
+        // `match 3/17`, `17+ matches (scanning 40%)`; a search's own "no match for /q"
+        // message says it already.
+        if let Some(m) = app.match_status()
+            && !(m.total == 0 && m.scanning.is_none() && app.view.message.is_some())
+        {
+            let style = if m.total == 0 && m.scanning.is_none() {
+                t.finding_warning
+            } else {
+                t.hint
+            };
+            spans.push(Span::styled(format!(" {m}"), style));
+        }
     }
     if let Some(p) = &app.view.progress {
         spans.push(Span::styled(" │ ", t.border));
         spans.push(Span::styled(p.clone(), t.status_running));
     }
+    // A message that does not fit the first row opens the second one (in normal mode), so its
+    // end (`… at 7`) is not cut off.
+    let mut message_below = None;
     if let Some(m) = &app.view.message {
-        spans.push(Span::styled(" │ ", t.border));
-        spans.push(Span::styled(m.clone(), t.finding_warning));
+        let used: usize = spans.iter().map(|s| super::width_of(&s.content)).sum();
+        if used + 3 + super::width_of(m) > w && app.view.mode == Mode::Normal && area.height >= 2 {
+            message_below = Some(Span::styled(format!(" {m} "), t.finding_warning));
+        } else {
+            spans.push(Span::styled(" │ ", t.border));
+            spans.push(Span::styled(m.clone(), t.finding_warning));
+        }
     }
     if let Some((at, span)) = tokens {
         let used: usize = spans.iter().map(|s| super::width_of(&s.content)).sum();
@@ -134,6 +155,10 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         Mode::Normal => {
             let mut spans = Vec::new();
             let mut used = 0usize;
+            if let Some(m) = message_below {
+                used += super::width_of(&m.content);
+                spans.push(m);
+            }
             if let Some(h) = &app.hint {
                 let s = format!(" {h} ");
                 used += super::width_of(&s);
