@@ -494,6 +494,9 @@ impl App {
                 let insensitive = !query.chars().any(char::is_uppercase);
                 let why = view::regex_problem(query, insensitive, &e);
                 self.view.message = Some(format!("bad regex: {why}"));
+                // The committed search stays (typing replaced its highlighting).
+                let q = self.view.search.clone().unwrap_or_default();
+                self.search_re = compile_search(&q).ok().flatten();
             }
         }
     }

@@ -69,7 +69,8 @@ pub struct NetArgs {
 
 impl NetArgs {
     /// Puts `--ping-interval` / `--read-timeout` into `cfg` (zero: off); warns (into
-    /// `cfg.warnings`) when the read timeout would expire before the next ping.
+    /// `cfg.warnings`) when both are given and the read timeout would expire before the next
+    /// ping (with one of them only, the server's own heartbeats may well keep the stream open).
     pub fn apply(&self, cfg: &mut NetConfig) {
         if let Some(d) = self.ping_interval {
             cfg.ping_interval = (!d.is_zero()).then_some(d);
@@ -77,12 +78,14 @@ impl NetArgs {
         if let Some(d) = self.read_timeout {
             cfg.read_timeout = (!d.is_zero()).then_some(d);
         }
-        if let (Some(p), Some(r)) = (cfg.ping_interval, cfg.read_timeout)
+        if let (Some(p), Some(r)) = (self.ping_interval, self.read_timeout)
+            && !p.is_zero()
+            && !r.is_zero()
             && r <= p
         {
             cfg.warnings.push(format!(
-                "--read-timeout {} is not above --ping-interval {}: an idle but live WebSocket \
-                 stream will be dropped and resumed",
+                "--read-timeout {} is not above --ping-interval {}: a WebSocket stream that is \
+                 idle may be dropped and resumed unless the server sends heartbeats",
                 humantime::format_duration(r),
                 humantime::format_duration(p)
             ));
@@ -233,8 +236,9 @@ fn duration(s: &str) -> Result<Duration, String> {
         }
         Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())?
     } else {
+        // humantime's own messages ("expected number at 0") do not help here.
         humantime::parse_duration(s)
-            .map_err(|e| format!("{e}: use a duration like 15s, 500ms or 1m, or off"))?
+            .map_err(|_| "not a duration: use one like 15s, 500ms or 1m, or off".to_owned())?
     };
     if d > MAX_DURATION {
         return Err("must be at most a day (24h), or off".into());
@@ -293,7 +297,17 @@ mod tests {
         .apply(&mut cfg);
         assert_eq!(cfg.ping_interval, Some(crate::source::net::PING_INTERVAL));
         assert!(
-            cfg.warnings[0].contains("is not above --ping-interval 15s"),
+            cfg.warnings.is_empty(),
+            "the default ping is no contradiction"
+        );
+        NetArgs {
+            ping_interval: Some(Duration::from_secs(20)),
+            read_timeout: Some(Duration::from_secs(10)),
+            ..NetArgs::default()
+        }
+        .apply(&mut cfg);
+        assert!(
+            cfg.warnings[0].contains("--read-timeout 10s is not above --ping-interval 20s"),
             "{:?}",
             cfg.warnings
         );

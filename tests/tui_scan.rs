@@ -225,6 +225,11 @@ fn the_match_count_takes_rows_that_arrive_or_change() {
     assert_eq!(status(&app), "no match");
     app.update(Msg::Source(SourceMsg::Batch(vec![last])));
     assert!(app.scanning(), "the changed row is checked again");
+    assert_eq!(
+        app.match_status().unwrap().scanning,
+        None,
+        "a live stream's new rows do not make the status bar say scanning"
+    );
     app.finish_scans();
     assert_eq!(status(&app), "match 1/1", "live: the new row is selected");
     // New rows are counted as they come.

@@ -148,4 +148,23 @@ fn a_bad_regex_says_why_on_one_line() {
     );
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("bad_regex_status", status_rows(&term));
+    // A bad regex after a good one keeps the good one: its highlighting, count and `n`.
+    app.set_search("unwrap");
+    act(&mut app, &[Action::StartSearch]);
+    app.type_text("(");
+    app.press(crossterm::event::KeyCode::Enter);
+    assert_eq!(app.view.search.as_deref(), Some("unwrap"));
+    assert!(
+        app.search_re.is_some(),
+        "the committed search still highlights"
+    );
+    assert_eq!(
+        app.match_status().map(|m| m.to_string()).as_deref(),
+        Some("match 1/3")
+    );
+    act(&mut app, &[Action::SearchNext]);
+    assert_eq!(
+        app.match_status().map(|m| m.to_string()).as_deref(),
+        Some("match 2/3")
+    );
 }

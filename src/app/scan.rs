@@ -74,6 +74,9 @@ pub struct Count {
     upto: usize,
     /// Items below `upto` that changed since they were counted (live sources).
     recheck: BTreeSet<usize>,
+    /// The count reached the end once: what is left are rows that arrived or changed since,
+    /// counted within a step, so the status bar does not flicker "scanning" on a live stream.
+    caught_up: bool,
 }
 
 impl Count {
@@ -83,6 +86,7 @@ impl Count {
             hits: Vec::new(),
             upto: 0,
             recheck: BTreeSet::new(),
+            caught_up: false,
         }
     }
 }
@@ -95,7 +99,8 @@ pub struct MatchStatus {
     pub at: Option<usize>,
     /// Matches counted so far.
     pub total: usize,
-    /// While the count runs: the share of the filtered rows counted, in percent (0–99).
+    /// While the count runs: the share of the filtered rows counted, in percent (0–99). `None`
+    /// once the count reached the end (rows arriving later are counted as they come).
     pub scanning: Option<usize>,
 }
 
@@ -170,7 +175,7 @@ impl App {
                 .then(|| c.hits.binary_search(&i).ok())
                 .flatten()
         });
-        let scanning = self.counting().then(|| {
+        let scanning = (!c.caught_up && self.counting()).then(|| {
             let n = self.view.filtered_count(&self.session).max(1);
             (self.count_pos(c.upto) * 100 / n).min(99)
         });
@@ -224,6 +229,7 @@ impl App {
             } else {
                 let k = self.count_pos(c.upto);
                 if k >= self.view.filtered_count(&self.session) {
+                    c.caught_up = true;
                     break;
                 }
                 let Some(i) = self.view.filtered_at(k) else {
