@@ -7,4 +7,7 @@ pub mod parse;
 pub mod rules;
 
 pub use model::*;
-pub use parse::{ParseError, ParseErrorKind, frame_from_value, parse_line};
+pub use parse::{
+    ParseError, ParseErrorKind, ParseOptions, frame_from_value, parse_line, parse_line_fast,
+    parse_line_value, parse_line_with,
+};

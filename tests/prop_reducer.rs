@@ -77,7 +77,10 @@ fn status(s: u8) -> Option<ResultStatus> {
 fn to_decoded(op: &Op, line: u64) -> Decoded {
     let framed = |t: FrameType, body: Body| {
         Decoded::frame(Frame {
-            origin: Origin { line, span: None },
+            origin: Origin {
+                line,
+                ..Origin::default()
+            },
             ..Frame::new(t, body)
         })
     };

@@ -119,7 +119,10 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
 
 fn frame(t: FrameType, body: Body, line: u64) -> Decoded {
     Decoded::frame(Frame {
-        origin: Origin { line, span: None },
+        origin: Origin {
+            line,
+            ..Origin::default()
+        },
         ..Frame::new(t, body)
     })
 }

@@ -206,6 +206,73 @@ pub struct Origin {
     /// Where the frame's line is in its file, in bytes; set only for RAWP NDJSON files read by
     /// `crate::source::file` (one line, one frame), so the frame can be read again on demand.
     pub span: Option<ByteSpan>,
+    /// The `tool.invoke.result` output was validated but not built (the file reader does this
+    /// for results the session defers, see `crate::protocol::parse::ParseOptions`): the body's
+    /// `output` then holds [`OutputShape::stand_in`], which has the real output's shape for the
+    /// checks, and the session reads the real output back from `span`.
+    pub output_skipped: bool,
+}
+
+/// What the SPEC 3.4 rules and the checker read of a result's `output`: its JSON kind, whether it
+/// is empty (`null`, `""`, `[]`, `{}`), and for an array whether every element is a string
+/// (`crate::protocol::rules::category_default`, `check`'s empty-output leniency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputShape {
+    Null,
+    Bool,
+    Number,
+    String { empty: bool },
+    Array { empty: bool, all_strings: bool },
+    Object { empty: bool },
+}
+
+impl OutputShape {
+    /// The shape of `v`.
+    pub fn of(v: &Value) -> Self {
+        match v {
+            Value::Null => Self::Null,
+            Value::Bool(_) => Self::Bool,
+            Value::Number(_) => Self::Number,
+            Value::String(s) => Self::String {
+                empty: s.is_empty(),
+            },
+            Value::Array(a) => Self::Array {
+                empty: a.is_empty(),
+                all_strings: a.iter().all(Value::is_string),
+            },
+            Value::Object(o) => Self::Object {
+                empty: o.is_empty(),
+            },
+        }
+    }
+
+    /// A small value of this shape (`OutputShape::of(&s.stand_in()) == s`), kept in place of an
+    /// output that was not built. Its strings say so, should one ever be shown.
+    pub fn stand_in(self) -> Value {
+        const NOT_LOADED: &str = "(output not loaded)";
+        match self {
+            Self::Null => Value::Null,
+            Self::Bool => Value::Bool(false),
+            Self::Number => Value::from(0),
+            Self::String { empty: true } => Value::String(String::new()),
+            Self::String { empty: false } => Value::String(NOT_LOADED.into()),
+            Self::Array { empty: true, .. } => Value::Array(Vec::new()),
+            Self::Array {
+                empty: false,
+                all_strings: true,
+            } => Value::Array(vec![Value::String(NOT_LOADED.into())]),
+            Self::Array {
+                empty: false,
+                all_strings: false,
+            } => Value::Array(vec![Value::Null]),
+            Self::Object { empty: true } => Value::Object(Map::new()),
+            Self::Object { empty: false } => {
+                let mut m = Map::new();
+                m.insert(NOT_LOADED.into(), Value::Null);
+                Value::Object(m)
+            }
+        }
+    }
 }
 
 /// A byte range of a file: `len` bytes from `offset`.

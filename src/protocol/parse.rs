@@ -9,6 +9,8 @@ use serde_json::{Map, Value};
 
 use super::model::{Body, Envelope, Frame, FrameType, Origin, Timestamp};
 
+mod fast;
+
 /// How many characters of a bad line a [`ParseError`] keeps.
 pub const EXCERPT_CHARS: usize = 120;
 
@@ -67,26 +69,72 @@ pub fn excerpt(text: &str) -> String {
     out
 }
 
+/// How [`parse_line_with`] reads a line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Do not build a `tool.invoke.result`'s `output`: validate it, keep a stand-in of its shape
+    /// ([`crate::protocol::OutputShape::stand_in`]) and set `Origin::output_skipped`. Only for a
+    /// reader whose session defers this output to the file (`crate::source::file`, lines of
+    /// `crate::session::DEFER_OUTPUT_BYTES` or more into a session with a backing file): the
+    /// session then reads the real output back from the line's span. `convert` never skips.
+    pub skip_output: bool,
+}
+
 /// Parses one line of RAWP NDJSON. `line` is 1-based.
 ///
 /// # Errors
 /// [`ParseErrorKind::Json`] for invalid JSON, `NotObject` / `MissingType` for JSON that is not a
 /// frame.
 pub fn parse_line(line: u64, text: &str) -> Result<Frame, ParseError> {
+    parse_line_with(line, text, &ParseOptions::default())
+}
+
+/// [`parse_line`] with options. The line is read in one pass without an intermediate JSON tree
+/// (`parse/fast.rs`); whatever that pass cannot decide exactly as [`parse_line_value`] does
+/// (bad JSON, a payload of the wrong shape, repeated top-level keys, …) is read again by
+/// [`parse_line_value`], so the result is always the reference's (with `skip_output`: but for
+/// the output, see [`ParseOptions`]).
+///
+/// # Errors
+/// As [`parse_line`].
+pub fn parse_line_with(line: u64, text: &str, opts: &ParseOptions) -> Result<Frame, ParseError> {
+    match fast::frame(line, text, opts.skip_output) {
+        Some(f) => Ok(f),
+        None => parse_line_value(line, text),
+    }
+}
+
+/// The one-pass reading alone: `None` where [`parse_line_with`] falls back to
+/// [`parse_line_value`]. For tests and benches that check the fast path is taken.
+#[doc(hidden)]
+pub fn parse_line_fast(line: u64, text: &str, opts: &ParseOptions) -> Option<Frame> {
+    fast::frame(line, text, opts.skip_output)
+}
+
+/// The reference reading of a line: a `serde_json::Value` tree first, then [`frame_from_value`]'s
+/// rules. Slower than [`parse_line`] (which gives the same results); kept as its fallback and as
+/// the yardstick its tests compare against.
+///
+/// # Errors
+/// As [`parse_line`].
+pub fn parse_line_value(line: u64, text: &str) -> Result<Frame, ParseError> {
     let json = || {
         serde_json::from_str::<Value>(text)
             .map_err(|e| ParseError::new(line, ParseErrorKind::Json(e.to_string()), text))
     };
     let (frame_type, payload, envelope) =
         split(json()?).map_err(|kind| ParseError::new(line, kind, text))?;
-    // The hot path moves the payload into its typed shape without a copy; when that read fails
-    // (rare), the line is parsed again so the payload can be kept generic beside the error.
+    // The payload moves into its typed shape without a copy; when that read fails (rare), the
+    // line is parsed again so the payload can be kept generic beside the error.
     match typed_body(&frame_type, payload) {
         Some(body) => Ok(Frame {
             frame_type,
             body,
             envelope,
-            origin: Origin { line, span: None },
+            origin: Origin {
+                line,
+                ..Origin::default()
+            },
             shape_error: None,
         }),
         None => frame_from_value(line, json()?).map_err(|kind| ParseError::new(line, kind, text)),
@@ -105,7 +153,10 @@ pub fn frame_from_value(line: u64, value: Value) -> Result<Frame, ParseErrorKind
         frame_type,
         body,
         envelope,
-        origin: Origin { line, span: None },
+        origin: Origin {
+            line,
+            ..Origin::default()
+        },
         shape_error,
     })
 }
@@ -199,7 +250,6 @@ fn envelope_from(mut obj: Map<String, Value>, metadata: Map<String, Value>) -> E
     }
 }
 
-/// Reads the payload into its typed shape; on a shape mismatch keeps it generic and says why.
 /// The typed body without copying the payload; `None` when a typed read fails (the payload is
 /// consumed: the caller re-reads it with [`body_from`]).
 fn typed_body(frame_type: &FrameType, payload: Map<String, Value>) -> Option<Body> {
@@ -221,6 +271,8 @@ fn typed_body(frame_type: &FrameType, payload: Map<String, Value>) -> Option<Bod
     }
 }
 
+/// A payload map → its body for `frame_type`, with the typed read's error (and the payload kept
+/// generic) when it does not fit.
 pub fn body_from(frame_type: &FrameType, payload: Map<String, Value>) -> (Body, Option<String>) {
     fn typed<T: serde::de::DeserializeOwned>(
         payload: Map<String, Value>,
