@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use rawpv::import::Decoded;
-use rawpv::session::{DEFER_OUTPUT_BYTES, Item, Session};
+use rawpv::session::{Item, Session};
 use rawpv::source::file::{FileEvent, fold_path, read_path};
 use serde_json::json;
 
@@ -77,7 +77,7 @@ fn fixtures_fold_the_same_when_outputs_are_skipped() {
 
 #[test]
 fn results_kept_in_memory_get_their_real_output_back() {
-    let big = "x".repeat(DEFER_OUTPUT_BYTES as usize);
+    let big = "x".repeat(2_000);
     let line = |v: serde_json::Value| format!("{v}\n");
     let result = |id: &str, output: serde_json::Value, ot: &str| {
         line(json!({"type": "tool.invoke.result", "payload": {

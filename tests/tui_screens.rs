@@ -168,3 +168,19 @@ fn a_bad_regex_says_why_on_one_line() {
         Some("match 2/3")
     );
 }
+
+#[test]
+fn a_narrow_status_bar_keeps_the_filter_search_and_count() {
+    // On 80 columns the long source label and the counts used to push the filter, the search and
+    // its count off the row; now the label keeps its end (the file name) and the counts give way.
+    let mut app = App::headless(
+        import::load_bytes(SESSION.as_bytes()).items,
+        "/home/user/projects/some-long-project-name/sessions/tui_session.jsonl",
+    );
+    app.set_filter(rawpv::view::Filter::parse("tool:Read"));
+    app.set_search("unwrap");
+    act(&mut app, &[Action::SearchNext]);
+    let narrow = status_rows(&draw(&mut app, 80, 24));
+    let wide = status_rows(&draw(&mut app, 160, 24));
+    assert_snapshot!("narrow_status", format!("{narrow}\n{wide}"));
+}

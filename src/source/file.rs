@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::import::{self, Decoded, Decoder, Format, rawp};
 use crate::protocol::{ByteSpan, ParseError, ParseErrorKind, ParseOptions};
-use crate::session::{DEFER_OUTPUT_BYTES, Session};
+use crate::session::Session;
 
 use super::BATCH;
 
@@ -57,11 +57,10 @@ pub enum FileEvent {
 /// How [`read_path_with`] decodes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadOptions {
-    /// The batches are folded into a [`Session`] whose `backing` is this file, which keeps the
-    /// output of a result line of [`DEFER_OUTPUT_BYTES`] or more in the file: those outputs are
-    /// validated but not built (`ParseOptions::skip_output`; the frame carries a stand-in of the
-    /// output's shape for the checks). RAWP NDJSON only. Never for `convert`, which writes the
-    /// frames out.
+    /// The batches are folded into a [`Session`] whose `backing` is this file, which keeps
+    /// result outputs in the file: they are validated but not built (`ParseOptions::skip_output`;
+    /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only.
+    /// Never for `convert`, which writes the frames out.
     pub defer_outputs: bool,
 }
 
@@ -125,7 +124,7 @@ pub fn read_path_with(
     let mut reader = Lines {
         dec: import::decoder_for(format),
         spans,
-        skip_from: (spans && opts.defer_outputs).then_some(DEFER_OUTPUT_BYTES),
+        skip_outputs: spans && opts.defer_outputs,
         next_offset: 0,
         line: 0,
         carry: Vec::new(),
@@ -203,9 +202,8 @@ struct Lines {
     dec: Box<dyn Decoder>,
     /// Record each frame's line span (`Origin::span`): RAWP NDJSON only, where a line is a frame.
     spans: bool,
-    /// Lines at least this long (bytes, as their span) have a result's output skipped
-    /// ([`ReadOptions::defer_outputs`]).
-    skip_from: Option<u64>,
+    /// Skip building result outputs ([`ReadOptions::defer_outputs`]; RAWP NDJSON only).
+    skip_outputs: bool,
     /// Byte offset where the next line starts.
     next_offset: u64,
     /// Number of the last complete line.
@@ -269,7 +267,7 @@ impl Lines {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = String::from_utf8_lossy(raw);
         let first = self.out.len();
-        if self.skip_from.is_some_and(|n| len >= n) {
+        if self.skip_outputs {
             let opts = ParseOptions { skip_output: true };
             rawp::decode_line(self.line, &text, &opts, &mut self.out);
         } else {
@@ -358,7 +356,7 @@ mod tests {
         let mut lines = Lines {
             dec: import::decoder_for(Format::RawpNdjson),
             spans: false,
-            skip_from: None,
+            skip_outputs: false,
             next_offset: 0,
             line: 0,
             carry: Vec::new(),
@@ -395,7 +393,7 @@ mod tests {
                 assert_eq!(session.output(got).as_deref(), want_out);
             }
         }
-        assert!(deferred > 0, "the demo has outputs over DEFER_OUTPUT_BYTES");
+        assert!(deferred > 0, "the demo has outputs, all deferred");
         session.backing = None;
         for it in &mut session.items {
             if let crate::session::Item::Event(f) = it {
@@ -423,7 +421,7 @@ mod tests {
                         if let Decoded::Frame(fr) = d
                             && fr.origin.output_skipped
                         {
-                            assert!(fr.origin.span.unwrap().len >= DEFER_OUTPUT_BYTES);
+                            assert!(fr.origin.span.is_some());
                             n += 1;
                         }
                     }

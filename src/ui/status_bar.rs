@@ -3,14 +3,45 @@
 //!
 //! Who calls it: [`crate::ui::draw`]. Hints are generated from the keymap's bindings, so they
 //! always name the real keys. In search / filter mode the second row is the input prompt.
+//!
+//! Narrow terminals: the first row keeps the source state and what the user asked for (filter,
+//! search and its count, scan progress) first; the source's name is cut from its start (the file
+//! name stays), the counts go when there is no room, and a message that does not fit opens the
+//! second row.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::truncate;
 use crate::app::{App, SourceStatus};
 use crate::view::Mode;
+
+/// Fewest columns of the source's name on the first row (with room for less, the counts go).
+const LABEL_MIN: usize = 12;
+/// Most columns of the source's name.
+const LABEL_MAX: usize = 40;
+
+/// `s` cut to at most `width` columns by dropping its start (a path keeps its file name):
+/// `…ompaction-A-excerpt.jsonl`.
+fn truncate_start(s: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if super::width_of(s) <= width {
+        return s.to_owned();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1; // the ellipsis
+    for ch in s.chars().rev() {
+        let cw = ch.width().unwrap_or(0);
+        if used + cw > width {
+            break;
+        }
+        used += cw;
+        kept.push(ch);
+    }
+    let mut out = String::from(if width == 0 { "" } else { "…" });
+    out.extend(kept.iter().rev());
+    out
+}
 
 /// Draws the two status rows.
 pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
@@ -34,42 +65,105 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     };
     let c = &app.session.counts;
     let findings = app.session.findings.len();
-    let mut spans = vec![
-        Span::styled(format!(" {} ", truncate(&app.source_label, 40)), t.title),
-        Span::styled(state, state_style),
-    ];
+    let width =
+        |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::width_of(&s.content)).sum() };
+    // What must show: the state, and what the user asked for (filter, search and its count,
+    // scan progress). Then, by priority: the source's name (at least LABEL_MIN columns), the
+    // message, the counts, the rest of the name, the token totals.
+    let mut fixed = vec![Span::styled(state, state_style)];
     if let Some(f) = app.format {
-        spans.push(Span::styled(format!(" {}", f.as_str()), t.dim));
+        fixed.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }
-    spans.push(Span::styled(" │ ", t.border));
-    spans.push(Span::raw(super::count(c.invocations, "call")));
+    let mut counts = vec![
+        Span::styled(" │ ", t.border),
+        Span::raw(super::count(c.invocations, "call")),
+    ];
     if c.running > 0 {
         let label = if app.session.ended {
             "no result"
         } else {
             "running"
         };
-        spans.push(Span::styled(
+        counts.push(Span::styled(
             format!(" · {} {label}", c.running),
             t.status_running,
         ));
     }
     if c.failed > 0 {
-        spans.push(Span::styled(
+        counts.push(Span::styled(
             format!(" · {}", super::count(c.failed, "error")),
             t.status_failed,
         ));
     }
     if findings > 0 {
-        spans.push(Span::styled(
+        counts.push(Span::styled(
             format!(" · {}", super::count(findings as u64, "finding")),
             t.finding_warning,
         ));
     }
-    // Token totals go in only when the rest (filter, search, messages) leaves room for them.
-    let mut tokens = None;
+    if app.session.dropped_items > 0 {
+        counts.push(Span::styled(
+            format!(
+                " · {} dropped (oldest)",
+                super::count(app.session.dropped_items, "row")
+            ),
+            t.dim,
+        ));
+    }
+    let mut tail = Vec::new();
+    if let Some(f) = &app.view.filter {
+        tail.push(Span::styled(" │ ", t.border));
+        tail.push(Span::styled(format!("filter: {}", f.raw), t.hint));
+    }
+    if let Some(q) = &app.view.search {
+        tail.push(Span::styled(" │ ", t.border));
+        tail.push(Span::styled(format!("/{q}"), t.search_match));
+        // `match 3/17`, `17+ matches (scanning 40%)`; a search's own "no match for /q"
+        // message says it already.
+        if let Some(m) = app.match_status()
+            && !(m.total == 0 && m.scanning.is_none() && app.view.message.is_some())
+        {
+            let style = if m.total == 0 && m.scanning.is_none() {
+                t.finding_warning
+            } else {
+                t.hint
+            };
+            tail.push(Span::styled(format!(" {m}"), style));
+        }
+    }
+    if let Some(p) = &app.view.progress {
+        tail.push(Span::styled(" │ ", t.border));
+        tail.push(Span::styled(p.clone(), t.status_running));
+    }
+    // A message that does not fit the first row opens the second one (in normal mode), so its
+    // end (`… at 7`) is not cut off.
+    let must = 2 + LABEL_MIN + width(&fixed) + width(&tail);
+    let mut message_below = None;
+    if let Some(m) = &app.view.message {
+        if must + 3 + super::width_of(m) > w && app.view.mode == Mode::Normal && area.height >= 2 {
+            message_below = Some(Span::styled(format!(" {m} "), t.finding_warning));
+        } else {
+            tail.push(Span::styled(" │ ", t.border));
+            tail.push(Span::styled(m.clone(), t.finding_warning));
+        }
+    }
+    let room = w.saturating_sub(2 + width(&fixed) + width(&tail));
+    if width(&counts) + LABEL_MIN > room {
+        counts.clear();
+    }
+    let label_w = room
+        .saturating_sub(width(&counts))
+        .clamp(LABEL_MIN, LABEL_MAX);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", truncate_start(&app.source_label, label_w)),
+        t.title,
+    )];
+    spans.extend(fixed);
+    let has_counts = !counts.is_empty();
+    spans.extend(counts);
+    // Token totals go in only when the rest leaves room for them.
     let tk = &app.view.tokens;
-    if tk.rows > 0 {
+    if has_counts && tk.rows > 0 {
         let mut s = format!(
             " · {} in · {} out",
             short_count(tk.input),
@@ -81,59 +175,11 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             s.push_str(" cached");
         }
         s.push_str(" tokens");
-        tokens = Some((spans.len(), Span::styled(s, t.dim)));
-    }
-    if app.session.dropped_items > 0 {
-        spans.push(Span::styled(
-            format!(
-                " · {} dropped (oldest)",
-                super::count(app.session.dropped_items, "row")
-            ),
-            t.dim,
-        ));
-    }
-    if let Some(f) = &app.view.filter {
-        spans.push(Span::styled(" │ ", t.border));
-        spans.push(Span::styled(format!("filter: {}", f.raw), t.hint));
-    }
-    if let Some(q) = &app.view.search {
-        spans.push(Span::styled(" │ ", t.border));
-        spans.push(Span::styled(format!("/{q}"), t.search_match));
-        // `match 3/17`, `17+ matches (scanning 40%)`; a search's own "no match for /q"
-        // message says it already.
-        if let Some(m) = app.match_status()
-            && !(m.total == 0 && m.scanning.is_none() && app.view.message.is_some())
-        {
-            let style = if m.total == 0 && m.scanning.is_none() {
-                t.finding_warning
-            } else {
-                t.hint
-            };
-            spans.push(Span::styled(format!(" {m}"), style));
+        if width(&spans) + width(&tail) + super::width_of(&s) <= w {
+            spans.push(Span::styled(s, t.dim));
         }
     }
-    if let Some(p) = &app.view.progress {
-        spans.push(Span::styled(" │ ", t.border));
-        spans.push(Span::styled(p.clone(), t.status_running));
-    }
-    // A message that does not fit the first row opens the second one (in normal mode), so its
-    // end (`… at 7`) is not cut off.
-    let mut message_below = None;
-    if let Some(m) = &app.view.message {
-        let used: usize = spans.iter().map(|s| super::width_of(&s.content)).sum();
-        if used + 3 + super::width_of(m) > w && app.view.mode == Mode::Normal && area.height >= 2 {
-            message_below = Some(Span::styled(format!(" {m} "), t.finding_warning));
-        } else {
-            spans.push(Span::styled(" │ ", t.border));
-            spans.push(Span::styled(m.clone(), t.finding_warning));
-        }
-    }
-    if let Some((at, span)) = tokens {
-        let used: usize = spans.iter().map(|s| super::width_of(&s.content)).sum();
-        if used + super::width_of(&span.content) <= w {
-            spans.insert(at, span);
-        }
-    }
+    spans.extend(tail);
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     if area.height < 2 {
         return;
@@ -191,7 +237,19 @@ pub fn short_count(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::short_count;
+    use super::{short_count, truncate_start};
+
+    #[test]
+    fn long_labels_keep_their_end() {
+        assert_eq!(
+            truncate_start("/a/b/session.jsonl", 40),
+            "/a/b/session.jsonl"
+        );
+        assert_eq!(truncate_start("/a/b/session.jsonl", 10), "…ion.jsonl");
+        assert_eq!(truncate_start("/a/日本.jsonl", 9), "…本.jsonl");
+        assert_eq!(truncate_start("/a/日本.jsonl", 8), "….jsonl");
+        assert_eq!(truncate_start("abc", 0), "");
+    }
 
     #[test]
     fn short_counts() {
