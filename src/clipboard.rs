@@ -59,6 +59,8 @@ pub fn copy_text(session: &Session, i: usize, what: CopyWhat) -> Option<String> 
                     None => None,
                 },
                 CopyWhat::Raw => {
+                    // A deferred output is read back so the result frame is whole.
+                    let inv = session.with_output(inv);
                     let req = json!({
                         "type": "tool.invoke.request",
                         "payload": {
@@ -154,6 +156,28 @@ mod tests {
             json!(inv.invocation_id)
         );
         assert_eq!(lines[1]["type"], "tool.invoke.result");
+    }
+
+    /// In a file-backed session the output stays in the file: Output and Raw read it back.
+    #[test]
+    fn copies_a_deferred_output_whole() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/check_clean.ndjson"
+        ));
+        let (s, _) = crate::source::file::fold_path(path).unwrap();
+        let k = s
+            .invocations
+            .iter()
+            .position(|inv| inv.result.is_some())
+            .unwrap();
+        let inv = &s.invocations[k];
+        assert!(inv.output_span.is_some(), "the output is deferred");
+        let want = s.output(inv).unwrap().into_owned();
+        let raw = copy_text(&s, inv.item, CopyWhat::Raw).unwrap();
+        let result: Value = serde_json::from_str(raw.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(result["payload"]["output"], want);
+        assert_ne!(want, Value::Null);
     }
 
     #[test]

@@ -216,8 +216,9 @@ pub struct Invocation {
     pub input: Value,
     pub parallel_group_id: Option<String>,
     pub status: CallStatus,
-    /// The result payload. Its `output` is `None` while deferred (see `output_span`).
-    pub result: Option<ToolInvokeResult>,
+    /// The result payload (boxed: an open call pays 8 bytes for it). Its `output` is `None`
+    /// while deferred (see `output_span`).
+    pub result: Option<Box<ToolInvokeResult>>,
     /// Set when the result's output was not kept in memory (a big output in a file-backed
     /// session): the byte span of the result frame's line in `Session::backing`. Read the output
     /// with [`Session::output`].
@@ -225,10 +226,13 @@ pub struct Invocation {
     pub stream: ChunkBuffer,
     pub requested_at: Option<Timestamp>,
     pub ended_at: Option<Timestamp>,
-    /// Envelope of the request frame (metadata, unknown fields) for the raw view.
-    pub request_envelope: Envelope,
-    /// Envelope of the result frame.
-    pub result_envelope: Option<Envelope>,
+    /// Envelope of the request frame, kept only when it carries something the invocation does
+    /// not keep elsewhere (an `id`, metadata other than `delegation_chain`, unknown fields; see
+    /// [`kept_envelope`]): `session_id`, `seq` and the timestamp of a plain envelope are not kept
+    /// (about 500 bytes an invocation, issue 8).
+    pub request_envelope: Option<Box<Envelope>>,
+    /// Envelope of the result frame, kept by the same rule.
+    pub result_envelope: Option<Box<Envelope>>,
     /// Source line of the request / result frame.
     pub request_line: u64,
     pub result_line: Option<u64>,
@@ -291,7 +295,8 @@ pub struct Message {
 pub enum Item {
     /// Index into `Session::invocations`.
     Invocation(usize),
-    Message(Message),
+    /// Boxed so a row costs 16 bytes whatever its kind.
+    Message(Box<Message>),
     /// Any other frame, shown generically (turn ends, compaction, usage, errors, unknown types,
     /// and tool frames that could not be attached to an invocation).
     Event(Box<Frame>),
@@ -351,7 +356,12 @@ pub struct Session {
     index: HashMap<String, usize>,
     /// Every catalog publish in order; the last one is the current catalog (SPEC 3.5).
     pub publishes: Vec<Publish>,
+    /// Append only, through [`Session::push_finding`] (which indexes them).
     pub findings: Vec<Finding>,
+    /// Indices into `findings` by `invocation_id`, and by line for findings naming no invocation
+    /// (line 0 is not indexed), for [`Session::findings_of`].
+    finding_ids: HashMap<String, Vec<usize>>,
+    finding_lines: HashMap<u64, Vec<usize>>,
     pub counts: Counts,
     /// Bumped on every change.
     pub revision: u64,
@@ -367,30 +377,80 @@ pub struct Session {
     /// Feed rows dropped by compaction so far (shown to the user).
     pub dropped_items: u64,
     /// The file this session is read from, when its frames carry byte spans (RAWP NDJSON files,
-    /// `crate::source::file`). Then result outputs of [`DEFER_OUTPUT_BYTES`] or more are not kept
-    /// in memory but read again from the file when shown ([`Session::output`]), so memory does
-    /// not grow with output sizes (issue 8).
+    /// `crate::source::file`). Then result outputs are not kept in memory but read again from
+    /// the file when shown ([`Session::output`]), so memory does not grow with output sizes
+    /// (issue 8). Even small outputs are left there: one kept as a `Value` tree costs ~10× its
+    /// JSON text, and reading one line back costs one positional read and a parse.
     pub backing: Option<Arc<Path>>,
+    /// `backing`, opened once.
+    open_file: OpenFile,
 }
 
-/// Result frames at least this long (bytes of their line) have their output deferred to the
-/// backing file (see [`Session::backing`]).
-pub const DEFER_OUTPUT_BYTES: u64 = 1024;
+/// The backing file, opened once and shared (clones of a session open their own), read with
+/// positional reads so concurrent readers (render jobs, scans) never race on a cursor.
+#[derive(Default)]
+struct OpenFile(std::sync::Mutex<Option<(Arc<Path>, Arc<std::fs::File>)>>);
 
-/// Reads `span` of the file at `path` as text (invalid UTF-8 replaced).
-fn read_span(path: &Path, span: ByteSpan) -> std::io::Result<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path)?;
-    f.seek(SeekFrom::Start(span.offset))?;
-    let mut buf = Vec::new();
-    f.take(span.len).read_to_end(&mut buf)?;
-    if (buf.len() as u64) < span.len {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "the file is shorter than when it was read",
-        ));
+impl Clone for OpenFile {
+    fn clone(&self) -> Self {
+        Self::default()
     }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+impl PartialEq for OpenFile {
+    /// A cache: never part of a session's value.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenFile")
+    }
+}
+
+impl OpenFile {
+    /// Reads `span` of the file at `path` as text (invalid UTF-8 replaced), opening it on first
+    /// use (or when `path` changed).
+    fn read_span(&self, path: &Arc<Path>, span: ByteSpan) -> std::io::Result<String> {
+        let file = {
+            let mut slot = self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match slot.as_ref() {
+                Some((p, f)) if Arc::ptr_eq(p, path) || **p == **path => Arc::clone(f),
+                _ => {
+                    let f = Arc::new(std::fs::File::open(path)?);
+                    *slot = Some((Arc::clone(path), Arc::clone(&f)));
+                    f
+                }
+            }
+        };
+        let len = usize::try_from(span.len).map_err(std::io::Error::other)?;
+        let mut buf = vec![0u8; len];
+        read_exact_at(&file, &mut buf, span.offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                std::io::Error::new(e.kind(), "the file is shorter than when it was read")
+            } else {
+                e
+            }
+        })?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(mut f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
 }
 
 /// Default cap on kept feed rows (about 200k rows; a row costs from ~100 bytes to the size of
@@ -447,7 +507,7 @@ impl Session {
         let Some(path) = &self.backing else {
             return Some(Cow::Owned(unavailable("no file to read it from".into())));
         };
-        let v = match read_span(path, span) {
+        let v = match self.open_file.read_span(path, span) {
             Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
             Ok(text) => match crate::protocol::parse_line(inv.result_line.unwrap_or(0), &text) {
                 Ok(Frame {
@@ -509,8 +569,35 @@ impl Session {
             self.invocations[i].findings += 1;
             self.invocations[i].rev += 1;
         }
+        let k = self.findings.len();
+        match (&f.invocation_id, f.line) {
+            (Some(id), _) => self.finding_ids.entry(id.clone()).or_default().push(k),
+            (None, 0) => {}
+            (None, line) => self.finding_lines.entry(line).or_default().push(k),
+        }
         self.findings.push(f);
         self.revision += 1;
+    }
+
+    /// The findings about `inv`, in order: those naming its `invocation_id`, and those naming no
+    /// invocation on the line of its request or result. At most `limit`. Looked up through an
+    /// index, not a scan (the detail pane asks on every selection; issue 8).
+    pub fn findings_of(&self, inv: &Invocation, limit: usize) -> Vec<&Finding> {
+        let mut at: Vec<usize> = self
+            .finding_ids
+            .get(&inv.invocation_id)
+            .into_iter()
+            .chain(self.finding_lines.get(&inv.request_line))
+            .chain(inv.result_line.and_then(|l| self.finding_lines.get(&l)))
+            .flatten()
+            .copied()
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter()
+            .take(limit)
+            .filter_map(|k| self.findings.get(k))
+            .collect()
     }
 
     /// Folds one decoded item (a frame, a malformed line, or an importer's finding).
@@ -547,6 +634,11 @@ impl Session {
         for f in crate::check::end_findings(self) {
             self.push_finding(f);
         }
+        // Nothing more will be added: give back the growth room of the big vectors (up to half
+        // their size; a realloc of a large block is a remap, not a copy).
+        self.items.shrink_to_fit();
+        self.invocations.shrink_to_fit();
+        self.findings.shrink_to_fit();
     }
 
     /// Cap on kept feed rows in effect (0: none).
@@ -664,7 +756,8 @@ impl Session {
         self.items.len() - 1
     }
 
-    fn push_event(&mut self, frame: Frame) -> Applied {
+    fn push_event(&mut self, mut frame: Frame) -> Applied {
+        shrink_envelope(&mut frame.envelope);
         let item = self.push_item(Item::Event(Box::new(frame)));
         Applied {
             item: Some(item),
@@ -768,7 +861,7 @@ impl Session {
             item,
             findings: 0,
             rev: 1,
-            request_envelope: frame.envelope,
+            request_envelope: kept_envelope(frame.envelope),
             result_envelope: None,
         });
         if let Some(p) = parent {
@@ -830,10 +923,7 @@ impl Session {
         };
         let id = r.invocation_id.clone().unwrap_or_default();
         let line = frame.origin.line;
-        let deferred = frame
-            .origin
-            .span
-            .filter(|s| self.backing.is_some() && s.len >= DEFER_OUTPUT_BYTES);
+        let deferred = frame.origin.span.filter(|_| self.backing.is_some());
         let Some(&idx) = self.index.get(&id) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
@@ -866,14 +956,14 @@ impl Session {
         }
         let inv = &mut self.invocations[idx];
         inv.status = status;
-        inv.result = Some(r);
+        inv.result = Some(Box::new(r));
         if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
             && r.output.take().is_some()
         {
             inv.output_span = Some(span);
         }
         inv.ended_at = frame.envelope.timestamp;
-        inv.result_envelope = Some(frame.envelope);
+        inv.result_envelope = kept_envelope(frame.envelope);
         inv.result_line = Some(line);
         inv.rev += 1;
         Applied {
@@ -959,7 +1049,9 @@ impl Session {
                 };
             }
         }
-        let item = self.push_item(Item::Message(Message {
+        let mut metadata = frame.envelope.metadata;
+        shrink_map(&mut metadata);
+        let item = self.push_item(Item::Message(Box::new(Message {
             kind,
             text,
             done,
@@ -967,8 +1059,8 @@ impl Session {
             timestamp: frame.envelope.timestamp,
             line: frame.origin.line,
             delegation_chain: chain,
-            metadata: frame.envelope.metadata,
-        }));
+            metadata,
+        })));
         if !done {
             self.open_messages.push(item);
         }
@@ -978,6 +1070,31 @@ impl Session {
             new_item: true,
         }
     }
+}
+
+/// Gives back the spare capacity of an envelope's maps (a parsed frame's top-level map keeps the
+/// room of the keys moved out of it: about 1 KB a frame).
+fn shrink_envelope(e: &mut Envelope) {
+    shrink_map(&mut e.metadata);
+    shrink_map(&mut e.extra);
+}
+
+/// Reallocates `m` at its length (`serde_json::Map` has no `shrink_to_fit`); an empty map
+/// holds no allocation.
+fn shrink_map(m: &mut Map<String, Value>) {
+    *m = std::mem::take(m).into_iter().collect();
+}
+
+/// `e`, boxed, when it carries something an invocation does not keep elsewhere: an `id`,
+/// metadata other than `delegation_chain`, or unknown fields. `None` for a plain envelope.
+fn kept_envelope(mut e: Envelope) -> Option<Box<Envelope>> {
+    let plain =
+        e.id.is_none() && e.extra.is_empty() && e.metadata.keys().all(|k| k == "delegation_chain");
+    if plain {
+        return None;
+    }
+    shrink_envelope(&mut e);
+    Some(Box::new(e))
 }
 
 /// The text of a prompt / text / thinking payload: `delta`, `text`, `content`, `prompt` or

@@ -411,7 +411,11 @@ fn v2_0_55_deep_manifest_with_agent_file() {
         .find(|i| !i.delegation_chain.is_empty())
         .unwrap();
     assert_eq!(sub.delegation_chain[0].agent_id, "c8d9b115");
-    let meta = &sub.request_envelope.metadata["claude_code"];
+    let meta = &sub
+        .request_envelope
+        .as_ref()
+        .expect("kept envelope")
+        .metadata["claude_code"];
     assert_eq!(meta["file"], "agent-c8d9b115.jsonl");
     let snaps = s
         .items
@@ -646,7 +650,10 @@ fn subagent_directory_layout_is_found_by_load_path() {
     assert_eq!(s.invocations[parent].invocation_id, "toolu_agent");
     assert_eq!(glob.delegation_chain[0].agent_id, "a1b2c3d");
     assert_eq!(
-        glob.request_envelope.metadata["claude_code"]["file"],
+        glob.request_envelope
+            .as_ref()
+            .expect("kept envelope")
+            .metadata["claude_code"]["file"],
         "agent-a1b2c3d.jsonl"
     );
     // The Agent (renamed Task) result is an agent_result with the totals.

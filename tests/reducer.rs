@@ -16,11 +16,46 @@ fn ts(s: &str) -> Option<Timestamp> {
     Timestamp::parse_str(s)
 }
 
-fn envelope(t: &str) -> Envelope {
-    Envelope {
-        timestamp: ts(t),
-        ..Envelope::default()
-    }
+/// A request and result whose envelopes carry an id, metadata beyond the delegation chain and
+/// an unknown field keep them whole; plain ones (timestamp, session id, seq) are dropped.
+#[test]
+fn envelopes_are_kept_only_when_they_carry_something() {
+    let text = concat!(
+        r#"{"type":"tool.invoke.request","id":"f1","session_id":"s","seq":1,"timestamp":"2026-01-05T09:00:01Z","metadata":{"isMeta":true},"payload":{"invocation_id":"a","tool_name":"Bash","input":{}}}"#,
+        "\n",
+        r#"{"type":"tool.invoke.result","session_id":"s","seq":2,"x_custom":7,"payload":{"invocation_id":"a","status":"success","output":"ok","output_type":"text"}}"#,
+        "\n",
+        r#"{"type":"tool.invoke.request","session_id":"s","seq":3,"metadata":{"delegation_chain":[]},"payload":{"invocation_id":"b","tool_name":"Bash","input":{}}}"#,
+        "\n",
+    );
+    let session = Session::from_decoded(load_bytes(text.as_bytes()).items);
+    let a = session.invocation("a").expect("a");
+    let mut metadata = Map::new();
+    metadata.insert("isMeta".into(), json!(true));
+    assert_eq!(
+        a.request_envelope.as_deref(),
+        Some(&Envelope {
+            id: Some("f1".into()),
+            session_id: Some("s".into()),
+            seq: Some(1),
+            timestamp: ts("2026-01-05T09:00:01Z"),
+            metadata,
+            extra: Map::new(),
+        })
+    );
+    let mut extra = Map::new();
+    extra.insert("x_custom".into(), json!(7));
+    assert_eq!(
+        a.result_envelope.as_deref(),
+        Some(&Envelope {
+            session_id: Some("s".into()),
+            seq: Some(2),
+            extra,
+            ..Envelope::default()
+        })
+    );
+    let b = session.invocation("b").expect("b");
+    assert_eq!((&b.request_envelope, &b.result_envelope), (&None, &None));
 }
 
 #[test]
@@ -63,7 +98,7 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
         input: json!({"command": "cargo build"}),
         parallel_group_id: None,
         status: CallStatus::Failed,
-        result: Some(ToolInvokeResult {
+        result: Some(Box::new(ToolInvokeResult {
             invocation_id: Some(id.into()),
             tool_name: Some("Bash".into()),
             status: Some(ResultStatus::Error),
@@ -72,13 +107,14 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
             duration_ms: Some(2000.0),
             truncated: None,
             extra: Map::new(),
-        }),
+        })),
         output_span: None,
         stream,
         requested_at: ts("2026-01-05T09:00:01.000Z"),
         ended_at: ts("2026-01-05T09:00:03.000Z"),
-        request_envelope: envelope("2026-01-05T09:00:01.000Z"),
-        result_envelope: Some(envelope("2026-01-05T09:00:03.000Z")),
+        // Plain envelopes (timestamp, session id, seq) are not kept: the times are above.
+        request_envelope: None,
+        result_envelope: None,
         request_line: 2,
         result_line: Some(10),
         delegation_chain: vec![],
@@ -285,4 +321,50 @@ fn convert_keeps_floats_exact() {
     let f = parse_line(1, line).unwrap();
     let again = parse_line(1, &f.to_json().to_string()).unwrap();
     assert_eq!(again.body, f.body);
+}
+
+/// A call's findings come from the index: those naming it, and id-less ones on its request or
+/// result line, in order and capped; a finding naming another call on the same line is not its.
+#[test]
+fn findings_of_a_call_by_id_and_line() {
+    use rawpv::finding::Finding;
+    let text = concat!(
+        r#"{"type":"tool.invoke.request","payload":{"invocation_id":"a","tool_name":"Bash","input":{}}}"#,
+        "\n",
+        r#"{"type":"tool.invoke.result","payload":{"invocation_id":"a","status":"success","output":"ok","output_type":"text"}}"#,
+        "\n",
+    );
+    let mut session = Session::from_decoded(load_bytes(text.as_bytes()).items);
+    let f = |msg: &str, line: u64| {
+        Finding::new(
+            Level::Info,
+            code::MALFORMED_LINE,
+            "SPEC 2",
+            line,
+            msg.to_string(),
+        )
+    };
+    session.push_finding(f("by id", 9).for_invocation("a"));
+    session.push_finding(f("on the request line", 1));
+    session.push_finding(f("other call, same line", 1).for_invocation("b"));
+    session.push_finding(f("on the result line", 2));
+    session.push_finding(f("elsewhere", 3));
+    session.push_finding(f("no line", 0));
+    let inv = session.invocation("a").expect("a").clone();
+    let got: Vec<&str> = session
+        .findings_of(&inv, 10)
+        .iter()
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "invocation_id \"a\" is not a UUID v4",
+            "tool.invoke.result without required field `tool_name`",
+            "by id",
+            "on the request line",
+            "on the result line"
+        ]
+    );
+    assert_eq!(session.findings_of(&inv, 1).len(), 1);
 }

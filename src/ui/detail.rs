@@ -64,7 +64,7 @@ impl DetailSource {
                     findings: findings_of(session, inv),
                 }
             }
-            Item::Message(m) => Self::Message(m.clone()),
+            Item::Message(m) => Self::Message((**m).clone()),
             Item::Event(f) => Self::Event(f.clone()),
         })
     }
@@ -81,13 +81,8 @@ fn catalog_entry<'s>(session: &'s Session, inv: &Invocation) -> Option<&'s Catal
 /// [`MAX_FINDINGS_SHOWN`] + 1 (the extra one says "more").
 fn findings_of(session: &Session, inv: &Invocation) -> Vec<Finding> {
     session
-        .findings
-        .iter()
-        .filter(|f| match &f.invocation_id {
-            Some(id) => *id == inv.invocation_id,
-            None => f.line != 0 && (f.line == inv.request_line || Some(f.line) == inv.result_line),
-        })
-        .take(MAX_FINDINGS_SHOWN + 1)
+        .findings_of(inv, MAX_FINDINGS_SHOWN + 1)
+        .into_iter()
         .cloned()
         .collect()
 }
