@@ -593,7 +593,7 @@ impl App {
             return;
         };
         self.view.remap(&c, self.session.items.len());
-        self.scan_after_compaction();
+        self.scan_after_compaction(&c);
         let new_sel = selected
             .and_then(|i| c.item(i))
             .and_then(|i| self.view.row_of(i));

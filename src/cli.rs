@@ -173,8 +173,8 @@ pub enum Command {
         /// Require this Bearer token (file contents).
         #[arg(long)]
         token_file: Option<PathBuf>,
-        /// Largest frame sent or accepted, in bytes.
-        #[arg(long, default_value_t = 16 * 1024 * 1024)]
+        /// Largest frame sent or accepted, in bytes (1 or more).
+        #[arg(long, default_value_t = 16 * 1024 * 1024, value_parser = at_least_one)]
         max_frame_bytes: usize,
         /// Most concurrent clients (1 or more).
         #[arg(long, default_value_t = 16, value_parser = at_least_one)]

@@ -995,6 +995,14 @@ impl Session {
         let id = r.invocation_id.clone().unwrap_or_default();
         let line = frame.origin.line;
         let deferred = frame.origin.span.filter(|_| self.backing.is_some());
+        // The reader skipped building the output, expecting it deferred; where it is kept after
+        // all (an unknown id, a second result), it is read back from the file.
+        let kept = deferred.is_some()
+            && (self.index.get(&id)).is_some_and(|&i| self.invocations[i].status.is_open());
+        let mut frame = frame;
+        if frame.origin.output_skipped && !kept {
+            self.reload_output(&mut frame);
+        }
         let Some(&idx) = self.index.get(&id) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
@@ -1042,6 +1050,27 @@ impl Session {
             invocation: Some(idx),
             new_item: false,
         }
+    }
+
+    /// Puts back the real output of a result whose output the file reader skipped
+    /// (`Origin::output_skipped`), read again from [`Session::backing`]; a string saying so when
+    /// the file no longer gives it.
+    fn reload_output(&self, frame: &mut Frame) {
+        frame.origin.output_skipped = false;
+        let Body::Result(r) = &mut frame.body else {
+            return;
+        };
+        let again = match (&self.backing, frame.origin.span) {
+            (Some(path), Some(span)) => self.open_file.read_span(path, span).ok(),
+            _ => None,
+        };
+        let again = again.and_then(|t| crate::protocol::parse_line(frame.origin.line, &t).ok());
+        r.output = match again.map(|f| f.body) {
+            Some(Body::Result(a)) if a.invocation_id == r.invocation_id => a.output,
+            _ => Some(Value::String(
+                "(output not available: the file changed since it was read)".into(),
+            )),
+        };
     }
 
     fn apply_catalog(&mut self, frame: Frame) -> Applied {

@@ -255,3 +255,39 @@ fn the_status_bar_shows_what_the_count_knows_so_far() {
         rows.lines().next().unwrap_or_default()
     );
 }
+
+#[test]
+fn the_match_count_follows_a_compaction() {
+    // Live with a 100-row cap: the oldest rows go in chunks; the count drops them too and keeps
+    // counting the rows that arrive.
+    let all = session(20, 9); // 200 rows
+    let mut app = App::new("live", true);
+    app.session.max_items = Some(100);
+    app.scan_budget = Duration::ZERO;
+    let mut frames = all.into_iter();
+    app.update(Msg::Source(SourceMsg::Batch(
+        frames.by_ref().take(150).collect(),
+    )));
+    app.set_search("echo");
+    app.finish_scans();
+    let truth = |app: &App| {
+        let re = rawpv::app::compile_search("echo").unwrap().unwrap();
+        (0..app.view.filtered_count(&app.session))
+            .filter_map(|k| app.view.filtered_at(k))
+            .filter(|&i| rawpv::view::item_matches(&app.session, i, &re))
+            .count()
+    };
+    let before = app.match_status().unwrap().total;
+    assert_eq!(before, truth(&app));
+    for chunk in frames.collect::<Vec<_>>().chunks(40) {
+        app.update(Msg::Source(SourceMsg::Batch(chunk.to_vec())));
+        // Renumbered, not counted again from the start.
+        assert_eq!(app.match_status().unwrap().scanning, None);
+        app.update(Msg::Work);
+    }
+    app.finish_scans();
+    assert!(app.session.dropped_items > 0, "the cap dropped rows");
+    let m = app.match_status().unwrap();
+    assert_eq!(m.total, truth(&app));
+    assert_eq!(m.scanning, None);
+}

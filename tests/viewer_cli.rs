@@ -176,11 +176,28 @@ fn speed_refuses_nan_infinities_zero_negatives_and_out_of_range() {
 }
 
 #[test]
-fn serve_refuses_zero_clients() {
+fn serve_refuses_zero_clients_zero_frame_bytes_and_a_file_without_frames() {
     let (code, err) = refused(&["serve", "x.jsonl", "--max-clients", "0"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("'--max-clients <MAX_CLIENTS>'") && err.contains("must be 1 or more"),
+        "{err}"
+    );
+    let (code, err) = refused(&["serve", "x.jsonl", "--max-frame-bytes=0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("must be 1 or more"), "{err}");
+    // A file that is no session (here: plain text) used to be served as an empty stream.
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "just some notes\nand more\n").unwrap();
+    let (code, err) = refused(&[
+        "serve",
+        &notes.display().to_string(),
+        "--listen=127.0.0.1:0",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("notes.txt has no frame to serve (not a session recording?)"),
         "{err}"
     );
 }

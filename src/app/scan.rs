@@ -19,8 +19,9 @@
 //! * The match count ([`Count`]) runs only when no search or filter scan waits, is not cancelled
 //!   by actions, and visits the filtered rows in item order, so the rank of the selected row is
 //!   known as soon as the count passed it. It starts over when the search, the filtered rows
-//!   (filter, quiet rows) or the item numbering (compaction, restart) change; rows that arrive
-//!   are counted as they come, and a row that changes after it was counted is checked again.
+//!   (filter, quiet rows) or the session (restart) change, and follows a compaction's new
+//!   numbering; rows that arrive are counted as they come, and a row that changes after it was
+//!   counted is checked again.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -302,9 +303,14 @@ impl App {
     }
 
     /// A compaction renumbered the items: a filter scan starts over, a search stops, the match
-    /// count starts over.
-    pub(super) fn scan_after_compaction(&mut self) {
-        self.restart_count();
+    /// count follows the new numbering (removed rows leave it).
+    pub(super) fn scan_after_compaction(&mut self, c: &crate::session::Compaction) {
+        if let Some(count) = &mut self.count {
+            // Compaction keeps the order of the rows it keeps, so the lists stay sorted. O(upto).
+            count.hits = count.hits.iter().filter_map(|&i| c.item(i)).collect();
+            count.recheck = count.recheck.iter().filter_map(|&i| c.item(i)).collect();
+            count.upto = (0..count.upto).filter(|&i| c.item(i).is_some()).count();
+        }
         match self.scan {
             Some(Scan::Filter { .. }) => self.start_filter_scan(),
             Some(Scan::Search { .. }) => {

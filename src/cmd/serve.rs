@@ -20,7 +20,8 @@ pub struct Options {
     pub max_clients: usize,
 }
 
-/// Runs the command; returns the exit code (2 on bad options or when the address is taken).
+/// Runs the command; returns the exit code (2 on bad options, when the file holds no frame to
+/// serve, or when the address is taken).
 pub async fn run(opts: Options) -> i32 {
     if !(opts.speed.is_finite() && opts.speed > 0.0) {
         eprintln!(
@@ -71,6 +72,14 @@ pub async fn run(opts: Options) -> i32 {
     warnings.extend(w);
     for w in &warnings {
         eprintln!("rawpv: warning: {w}");
+    }
+    if rec.is_empty() {
+        // Clients would connect and get nothing but an end: say so instead of serving it.
+        eprintln!(
+            "rawpv: {} has no frame to serve (not a session recording?)",
+            opts.file.display()
+        );
+        return 2;
     }
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,

@@ -25,8 +25,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::import::{self, Decoded, Decoder, Format};
-use crate::protocol::{ByteSpan, ParseError, ParseErrorKind};
+use crate::import::{self, Decoded, Decoder, Format, rawp};
+use crate::protocol::{ByteSpan, ParseError, ParseErrorKind, ParseOptions};
 use crate::session::Session;
 
 use super::BATCH;
@@ -54,12 +54,35 @@ pub enum FileEvent {
     },
 }
 
+/// How [`read_path_with`] decodes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The batches are folded into a [`Session`] whose `backing` is this file, which keeps
+    /// result outputs in the file: they are validated but not built (`ParseOptions::skip_output`;
+    /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only.
+    /// Never for `convert`, which writes the frames out.
+    pub defer_outputs: bool,
+}
+
 /// Reads and decodes `path`, calling `sink` with every event. `sink` returns `false` to stop
-/// early (the viewer quit). Returns the detected format.
+/// early (the viewer quit). Returns the detected format. Frames are complete (no output
+/// skipped): `read_path_with` with the default [`ReadOptions`].
 ///
 /// # Errors
 /// The I/O error of opening or reading the file.
-pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::io::Result<Format> {
+pub fn read_path(path: &Path, sink: impl FnMut(FileEvent) -> bool) -> std::io::Result<Format> {
+    read_path_with(path, ReadOptions::default(), sink)
+}
+
+/// [`read_path`] with options.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn read_path_with(
+    path: &Path,
+    opts: ReadOptions,
+    mut sink: impl FnMut(FileEvent) -> bool,
+) -> std::io::Result<Format> {
     let mut file = std::fs::File::open(path)?;
     let total = file.metadata()?.len();
     let mut buf = vec![
@@ -97,9 +120,11 @@ pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::i
         });
         return Ok(format);
     }
+    let spans = format == Format::RawpNdjson;
     let mut reader = Lines {
         dec: import::decoder_for(format),
-        spans: format == Format::RawpNdjson,
+        spans,
+        skip_outputs: spans && opts.defer_outputs,
         next_offset: 0,
         line: 0,
         carry: Vec::new(),
@@ -140,7 +165,10 @@ pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
     let path = path.to_owned();
     let path_for_session = path.clone();
     let reader = std::thread::spawn(move || {
-        read_path(&path, |ev| match ev {
+        let opts = ReadOptions {
+            defer_outputs: true,
+        };
+        read_path_with(&path, opts, |ev| match ev {
             FileEvent::Batch(b) => tx.send(b).is_ok(),
             FileEvent::Format(_) | FileEvent::Progress { .. } => true,
         })
@@ -174,6 +202,8 @@ struct Lines {
     dec: Box<dyn Decoder>,
     /// Record each frame's line span (`Origin::span`): RAWP NDJSON only, where a line is a frame.
     spans: bool,
+    /// Skip building result outputs ([`ReadOptions::defer_outputs`]; RAWP NDJSON only).
+    skip_outputs: bool,
     /// Byte offset where the next line starts.
     next_offset: u64,
     /// Number of the last complete line.
@@ -237,7 +267,12 @@ impl Lines {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = String::from_utf8_lossy(raw);
         let first = self.out.len();
-        self.dec.line(self.line, &text, &mut self.out);
+        if self.skip_outputs {
+            let opts = ParseOptions { skip_output: true };
+            rawp::decode_line(self.line, &text, &opts, &mut self.out);
+        } else {
+            self.dec.line(self.line, &text, &mut self.out);
+        }
         if self.spans {
             for d in &mut self.out[first..] {
                 if let Decoded::Frame(f) = d {
@@ -321,6 +356,7 @@ mod tests {
         let mut lines = Lines {
             dec: import::decoder_for(Format::RawpNdjson),
             spans: false,
+            skip_outputs: false,
             next_offset: 0,
             line: 0,
             carry: Vec::new(),
@@ -368,6 +404,36 @@ mod tests {
             }
         }
         assert_eq!(session, want);
+    }
+
+    #[test]
+    fn deferred_outputs_are_skipped_only_when_asked() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(crate::source::DEMO.as_bytes()).unwrap();
+        let skipped = |opts: ReadOptions| {
+            let mut n = 0;
+            read_path_with(f.path(), opts, |ev| {
+                if let FileEvent::Batch(b) = ev {
+                    for d in b {
+                        if let Decoded::Frame(fr) = d
+                            && fr.origin.output_skipped
+                        {
+                            assert!(fr.origin.span.is_some());
+                            n += 1;
+                        }
+                    }
+                }
+                true
+            })
+            .unwrap();
+            n
+        };
+        assert_eq!(skipped(ReadOptions::default()), 0);
+        assert!(
+            skipped(ReadOptions {
+                defer_outputs: true
+            }) > 0
+        );
     }
 
     #[test]
