@@ -121,10 +121,10 @@ async fn main() {
         println!(
             "ordering        from {:.2} s; exact session {}",
             o.as_secs_f64(),
-            replaced.map_or("not needed (same as streamed)".to_owned(), |r| format!(
-                "swapped in at {:.2} s",
-                r.as_secs_f64()
-            ))
+            replaced.map_or_else(
+                || "not needed (same as streamed)".to_owned(),
+                |r| format!("swapped in at {:.2} s", r.as_secs_f64())
+            )
         );
     }
     println!(

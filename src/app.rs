@@ -644,7 +644,7 @@ impl App {
             .keys()
             .filter_map(|&p| RowKey::of(&self.session, p))
             .collect();
-        new.backing = self.session.backing.clone();
+        new.backing.clone_from(&self.session.backing);
         new.max_items = self.session.max_items;
         let old = std::mem::replace(&mut self.session, new);
         // Freeing a big session takes a while: not on the app's thread.
@@ -1673,23 +1673,73 @@ impl Signals {
 }
 
 /// What identifies a feed row across two decodes of the same input (`App::replace_session`):
-/// an invocation by its id, another row by its kind, line and (events) frame type.
+/// an invocation by its id; a message by its kind, line and record (`metadata.claude_code`
+/// `file` and `uuid`: a subagent file's lines restart at 1); another row likewise by its frame
+/// type.
 #[derive(Debug, Clone, PartialEq)]
 enum RowKey {
     Invocation(String),
-    Message(u64),
-    Event(u64, crate::protocol::FrameType),
+    Message(crate::session::MessageKind, u64, Option<(String, String)>),
+    Event(crate::protocol::FrameType, u64, Option<(String, String)>),
+}
+
+/// A Claude Code frame's record: (`file`, `uuid`) from `metadata.claude_code`.
+fn record_of(meta: &serde_json::Map<String, serde_json::Value>) -> Option<(&str, &str)> {
+    let cc = meta.get("claude_code")?;
+    let s = |k: &str| cc.get(k).and_then(serde_json::Value::as_str);
+    (s("uuid").is_some() || s("file").is_some())
+        .then(|| (s("file").unwrap_or(""), s("uuid").unwrap_or("")))
 }
 
 impl RowKey {
     fn of(session: &Session, item: usize) -> Option<Self> {
+        let owned = |r: Option<(&str, &str)>| r.map(|(f, u)| (f.to_owned(), u.to_owned()));
         Some(match session.items.get(item)? {
             crate::session::Item::Invocation(k) => {
                 Self::Invocation(session.invocations.get(*k)?.invocation_id.clone())
             }
-            crate::session::Item::Message(m) => Self::Message(m.line),
-            crate::session::Item::Event(f) => Self::Event(f.origin.line, f.frame_type.clone()),
+            crate::session::Item::Message(m) => {
+                Self::Message(m.kind, m.line, owned(record_of(&m.metadata)))
+            }
+            crate::session::Item::Event(f) => Self::Event(
+                f.frame_type.clone(),
+                f.origin.line,
+                owned(record_of(&f.envelope.metadata)),
+            ),
         })
+    }
+
+    /// Whether item `i` of `session` is this row. No allocation.
+    fn is(&self, session: &Session, i: usize) -> bool {
+        let same = |want: &Option<(String, String)>, have: Option<(&str, &str)>| match (want, have)
+        {
+            (Some((f, u)), Some((hf, hu))) => f == hf && u == hu,
+            (None, None) => true,
+            (Some(_), None) | (None, Some(_)) => false,
+        };
+        match (self, session.items.get(i)) {
+            (Self::Invocation(id), Some(crate::session::Item::Invocation(k))) => session
+                .invocations
+                .get(*k)
+                .is_some_and(|inv| inv.invocation_id == *id),
+            (Self::Message(kind, line, rec), Some(crate::session::Item::Message(m))) => {
+                m.kind == *kind && m.line == *line && same(rec, record_of(&m.metadata))
+            }
+            (Self::Event(ty, line, rec), Some(crate::session::Item::Event(f))) => {
+                f.frame_type == *ty
+                    && f.origin.line == *line
+                    && same(rec, record_of(&f.envelope.metadata))
+            }
+            (
+                Self::Invocation(_) | Self::Message(..) | Self::Event(..),
+                Some(
+                    crate::session::Item::Invocation(_)
+                    | crate::session::Item::Message(_)
+                    | crate::session::Item::Event(_),
+                )
+                | None,
+            ) => false,
+        }
     }
 
     /// The first item of `session` each key names (`None`: gone). One pass over the items.
@@ -1699,11 +1749,8 @@ impl RowKey {
             return found;
         }
         for i in 0..session.items.len() {
-            let Some(k) = Self::of(session, i) else {
-                continue;
-            };
             for (slot, want) in found.iter_mut().zip(keys) {
-                if slot.is_none() && **want == k {
+                if slot.is_none() && want.is(session, i) {
                     *slot = Some(i);
                 }
             }

@@ -224,7 +224,12 @@ fn stream_lines(
 fn stream_matches(path: &Path, exact: &[Decoded]) -> std::io::Result<bool> {
     let mut file = std::fs::File::open(path)?;
     let total = file.metadata()?.len();
-    let buf = vec![0u8; READ_CHUNK.min(usize::try_from(total).unwrap_or(READ_CHUNK)).max(DETECT_HEAD)];
+    let buf = vec![
+        0u8;
+        READ_CHUNK
+            .min(usize::try_from(total).unwrap_or(READ_CHUNK))
+            .max(DETECT_HEAD)
+    ];
     let head = Head {
         buf,
         filled: 0,
@@ -498,6 +503,7 @@ mod tests {
                 FileEvent::Batch(b) => items.extend(b),
                 FileEvent::Progress { bytes, total } => progress.push((bytes, total)),
                 FileEvent::Format(_) => {}
+                FileEvent::Ordering | FileEvent::Exact(_) => panic!("not asked to stream"),
             }
             true
         })
