@@ -21,6 +21,10 @@ use rawpv::source::{self, SourceKind, SourceMsg};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// The allocator `rawpv` uses (`src/main.rs`), so memory and time are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `VmHWM` (peak) and `VmRSS` (current) in MB, from `/proc/self/status`.
 fn rss_mb() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -52,7 +52,7 @@ pub fn copy_text(session: &Session, i: usize, what: CopyWhat) -> Option<String> 
         Item::Invocation(k) => {
             let inv = session.invocations.get(*k)?;
             match what {
-                CopyWhat::Input => Some(pretty(&inv.input)),
+                CopyWhat::Input => Some(pretty(&session.input(inv))),
                 CopyWhat::Output => match session.output(inv) {
                     Some(v) => Some(pretty(&v)),
                     None if !inv.stream.is_empty() => Some(inv.stream.text(None)),

@@ -31,6 +31,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub mod summary;
+
 use crate::finding::{Finding, Level, code};
 use crate::import::Decoded;
 use crate::protocol::{
@@ -167,6 +169,12 @@ impl ChunkBuffer {
         }
     }
 
+    /// Gives back the chunk list's growth room (called when the call ends: no more chunks are
+    /// expected, and late ones still insert).
+    pub fn shrink_to_fit(&mut self) {
+        self.chunks.shrink_to_fit();
+    }
+
     /// The kept chunks in order.
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks
@@ -212,8 +220,15 @@ pub struct Invocation {
     pub invocation_id: String,
     pub tool_name: String,
     pub tool_version: Option<String>,
-    /// The request `input` (`Value::Null` when absent).
+    /// The request `input` (`Value::Null` when absent, and while deferred: see `input_span`).
+    /// Read it with [`Session::input`].
     pub input: Value,
+    /// Set when the input was not kept in memory (a file-backed session): the byte span of the
+    /// request frame's line in `Session::backing`.
+    pub input_span: Option<ByteSpan>,
+    /// One-line summary of the input for the feed (`summary::input_summary`, raw text), made when
+    /// the request is folded so a row never needs the input.
+    pub summary: Box<str>,
     pub parallel_group_id: Option<String>,
     pub status: CallStatus,
     /// The result payload (boxed: an open call pays 8 bytes for it). Its `output` is `None`
@@ -503,44 +518,94 @@ impl Session {
             return Some(Cow::Borrowed(v));
         }
         let span = inv.output_span?;
-        let unavailable = |why: String| Value::String(format!("(output not available: {why})"));
-        let Some(path) = &self.backing else {
-            return Some(Cow::Owned(unavailable("no file to read it from".into())));
-        };
-        let v = match self.open_file.read_span(path, span) {
-            Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
-            Ok(text) => match crate::protocol::parse_line(inv.result_line.unwrap_or(0), &text) {
-                Ok(Frame {
-                    body: Body::Result(r),
-                    ..
-                }) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
-                    r.output.unwrap_or(Value::Null)
-                }
-                _ => unavailable(format!("{} changed since it was read", path.display())),
-            },
-        };
+        let v = self.read_back(inv, span, inv.result_line.unwrap_or(0), |body| match body {
+            Body::Result(r) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
+                Some(r.output.unwrap_or(Value::Null))
+            }
+            _ => None,
+        });
         Some(Cow::Owned(v))
     }
 
-    /// `inv` with its output in place: borrowed when the output is in memory, else a copy with
-    /// the deferred output read back ([`Session::output`]). For renderers that take an
-    /// [`Invocation`].
+    /// The request input of `inv`: borrowed when in memory, read again from
+    /// [`Session::backing`] when deferred (`inv.input_span`); `Value::Null` when absent. When the
+    /// file can no longer give the frame back, a string saying so.
+    pub fn input<'a>(&self, inv: &'a Invocation) -> Cow<'a, Value> {
+        let Some(span) = inv.input_span else {
+            return Cow::Borrowed(&inv.input);
+        };
+        Cow::Owned(
+            self.read_back(inv, span, inv.request_line, |body| match body {
+                Body::Request(r)
+                    if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) =>
+                {
+                    Some(r.input.unwrap_or(Value::Null))
+                }
+                _ => None,
+            }),
+        )
+    }
+
+    /// Reads the frame at `span` of the backing file again and takes a part of its body
+    /// (`None`: not the frame that was read, so the file changed). Failures become a visible
+    /// "(… not available: why)" string, never an error.
+    fn read_back(
+        &self,
+        inv: &Invocation,
+        span: ByteSpan,
+        line: u64,
+        take: impl FnOnce(Body) -> Option<Value>,
+    ) -> Value {
+        let what = if line == inv.request_line {
+            "input"
+        } else {
+            "output"
+        };
+        let unavailable = |why: String| Value::String(format!("({what} not available: {why})"));
+        let Some(path) = &self.backing else {
+            return unavailable("no file to read it from".into());
+        };
+        match self.open_file.read_span(path, span) {
+            Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
+            Ok(text) => crate::protocol::parse_line(line, &text)
+                .ok()
+                .and_then(|f| take(f.body))
+                .unwrap_or_else(|| {
+                    unavailable(format!("{} changed since it was read", path.display()))
+                }),
+        }
+    }
+
+    /// `inv` with its input and output in place: borrowed when both are in memory, else a copy
+    /// with the deferred ones read back ([`Session::input`], [`Session::output`]). For
+    /// renderers that take an [`Invocation`].
     pub fn with_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
-        if inv.output_span.is_none() {
+        if inv.output_span.is_none() && inv.input_span.is_none() {
             return Cow::Borrowed(inv);
         }
         let mut owned = inv.clone();
-        let out = self.output(inv).map(Cow::into_owned);
-        if let Some(r) = owned.result.as_mut() {
-            r.output = out;
+        if inv.input_span.is_some() {
+            owned.input = self.input(inv).into_owned();
+            owned.input_span = None;
+        }
+        if inv.output_span.is_some() {
+            let out = self.output(inv).map(Cow::into_owned);
+            if let Some(r) = owned.result.as_mut() {
+                r.output = out;
+            }
+            owned.output_span = None;
         }
         Cow::Owned(owned)
     }
 
-    /// Bytes of `inv`'s deferred output (its result frame's line length); 0 when the output is
+    /// Bytes of `inv`'s deferred input and output (their frames' line lengths); 0 when both are
     /// in memory. For "is this render heavy" decisions.
-    pub fn output_bytes(inv: &Invocation) -> usize {
-        inv.output_span.map_or(0, |s| s.len as usize)
+    pub fn deferred_bytes(inv: &Invocation) -> usize {
+        [inv.input_span, inv.output_span]
+            .into_iter()
+            .flatten()
+            .map(|s| usize::try_from(s.len).unwrap_or(usize::MAX))
+            .fold(0, usize::saturating_add)
     }
 
     /// The current catalog (latest publish), if any.
@@ -758,6 +823,9 @@ impl Session {
 
     fn push_event(&mut self, mut frame: Frame) -> Applied {
         shrink_envelope(&mut frame.envelope);
+        if let Body::Generic(payload) = &mut frame.body {
+            shrink_map(payload);
+        }
         let item = self.push_item(Item::Event(Box::new(frame)));
         Applied {
             item: Some(item),
@@ -841,11 +909,23 @@ impl Session {
             .copied();
         let idx = self.invocations.len();
         let item = self.push_item(Item::Invocation(idx));
+        let tool_name = req.tool_name.unwrap_or_default();
+        let input = req.input.unwrap_or(Value::Null);
+        let summary = summary::input_summary(&tool_name, &input).into_boxed_str();
+        // A file-backed session leaves the input in the file, like outputs (issue 8).
+        let input_span = frame.origin.span.filter(|_| self.backing.is_some());
+        let input = if input_span.is_some() {
+            Value::Null
+        } else {
+            input
+        };
         self.invocations.push(Invocation {
             invocation_id: id.clone(),
-            tool_name: req.tool_name.unwrap_or_default(),
+            tool_name,
             tool_version: req.tool_version,
-            input: req.input.unwrap_or(Value::Null),
+            input,
+            input_span,
+            summary,
             parallel_group_id: req.parallel_group_id,
             status: CallStatus::Requested,
             result: None,
@@ -924,6 +1004,14 @@ impl Session {
         let id = r.invocation_id.clone().unwrap_or_default();
         let line = frame.origin.line;
         let deferred = frame.origin.span.filter(|_| self.backing.is_some());
+        // The reader skipped building the output, expecting it deferred; where it is kept after
+        // all (an unknown id, a second result), it is read back from the file.
+        let kept = deferred.is_some()
+            && (self.index.get(&id)).is_some_and(|&i| self.invocations[i].status.is_open());
+        let mut frame = frame;
+        if frame.origin.output_skipped && !kept {
+            self.reload_output(&mut frame);
+        }
         let Some(&idx) = self.index.get(&id) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
@@ -957,6 +1045,7 @@ impl Session {
         let inv = &mut self.invocations[idx];
         inv.status = status;
         inv.result = Some(Box::new(r));
+        inv.stream.shrink_to_fit();
         if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
             && r.output.take().is_some()
         {
@@ -971,6 +1060,27 @@ impl Session {
             invocation: Some(idx),
             new_item: false,
         }
+    }
+
+    /// Puts back the real output of a result whose output the file reader skipped
+    /// (`Origin::output_skipped`), read again from [`Session::backing`]; a string saying so when
+    /// the file no longer gives it.
+    fn reload_output(&self, frame: &mut Frame) {
+        frame.origin.output_skipped = false;
+        let Body::Result(r) = &mut frame.body else {
+            return;
+        };
+        let again = match (&self.backing, frame.origin.span) {
+            (Some(path), Some(span)) => self.open_file.read_span(path, span).ok(),
+            _ => None,
+        };
+        let again = again.and_then(|t| crate::protocol::parse_line(frame.origin.line, &t).ok());
+        r.output = match again.map(|f| f.body) {
+            Some(Body::Result(a)) if a.invocation_id == r.invocation_id => a.output,
+            _ => Some(Value::String(
+                "(output not available: the file changed since it was read)".into(),
+            )),
+        };
     }
 
     fn apply_catalog(&mut self, frame: Frame) -> Applied {
@@ -1038,6 +1148,10 @@ impl Session {
                     }
                     m.done = done;
                     m.redacted |= redacted;
+                    if done {
+                        // Deltas grew the text by doubling; a closed message keeps its length.
+                        m.text.shrink_to_fit();
+                    }
                 }
                 if done {
                     self.open_messages.remove(k);

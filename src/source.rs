@@ -167,12 +167,16 @@ pub fn spawn_source_with(
     })
 }
 
-/// Streams a saved file ([`file::read_path`] on a blocking thread) into `tx`.
+/// Streams a saved file ([`file::read_path_with`] on a blocking thread) into `tx`. Outputs the
+/// session defers are not built: the app's session has this file as `backing`.
 async fn send_file(path: PathBuf, tx: mpsc::Sender<SourceMsg>) {
     let shown = path.display().to_string();
     let tx2 = tx.clone();
     let read = tokio::task::spawn_blocking(move || {
-        file::read_path(&path, |ev| {
+        let opts = file::ReadOptions {
+            defer_outputs: true,
+        };
+        file::read_path_with(&path, opts, |ev| {
             let msg = match ev {
                 file::FileEvent::Format(f) => SourceMsg::Format(f),
                 file::FileEvent::Batch(b) => SourceMsg::Batch(b),

@@ -275,7 +275,7 @@ pub fn haystack(session: &Session, i: usize) -> String {
             let inv = &session.invocations[*k];
             let mut s = inv.tool_name.clone();
             s.push('\n');
-            s.push_str(&json_text(&inv.input));
+            s.push_str(&json_text(&session.input(inv)));
             if let Some(out) = session.output(inv) {
                 s.push('\n');
                 s.push_str(&json_text(&out));
@@ -304,7 +304,7 @@ pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
         Some(Item::Invocation(k)) => {
             let inv = &session.invocations[*k];
             re.is_match(&inv.tool_name)
-                || json_matches(&inv.input, re)
+                || json_matches(&session.input(inv), re)
                 // A deferred output is read back from the file (one read per such call).
                 || session.output(inv).is_some_and(|o| json_matches(&o, re))
                 || match inv.stream.chunks() {
@@ -855,6 +855,32 @@ impl ViewState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In a file-backed session inputs and outputs stay in the file: search reads them back.
+    #[test]
+    fn search_reads_deferred_inputs_and_outputs() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/check_clean.ndjson"
+        ));
+        let (s, _) = crate::source::file::fold_path(path).expect("fixture");
+        let inv = s
+            .invocations
+            .iter()
+            .find(|i| i.tool_name == "Bash")
+            .expect("Bash");
+        assert!(inv.input_span.is_some() && inv.input.is_null());
+        let re = |p: &str| Regex::new(p).expect("regex");
+        assert!(item_matches(&s, inv.item, &re("^ls$")));
+        assert!(haystack(&s, inv.item).contains("command: ls\n"));
+        let out = s.output(inv).expect("output").into_owned();
+        let word = out
+            .as_str()
+            .and_then(|o| o.split_whitespace().next())
+            .expect("text");
+        assert!(item_matches(&s, inv.item, &re(&regex::escape(word))));
+        assert!(!item_matches(&s, inv.item, &re("no such text anywhere")));
+    }
 
     #[test]
     fn filter_syntax() {

@@ -96,6 +96,8 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
         tool_name: "Bash".into(),
         tool_version: None,
         input: json!({"command": "cargo build"}),
+        input_span: None,
+        summary: "cargo build".into(),
         parallel_group_id: None,
         status: CallStatus::Failed,
         result: Some(Box::new(ToolInvokeResult {

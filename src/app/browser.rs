@@ -84,6 +84,10 @@ async fn open_in_viewer(
     let mut app = App::new(kind.label(), false);
     app.configure(config);
     app.from_browser = true;
+    if let SourceKind::File(p) = &kind {
+        // As `rawpv FILE`: big outputs stay in the file (the file source skips building them).
+        app.session.backing = Some(std::sync::Arc::from(p.as_path()));
+    }
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let cancel = CancellationToken::new();
     let source = spawn_source_with(kind, NetConfig::default(), tx, cancel.clone());

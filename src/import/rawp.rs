@@ -7,7 +7,9 @@
 use serde_json::Value;
 
 use super::{Decoded, Decoder};
-use crate::protocol::{ParseError, ParseErrorKind, frame_from_value, parse_line};
+use crate::protocol::{
+    ParseError, ParseErrorKind, ParseOptions, frame_from_value, parse_line_with,
+};
 
 /// Stateless RAWP NDJSON decoder.
 #[derive(Debug, Default)]
@@ -15,16 +17,22 @@ pub struct RawpDecoder;
 
 impl Decoder for RawpDecoder {
     fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
-        if text.trim().is_empty() {
-            return;
-        }
-        out.push(match parse_line(line, text) {
-            Ok(f) => Decoded::frame(f),
-            Err(e) => Decoded::Malformed(e),
-        });
+        decode_line(line, text, &ParseOptions::default(), out);
     }
 
     fn finish(&mut self, _out: &mut Vec<Decoded>) {}
+}
+
+/// One RAWP NDJSON line (`RawpDecoder::line` with parse options; the file reader skips deferred
+/// outputs with it). A blank line gives nothing.
+pub fn decode_line(line: u64, text: &str, opts: &ParseOptions, out: &mut Vec<Decoded>) {
+    if text.trim().is_empty() {
+        return;
+    }
+    out.push(match parse_line_with(line, text, opts) {
+        Ok(f) => Decoded::frame(f),
+        Err(e) => Decoded::Malformed(e),
+    });
 }
 
 /// Decodes a JSON array of frames. Element `i` gets "line" `i + 1`.

@@ -74,9 +74,9 @@ pub fn excerpt(text: &str) -> String {
 pub struct ParseOptions {
     /// Do not build a `tool.invoke.result`'s `output`: validate it, keep a stand-in of its shape
     /// ([`crate::protocol::OutputShape::stand_in`]) and set `Origin::output_skipped`. Only for a
-    /// reader whose session defers this output to the file (`crate::source::file`, lines of
-    /// `crate::session::DEFER_OUTPUT_BYTES` or more into a session with a backing file): the
-    /// session then reads the real output back from the line's span. `convert` never skips.
+    /// reader whose session defers outputs to the file (`crate::source::file` into a session
+    /// with a backing file): the session then reads the real output back from the line's span.
+    /// `convert` never skips.
     pub skip_output: bool,
 }
 

@@ -8,7 +8,11 @@
 //! How: the file is read in [`READ_CHUNK`] pieces; complete lines are decoded straight from the
 //! read buffer (no per-line copy when the line is valid UTF-8) and handed on in batches of at most
 //! [`BATCH`] items, with [`FileEvent::Progress`] (bytes read of the file's size) in between. The
-//! read buffer is reused; only an incomplete last line is carried over to the next read.
+//! read buffer is reused; only an incomplete last line is carried over to the next read. RAWP
+//! NDJSON lines are decoded on two threads once the first batch is out (each read's complete
+//! lines cut in two at a newline; the halves' items joined in order), and, for a session that
+//! keeps outputs in the file ([`ReadOptions::defer_outputs`]), result outputs are validated but
+//! not built.
 //!
 //! Two inputs are not streamed, because their order is only known at the end: a Claude Code
 //! transcript (records are ordered by their `parentUuid` graph and its subagent files are merged
@@ -25,8 +29,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::import::{self, Decoded, Decoder, Format};
-use crate::protocol::{ByteSpan, ParseError, ParseErrorKind};
+use crate::import::{self, Decoded, Decoder, Format, rawp};
+use crate::protocol::{ByteSpan, ParseError, ParseErrorKind, ParseOptions};
 use crate::session::Session;
 
 use super::BATCH;
@@ -37,6 +41,8 @@ pub const READ_CHUNK: usize = 4 * 1024 * 1024;
 pub const MAX_FILE_LINE: usize = 256 * 1024 * 1024;
 /// Minimum time between two [`FileEvent::Progress`] events.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(50);
+/// Complete lines of a read decoded on two threads when at least this many bytes (RAWP NDJSON).
+const PARALLEL_FROM: usize = 64 * 1024;
 /// Bytes looked at for format detection (as `import::load_path` does).
 const DETECT_HEAD: usize = 64 * 1024;
 
@@ -54,12 +60,35 @@ pub enum FileEvent {
     },
 }
 
+/// How [`read_path_with`] decodes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The batches are folded into a [`Session`] whose `backing` is this file, which keeps
+    /// result outputs in the file: they are validated but not built (`ParseOptions::skip_output`;
+    /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only.
+    /// Never for `convert`, which writes the frames out.
+    pub defer_outputs: bool,
+}
+
 /// Reads and decodes `path`, calling `sink` with every event. `sink` returns `false` to stop
-/// early (the viewer quit). Returns the detected format.
+/// early (the viewer quit). Returns the detected format. Frames are complete (no output
+/// skipped): `read_path_with` with the default [`ReadOptions`].
 ///
 /// # Errors
 /// The I/O error of opening or reading the file.
-pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::io::Result<Format> {
+pub fn read_path(path: &Path, sink: impl FnMut(FileEvent) -> bool) -> std::io::Result<Format> {
+    read_path_with(path, ReadOptions::default(), sink)
+}
+
+/// [`read_path`] with options.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn read_path_with(
+    path: &Path,
+    opts: ReadOptions,
+    mut sink: impl FnMut(FileEvent) -> bool,
+) -> std::io::Result<Format> {
     let mut file = std::fs::File::open(path)?;
     let total = file.metadata()?.len();
     let mut buf = vec![
@@ -97,9 +126,12 @@ pub fn read_path(path: &Path, mut sink: impl FnMut(FileEvent) -> bool) -> std::i
         });
         return Ok(format);
     }
+    let spans = format == Format::RawpNdjson;
     let mut reader = Lines {
         dec: import::decoder_for(format),
-        spans: format == Format::RawpNdjson,
+        spans,
+        skip_outputs: spans && opts.defer_outputs,
+        sent: false,
         next_offset: 0,
         line: 0,
         carry: Vec::new(),
@@ -140,7 +172,10 @@ pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
     let path = path.to_owned();
     let path_for_session = path.clone();
     let reader = std::thread::spawn(move || {
-        read_path(&path, |ev| match ev {
+        let opts = ReadOptions {
+            defer_outputs: true,
+        };
+        read_path_with(&path, opts, |ev| match ev {
             FileEvent::Batch(b) => tx.send(b).is_ok(),
             FileEvent::Format(_) | FileEvent::Progress { .. } => true,
         })
@@ -169,11 +204,42 @@ fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize>
     }
 }
 
+/// One RAWP NDJSON line (`raw` without its `\n`, at most [`MAX_FILE_LINE`] bytes) as
+/// `crate::import::rawp` decodes it, its frame spanning `raw` at `offset` (`\r` included).
+fn decode_rawp_line(raw: &[u8], line: u64, offset: u64, skip: bool, out: &mut Vec<Decoded>) {
+    let len = raw.len() as u64;
+    let text = String::from_utf8_lossy(raw.strip_suffix(b"\r").unwrap_or(raw));
+    let first = out.len();
+    rawp::decode_line(line, &text, &ParseOptions { skip_output: skip }, out);
+    for d in &mut out[first..] {
+        if let Decoded::Frame(f) = d {
+            f.origin.span = Some(ByteSpan { offset, len });
+        }
+    }
+}
+
+/// [`decode_rawp_line`] for each line of `lines` (every one ending in `\n`), the line before
+/// the first being number `at.0`, ending at byte `at.1`.
+fn decode_rawp_lines(lines: &[u8], at: (u64, u64), skip: bool, out: &mut Vec<Decoded>) {
+    let (mut line, mut offset) = at;
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', lines) {
+        line += 1;
+        decode_rawp_line(&lines[start..end], line, offset, skip, out);
+        offset += (end - start) as u64 + 1;
+        start = end + 1;
+    }
+}
+
 /// Line splitter + decoder over read buffers.
 struct Lines {
     dec: Box<dyn Decoder>,
     /// Record each frame's line span (`Origin::span`): RAWP NDJSON only, where a line is a frame.
     spans: bool,
+    /// Skip building result outputs ([`ReadOptions::defer_outputs`]; RAWP NDJSON only).
+    skip_outputs: bool,
+    /// Whether a batch was handed on (decoding goes to two threads after the first).
+    sent: bool,
     /// Byte offset where the next line starts.
     next_offset: u64,
     /// Number of the last complete line.
@@ -187,25 +253,97 @@ struct Lines {
 
 impl Lines {
     /// Decodes the complete lines of `data`; keeps the incomplete tail. `false`: sink said stop.
+    ///
+    /// RAWP NDJSON lines are decoded on two threads once the first batch is out (so the first
+    /// screen comes as early as with one): the complete lines are cut in two at a newline, and
+    /// the second half is decoded on a scoped thread with its own line numbers and offsets.
     fn feed(&mut self, mut data: &[u8], sink: &mut impl FnMut(FileEvent) -> bool) -> bool {
-        while let Some(i) = memchr::memchr(b'\n', data) {
-            let seg = &data[..i];
+        // The end of a line carried over from the previous read (or being skipped as too long).
+        if self.overlong.is_some() || !self.carry.is_empty() {
+            let Some(i) = memchr::memchr(b'\n', data) else {
+                self.push_partial(data);
+                return true;
+            };
+            self.push_partial(&data[..i]);
             data = &data[i + 1..];
-            if self.overlong.is_some() || !self.carry.is_empty() {
-                self.push_partial(seg);
-                let carry = std::mem::take(&mut self.carry);
-                self.end_line(&carry);
-                self.carry = carry;
-                self.carry.clear();
-            } else {
-                self.end_line(seg);
-            }
-            if self.out.len() >= BATCH && !sink(FileEvent::Batch(std::mem::take(&mut self.out))) {
+            let carry = std::mem::take(&mut self.carry);
+            self.end_line(&carry);
+            self.carry = carry;
+            self.carry.clear();
+            if !self.send_full_batches(sink) {
                 return false;
             }
         }
-        self.push_partial(data);
+        let complete = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
+        let (mut lines, tail) = data.split_at(complete);
+        // One thread until the first batch is out, and for other formats (stateful decoders).
+        while !(self.sent && self.spans && lines.len() >= PARALLEL_FROM) {
+            let Some(i) = memchr::memchr(b'\n', lines) else {
+                break;
+            };
+            self.end_line(&lines[..i]);
+            lines = &lines[i + 1..];
+            if !self.send_full_batches(sink) {
+                return false;
+            }
+        }
+        if !lines.is_empty() {
+            self.decode_on_two_threads(lines);
+            if !self.send_full_batches(sink) {
+                return false;
+            }
+        }
+        self.push_partial(tail);
         true
+    }
+
+    /// Decodes `lines` (complete RAWP NDJSON lines, each ending in `\n`) on this thread and one
+    /// more, in order, as [`Lines::end_line`] would one by one.
+    fn decode_on_two_threads(&mut self, lines: &[u8]) {
+        let mid = lines.len() / 2;
+        let cut = memchr::memchr(b'\n', &lines[mid..]).map_or(lines.len(), |i| mid + i + 1);
+        let (first, second) = lines.split_at(cut);
+        let first_lines = memchr::memchr_iter(b'\n', first).count() as u64;
+        let (line, offset, skip) = (self.line, self.next_offset, self.skip_outputs);
+        let second_at = (line + first_lines, offset + first.len() as u64);
+        let mut out2 = Vec::with_capacity(BATCH);
+        let joined = std::thread::scope(|s| {
+            let other = s.spawn(|| decode_rawp_lines(second, second_at, skip, &mut out2));
+            decode_rawp_lines(first, (line, offset), skip, &mut self.out);
+            other.join().is_ok()
+        });
+        if !joined {
+            // Not expected (decoding does not panic); decode that half again here.
+            out2.clear();
+            decode_rawp_lines(second, second_at, skip, &mut out2);
+        }
+        self.out.append(&mut out2);
+        self.line = line + memchr::memchr_iter(b'\n', lines).count() as u64;
+        self.next_offset = offset + lines.len() as u64;
+    }
+
+    /// Hands on every full batch of decoded items ([`BATCH`] each); the rest waits for more.
+    /// `false`: sink said stop.
+    fn send_full_batches(&mut self, sink: &mut impl FnMut(FileEvent) -> bool) -> bool {
+        if self.out.len() < BATCH {
+            return true;
+        }
+        self.sent = true;
+        if self.out.len() < 2 * BATCH {
+            // The common case of one batch: hand on the whole buffer (as before two threads).
+            return sink(FileEvent::Batch(std::mem::take(&mut self.out)));
+        }
+        let mut items = std::mem::take(&mut self.out).into_iter();
+        loop {
+            let batch: Vec<Decoded> = items.by_ref().take(BATCH).collect();
+            if batch.len() < BATCH {
+                self.out = batch;
+                return true;
+            }
+            if !sink(FileEvent::Batch(batch)) {
+                return false;
+            }
+        }
     }
 
     fn push_partial(&mut self, seg: &[u8]) {
@@ -234,16 +372,12 @@ impl Lines {
             )));
             return;
         }
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let text = String::from_utf8_lossy(raw);
-        let first = self.out.len();
-        self.dec.line(self.line, &text, &mut self.out);
         if self.spans {
-            for d in &mut self.out[first..] {
-                if let Decoded::Frame(f) = d {
-                    f.origin.span = Some(ByteSpan { offset, len });
-                }
-            }
+            decode_rawp_line(raw, self.line, offset, self.skip_outputs, &mut self.out);
+        } else {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            self.dec
+                .line(self.line, &String::from_utf8_lossy(raw), &mut self.out);
         }
     }
 
@@ -321,6 +455,8 @@ mod tests {
         let mut lines = Lines {
             dec: import::decoder_for(Format::RawpNdjson),
             spans: false,
+            skip_outputs: false,
+            sent: false,
             next_offset: 0,
             line: 0,
             carry: Vec::new(),
@@ -348,29 +484,56 @@ mod tests {
         let (mut session, format) = fold_path(f.path()).unwrap();
         let want = Session::from_decoded(import::load_bytes(crate::source::DEMO.as_bytes()).items);
         assert_eq!(format, Format::RawpNdjson);
-        // Big outputs were left in the file; reading them back gives what was there.
-        let mut deferred = 0;
-        for (got, want) in session.invocations.iter().zip(&want.invocations) {
-            if got.output_span.is_some() {
-                deferred += 1;
-                let want_out = want.result.as_ref().and_then(|r| r.output.as_ref());
-                assert_eq!(session.output(got).as_deref(), want_out);
-            }
-        }
+        // Inputs and outputs were left in the file; reading them back gives what was there.
+        let deferred = session
+            .invocations
+            .iter()
+            .filter(|inv| inv.output_span.is_some() && inv.input_span.is_some())
+            .count();
         assert!(deferred > 0, "the demo has outputs, all deferred");
+        let back: Vec<_> = session
+            .invocations
+            .iter()
+            .map(|inv| session.with_output(inv).into_owned())
+            .collect();
+        session.invocations = back;
         session.backing = None;
         for it in &mut session.items {
             if let crate::session::Item::Event(f) = it {
                 f.origin.span = None;
             }
         }
-        for (got, want) in session.invocations.iter_mut().zip(&want.invocations) {
-            got.output_span = None;
-            if let (Some(g), Some(w)) = (got.result.as_mut(), want.result.as_ref()) {
-                g.output.clone_from(&w.output);
-            }
-        }
         assert_eq!(session, want);
+    }
+
+    #[test]
+    fn deferred_outputs_are_skipped_only_when_asked() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(crate::source::DEMO.as_bytes()).unwrap();
+        let skipped = |opts: ReadOptions| {
+            let mut n = 0;
+            read_path_with(f.path(), opts, |ev| {
+                if let FileEvent::Batch(b) = ev {
+                    for d in b {
+                        if let Decoded::Frame(fr) = d
+                            && fr.origin.output_skipped
+                        {
+                            assert!(fr.origin.span.is_some());
+                            n += 1;
+                        }
+                    }
+                }
+                true
+            })
+            .unwrap();
+            n
+        };
+        assert_eq!(skipped(ReadOptions::default()), 0);
+        assert!(
+            skipped(ReadOptions {
+                defer_outputs: true
+            }) > 0
+        );
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub fn detail_bytes(session: &Session, item: usize) -> usize {
                     .as_ref()
                     .and_then(|r| r.output.as_ref())
                     .map_or(0, size)
-                + Session::output_bytes(inv)
+                + Session::deferred_bytes(inv)
                 + inv.stream.bytes()
         }
         Some(Item::Message(m)) => m.text.len(),

@@ -251,7 +251,7 @@ fn build_invocation_row(
         String::new()
     };
     let fixed = TIME_W + 1 + 1 + indent.chars().count() + TOOL_W + 1 + 1 + BADGE_W + 1 + DUR_W;
-    let summary = input_summary(&inv.tool_name, &inv.input);
+    let summary = visible(&inv.summary);
     let name = visible(&inv.tool_name);
     Line::from(vec![
         Span::styled(clock(inv.requested_at), theme.dim),
@@ -411,64 +411,14 @@ fn event_look(t: &FrameType) -> EventLook {
     }
 }
 
-/// First non-empty line of a text, control characters made visible, with `…` when more follows.
+/// The first non-blank line of `s`, trimmed and made visible, with ` …` when more lines follow.
 pub fn first_line(s: &str) -> String {
-    let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("");
-    let mut out = visible(first);
-    if lines.next().is_some() {
-        out.push_str(" …");
-    }
-    out
+    visible(&crate::session::summary::first_line(s))
 }
 
-/// A one-line summary of a call's input: the command, path, pattern, URL, description … that
-/// says what the call does. Falls back to the first string field, then compact JSON.
+/// A one-line summary of a call's input, made visible (`crate::session::summary`).
 pub fn input_summary(tool: &str, input: &Value) -> String {
-    let s = |k: &str| input.get(k).and_then(Value::as_str);
-    let pick = |keys: &[&str]| keys.iter().find_map(|k| s(k)).map(first_line);
-    let found = match tool {
-        "Bash" | "BashOutput" | "KillBash" | "KillShell" => {
-            pick(&["command", "bash_id", "shell_id"])
-        }
-        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookRead" | "NotebookEdit" => {
-            pick(&["file_path", "filePath", "notebook_path", "path"])
-        }
-        "Glob" | "Grep" => {
-            let pat = pick(&["pattern"]);
-            match (pat, s("path")) {
-                (Some(p), Some(dir)) => Some(format!("{p}  in {}", visible(dir))),
-                (p, _) => p,
-            }
-        }
-        "LS" => pick(&["path"]),
-        "WebFetch" | "web_fetch" => pick(&["url"]),
-        "WebSearch" | "web_search" => pick(&["query"]),
-        "Task" | "Agent" => pick(&["description", "prompt"]),
-        "AskUserQuestion" => input
-            .pointer("/questions/0/question")
-            .and_then(Value::as_str)
-            .map(first_line),
-        "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
-        "TodoWrite" => input
-            .get("todos")
-            .and_then(Value::as_array)
-            .map(|t| format!("{} todos", t.len())),
-        _ => None,
-    };
-    if let Some(f) = found {
-        return f;
-    }
-    match input {
-        Value::Object(o) if o.is_empty() => String::new(),
-        Value::Object(o) => o
-            .values()
-            .find_map(Value::as_str)
-            .map_or_else(|| first_line(&input.to_string()), first_line),
-        Value::Null => String::new(),
-        Value::String(v) => first_line(v),
-        other => first_line(&other.to_string()),
-    }
+    visible(&crate::session::summary::input_summary(tool, input))
 }
 
 #[cfg(test)]

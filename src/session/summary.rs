@@ -1,0 +1,96 @@
+//! One-line summaries of a call's input, computed once when the request is folded.
+//!
+//! Who calls it: `Session::apply_request` (stored as `Invocation::summary`, so the feed draws a
+//! row without the input, which a file-backed session leaves in the file), and `ui::feed`.
+//! Invariants: pure; the text is raw (control characters kept: the feed makes it visible when it
+//! draws), one line, at most [`SUMMARY_MAX_BYTES`] bytes plus a closing `…`.
+
+use serde_json::Value;
+
+/// Longest summary kept, in bytes (a feed row is never wider; longer ones end in `…`).
+pub const SUMMARY_MAX_BYTES: usize = 512;
+
+/// A one-line summary of a call's input: the command, path, pattern, URL, description … that
+/// says what the call does. Falls back to the first string field, then compact JSON.
+pub fn input_summary(tool: &str, input: &Value) -> String {
+    let s = |k: &str| input.get(k).and_then(Value::as_str);
+    let pick = |keys: &[&str]| keys.iter().find_map(|k| s(k)).map(first_line);
+    let found = match tool {
+        "Bash" | "BashOutput" | "KillBash" | "KillShell" => {
+            pick(&["command", "bash_id", "shell_id"])
+        }
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookRead" | "NotebookEdit" => {
+            pick(&["file_path", "filePath", "notebook_path", "path"])
+        }
+        "Glob" | "Grep" => {
+            let pat = pick(&["pattern"]);
+            match (pat, s("path")) {
+                (Some(p), Some(dir)) => Some(format!("{p}  in {dir}")),
+                (p, _) => p,
+            }
+        }
+        "LS" => pick(&["path"]),
+        "WebFetch" | "web_fetch" => pick(&["url"]),
+        "WebSearch" | "web_search" => pick(&["query"]),
+        "Task" | "Agent" => pick(&["description", "prompt"]),
+        "AskUserQuestion" => input
+            .pointer("/questions/0/question")
+            .and_then(Value::as_str)
+            .map(first_line),
+        "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
+        "TodoWrite" => input
+            .get("todos")
+            .and_then(Value::as_array)
+            .map(|t| format!("{} todos", t.len())),
+        _ => None,
+    };
+    let summary = found.unwrap_or_else(|| match input {
+        Value::Object(o) if o.is_empty() => String::new(),
+        Value::Object(o) => o
+            .values()
+            .find_map(Value::as_str)
+            .map_or_else(|| first_line(&input.to_string()), first_line),
+        Value::Null => String::new(),
+        Value::String(v) => first_line(v),
+        other => first_line(&other.to_string()),
+    });
+    capped(summary)
+}
+
+/// The first non-blank line of `s`, trimmed, with ` …` when more lines follow.
+pub fn first_line(s: &str) -> String {
+    let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut out = lines.next().unwrap_or("").to_owned();
+    if lines.next().is_some() {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// `s` cut to [`SUMMARY_MAX_BYTES`] at a character boundary, `…` marking the cut.
+fn capped(mut s: String) -> String {
+    if s.len() > SUMMARY_MAX_BYTES {
+        let mut end = SUMMARY_MAX_BYTES;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_summaries_are_cut_at_a_char_boundary() {
+        let long = "é".repeat(SUMMARY_MAX_BYTES);
+        let s = input_summary("Bash", &json!({ "command": long }));
+        assert_eq!(s.len(), SUMMARY_MAX_BYTES + '…'.len_utf8());
+        assert!(s.ends_with("é…"));
+        assert_eq!(input_summary("Bash", &json!({"command": "ls"})), "ls");
+    }
+}
