@@ -34,6 +34,8 @@ use crate::view::{self, Tokens};
 /// Longest step of a scan: a quarter of a 16 ms frame, so the step, the draw and the detail
 /// render of a new selection fit in one frame even when the machine is busy.
 pub const SCAN_BUDGET: Duration = Duration::from_millis(4);
+/// Budget of the match count's first step, run inside the key press that set the search.
+const FIRST_COUNT_STEP: Duration = Duration::from_millis(1);
 /// Items visited between two clock reads (a deferred output is read back from its file, so one
 /// item can take a while).
 const CLOCK_EVERY: usize = 16;
@@ -139,6 +141,12 @@ impl App {
         self.scan.is_some() || self.counting()
     }
 
+    /// Whether a search or filter scan (not the match count) is waiting for its next step: the
+    /// answer to the key is not complete yet.
+    pub fn scan_pending(&self) -> bool {
+        self.scan.is_some()
+    }
+
     /// Whether a search for the next or previous match is waiting for its next step.
     pub fn searching(&self) -> bool {
         matches!(self.scan, Some(Scan::Search { .. }))
@@ -187,15 +195,16 @@ impl App {
         })
     }
 
-    /// Starts counting the committed search's matches over (or stops without a search); the
-    /// first step runs at once.
+    /// Starts counting the committed search's matches over (or stops without a search). A
+    /// first short step ([`FIRST_COUNT_STEP`]) runs at once, so a small session shows its count
+    /// with the key's own frame without the key paying a second full scan step (the search's).
     pub(super) fn restart_count(&mut self) {
         self.count = match (&self.search_re, &self.view.search) {
             (Some(re), Some(_)) => Some(Count::new(re.clone())),
             _ => None,
         };
         if self.scan.is_none() {
-            self.count_step(self.scan_budget);
+            self.count_step(self.scan_budget.min(FIRST_COUNT_STEP));
         }
     }
 
