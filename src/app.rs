@@ -458,14 +458,22 @@ impl App {
 
     fn preview_input(&mut self) {
         if self.view.mode == Mode::Search {
-            // Highlight as you type; errors wait for Enter.
-            self.search_re = compile_search(&self.view.input).ok().flatten();
+            // Highlight as you type; the prompt row says why a regex does not compile (yet).
+            let q = &self.view.input;
+            (self.search_re, self.view.input_problem) = match compile_search(q) {
+                Ok(re) => (re, None),
+                Err(e) => {
+                    let insensitive = !q.chars().any(char::is_uppercase);
+                    (None, Some(view::regex_problem(q, insensitive, &e)))
+                }
+            };
         }
     }
 
     fn end_input(&mut self, commit: bool) {
         let mode = std::mem::take(&mut self.view.mode);
         let input = std::mem::take(&mut self.view.input);
+        self.view.input_problem = None;
         match mode {
             Mode::Normal => {}
             Mode::Search => {
