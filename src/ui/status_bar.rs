@@ -53,7 +53,11 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let (state, state_style) = match &app.source_status {
         SourceStatus::Loading => match app.load_progress {
             Some((bytes, total)) if total > 0 => (
-                format!("loading {}%", (bytes.min(total) * 100 / total)),
+                format!(
+                    "loading {}%{}",
+                    (bytes.min(total) * 100 / total),
+                    if app.ordering { " · ordering" } else { "" }
+                ),
                 t.status_running,
             ),
             _ => ("loading".to_owned(), t.status_running),
