@@ -169,6 +169,12 @@ impl ChunkBuffer {
         }
     }
 
+    /// Gives back the chunk list's growth room (called when the call ends: no more chunks are
+    /// expected, and late ones still insert).
+    pub fn shrink_to_fit(&mut self) {
+        self.chunks.shrink_to_fit();
+    }
+
     /// The kept chunks in order.
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks
@@ -817,6 +823,9 @@ impl Session {
 
     fn push_event(&mut self, mut frame: Frame) -> Applied {
         shrink_envelope(&mut frame.envelope);
+        if let Body::Generic(payload) = &mut frame.body {
+            shrink_map(payload);
+        }
         let item = self.push_item(Item::Event(Box::new(frame)));
         Applied {
             item: Some(item),
@@ -1036,6 +1045,7 @@ impl Session {
         let inv = &mut self.invocations[idx];
         inv.status = status;
         inv.result = Some(Box::new(r));
+        inv.stream.shrink_to_fit();
         if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
             && r.output.take().is_some()
         {
@@ -1138,6 +1148,10 @@ impl Session {
                     }
                     m.done = done;
                     m.redacted |= redacted;
+                    if done {
+                        // Deltas grew the text by doubling; a closed message keeps its length.
+                        m.text.shrink_to_fit();
+                    }
                 }
                 if done {
                     self.open_messages.remove(k);

@@ -11,7 +11,8 @@
 //! * A scan's first step runs at once, so small sessions answer synchronously (the headless
 //!   tests never see a pending scan).
 //! * Search visits the filtered rows (folds ignored: a hit inside a folded turn unfolds it) from
-//!   the selection on, stops at the first match, and is cancelled by any other action.
+//!   the selection on, stops at the first match, and is cancelled by any other action. Once the
+//!   match count of the same search is complete, `n` / `N` take the next hit from it at once.
 //! * A filter scan keeps the old rows on screen until it is done, then swaps all its results in
 //!   at once (rows, quiet count, turns, token totals), so the view never shows a half-built
 //!   list. Its end is the session's length at each step, so rows that arrive meanwhile are
@@ -34,6 +35,8 @@ use crate::view::{self, Tokens};
 /// Longest step of a scan: a quarter of a 16 ms frame, so the step, the draw and the detail
 /// render of a new selection fit in one frame even when the machine is busy.
 pub const SCAN_BUDGET: Duration = Duration::from_millis(4);
+/// Budget of the match count's first step, run inside the key press that set the search.
+const FIRST_COUNT_STEP: Duration = Duration::from_millis(1);
 /// Items visited between two clock reads (a deferred output is read back from its file, so one
 /// item can take a while).
 const CLOCK_EVERY: usize = 16;
@@ -139,6 +142,12 @@ impl App {
         self.scan.is_some() || self.counting()
     }
 
+    /// Whether a search or filter scan (not the match count) is waiting for its next step: the
+    /// answer to the key is not complete yet.
+    pub fn scan_pending(&self) -> bool {
+        self.scan.is_some()
+    }
+
     /// Whether a search for the next or previous match is waiting for its next step.
     pub fn searching(&self) -> bool {
         matches!(self.scan, Some(Scan::Search { .. }))
@@ -187,15 +196,16 @@ impl App {
         })
     }
 
-    /// Starts counting the committed search's matches over (or stops without a search); the
-    /// first step runs at once.
+    /// Starts counting the committed search's matches over (or stops without a search). A
+    /// first short step ([`FIRST_COUNT_STEP`]) runs at once, so a small session shows its count
+    /// with the key's own frame without the key paying a second full scan step (the search's).
     pub(super) fn restart_count(&mut self) {
         self.count = match (&self.search_re, &self.view.search) {
             (Some(re), Some(_)) => Some(Count::new(re.clone())),
             _ => None,
         };
         if self.scan.is_none() {
-            self.count_step(self.scan_budget);
+            self.count_step(self.scan_budget.min(FIRST_COUNT_STEP));
         }
     }
 
@@ -253,6 +263,9 @@ impl App {
     /// Starts a search for the next (`forward`) or previous match after the selection, wrapping
     /// around; the first step runs at once.
     pub(super) fn start_search(&mut self, re: Regex, forward: bool) {
+        if self.search_from_count(&re, forward) {
+            return;
+        }
         let count = self.view.filtered_count(&self.session);
         let Some(sel) = self.view.selected_item(&self.session) else {
             self.view.message = Some(format!("no match for /{}", re.as_str()));
@@ -278,6 +291,39 @@ impl App {
         self.work(self.scan_budget);
     }
 
+    /// `n` / `N` once the match count of the same search is complete: the next (previous) match
+    /// is a binary search in its hits, wrapping around, instead of a scan (O(log n) at any
+    /// session size). Returns `false` when the count cannot answer (other regex, still counting).
+    fn search_from_count(&mut self, re: &Regex, forward: bool) -> bool {
+        let Some(c) = &self.count else {
+            return false;
+        };
+        if c.re.as_str() != re.as_str() || !c.caught_up || self.counting() {
+            return false;
+        }
+        let sel = self.view.selected_item(&self.session);
+        let target = match (sel, forward) {
+            (None, _) => None,
+            (Some(s), true) => c
+                .hits
+                .get(c.hits.partition_point(|&h| h <= s))
+                .or_else(|| c.hits.first()),
+            (Some(s), false) => c
+                .hits
+                .get(c.hits.partition_point(|&h| h < s).wrapping_sub(1))
+                .or_else(|| c.hits.last()),
+        };
+        match target.copied() {
+            Some(i) => {
+                self.view.focus = crate::view::Pane::Feed;
+                self.reveal(i);
+                self.scroll_to_match = true;
+            }
+            None => self.view.message = Some(format!("no match for /{}", re.as_str())),
+        }
+        true
+    }
+
     /// Starts rebuilding the filtered rows for the current filter and quiet setting; the old
     /// rows stay until it is done. The first step runs at once.
     pub(super) fn start_filter_scan(&mut self) {
@@ -300,6 +346,14 @@ impl App {
             tokens: Tokens::default(),
         });
         self.work(self.scan_budget);
+    }
+
+    /// Runs a pending filter scan to its end now (the session was replaced: no old rows to
+    /// show meanwhile). O(items).
+    pub(super) fn finish_filter_scan(&mut self) {
+        while matches!(self.scan, Some(Scan::Filter { .. })) {
+            self.work(Duration::MAX);
+        }
     }
 
     /// A compaction renumbered the items: a filter scan starts over, a search stops, the match
