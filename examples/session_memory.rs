@@ -100,9 +100,11 @@ fn main() {
         s.publishes = Vec::new();
         s.findings = Vec::new();
     });
-    part("feed rows", &mut s, &|s| s.items = Vec::new());
+    part("feed rows", &mut s, &|s| {
+        s.items = Vec::new();
+    });
     part("invocation records, ids, index", &mut s, &|s| {
-        *s = Session::new()
+        *s = Session::new();
     });
     println!("  left {} KB", live() >> 10);
 }
