@@ -34,6 +34,10 @@ use rawpv::theme::Theme;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// The allocator `rawpv` uses (`src/main.rs`), so the loop's timings are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The keys injected, in a cycle: moves (leaving follow mode), a search typed and committed,
 /// next match, clearing it, and back to the tail (follow).
 const KEYS: &[(KeyCode, &str)] = &[

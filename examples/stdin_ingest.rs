@@ -13,6 +13,10 @@ use rawpv::session::Session;
 use rawpv::source::{CHANNEL_CAPACITY, SourceMsg, stdin};
 use tokio::sync::mpsc;
 
+/// The allocator `rawpv` uses (`src/main.rs`), so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
