@@ -1194,11 +1194,18 @@ impl App {
             re.is_match(&text)
         });
         let d = &mut self.view.detail;
-        if let Some(k) = hit
-            && k >= usize::from(d.height)
-        {
-            d.scroll = k.saturating_sub(2);
-            d.follow_tail = false;
+        match hit {
+            Some(k) if k >= usize::from(d.height) => {
+                d.scroll = k.saturating_sub(2);
+                d.follow_tail = false;
+            }
+            // The hit may be past the part a folded output shows: expand it and look again
+            // once it is rendered (at most once: an expanded detail is not expanded again).
+            None if !d.expanded => {
+                d.expanded = true;
+                self.scroll_to_match = true;
+            }
+            Some(_) | None => {}
         }
     }
 
