@@ -335,7 +335,10 @@ fn bench_generated(c: &mut Criterion) {
             rawpv::source::file::FileEvent::Format(f) => {
                 app.update(Msg::Source(SourceMsg::Format(f)));
             }
-            rawpv::source::file::FileEvent::Progress { .. } => {}
+            // A generated RAWP file: nothing is streamed twice.
+            rawpv::source::file::FileEvent::Progress { .. }
+            | rawpv::source::file::FileEvent::Ordering
+            | rawpv::source::file::FileEvent::Exact(_) => {}
         }
         true
     });

@@ -38,7 +38,11 @@ async fn main() {
                     }
                 }
                 SourceMsg::Failed(e) => eprintln!("source failed: {e}"),
-                SourceMsg::Format(_) | SourceMsg::State(_) | SourceMsg::Eof => {}
+                // Stdin is streamed once: no `Replace`.
+                SourceMsg::Format(_)
+                | SourceMsg::State(_)
+                | SourceMsg::Replace(_)
+                | SourceMsg::Eof => {}
             }
         }
         session.compact_if_needed();

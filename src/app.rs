@@ -292,6 +292,10 @@ pub struct App {
     count: Option<scan::Count>,
     /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
     pub scan_budget: Duration,
+    /// A saved Claude Code file was read; its exact order is being computed (status bar).
+    pub ordering: bool,
+    /// Render results of generations below this were started on a replaced session: ignored.
+    stale_before: u64,
 }
 
 impl App {
@@ -333,6 +337,8 @@ impl App {
             count: None,
             scan: None,
             scan_budget: scan::SCAN_BUDGET,
+            ordering: false,
+            stale_before: 0,
         }
     }
 
@@ -452,14 +458,22 @@ impl App {
 
     fn preview_input(&mut self) {
         if self.view.mode == Mode::Search {
-            // Highlight as you type; errors wait for Enter.
-            self.search_re = compile_search(&self.view.input).ok().flatten();
+            // Highlight as you type; the prompt row says why a regex does not compile (yet).
+            let q = &self.view.input;
+            (self.search_re, self.view.input_problem) = match compile_search(q) {
+                Ok(re) => (re, None),
+                Err(e) => {
+                    let insensitive = !q.chars().any(char::is_uppercase);
+                    (None, Some(view::regex_problem(q, insensitive, &e)))
+                }
+            };
         }
     }
 
     fn end_input(&mut self, commit: bool) {
         let mode = std::mem::take(&mut self.view.mode);
         let input = std::mem::take(&mut self.view.input);
+        self.view.input_problem = None;
         match mode {
             Mode::Normal => {}
             Mode::Search => {
@@ -548,6 +562,10 @@ impl App {
                         self.load_progress = Some((bytes, total));
                         SourceStatus::Loading
                     }
+                    SourceState::Ordering => {
+                        self.ordering = true;
+                        SourceStatus::Loading
+                    }
                     SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
                     SourceState::Reconnecting { attempt, .. } => {
                         SourceStatus::Reconnecting(attempt)
@@ -572,12 +590,18 @@ impl App {
                     }
                 };
             }
+            SourceMsg::Replace(session) => {
+                self.ordering = false;
+                self.replace_session(*session);
+            }
             SourceMsg::Eof => {
+                self.ordering = false;
                 self.load_progress = None;
                 self.session.finish();
                 self.source_status = SourceStatus::Ended;
             }
             SourceMsg::Failed(e) => {
+                self.ordering = false;
                 self.session.finish();
                 self.source_status = SourceStatus::Failed(e.to_string());
             }
@@ -608,6 +632,69 @@ impl App {
         self.reset_detail();
     }
 
+    /// The source sent the exact session (`SourceMsg::Replace`: a Claude Code file in parent-graph
+    /// order with its subagent files) to take the place of the streamed one. Every item index
+    /// held for the old session is dropped or mapped: the selected row is kept by invocation id
+    /// (else by line; else the row number is clamped), folded turns by their prompt's line; the
+    /// filter, quiet rows, turns and token totals are recomputed at once; the search count
+    /// restarts; render caches and in-flight renders are dropped. The session's `backing` and
+    /// `max_items` settings stay.
+    fn replace_session(&mut self, mut new: Session) {
+        let old_row = self.view.feed.selected;
+        let selected = self
+            .view
+            .selected_item(&self.session)
+            .and_then(|i| RowKey::of(&self.session, i));
+        let folded: Vec<RowKey> = self
+            .view
+            .folds
+            .folded
+            .keys()
+            .filter_map(|&p| RowKey::of(&self.session, p))
+            .collect();
+        new.backing.clone_from(&self.session.backing);
+        new.max_items = self.session.max_items;
+        let old = std::mem::replace(&mut self.session, new);
+        // Freeing a big session takes a while: not on the app's thread.
+        std::thread::spawn(move || drop(old));
+        let keys: Vec<&RowKey> = selected.iter().chain(&folded).collect();
+        let found = RowKey::find_all(&self.session, &keys);
+        self.scan = None;
+        self.view.progress = None;
+        self.view.rows = None;
+        self.view.filtered = None;
+        self.view.folds = view::Folds::default();
+        self.view.tokens = view::Tokens::default();
+        self.view.quiet = 0;
+        let n = self.session.items.len();
+        // With every item a row, row == item until the filter scan maps it.
+        self.view.feed.selected = match (&selected, found.first().copied().flatten()) {
+            (Some(_), Some(i)) => i,
+            _ => old_row.min(n.saturating_sub(1)),
+        };
+        self.detail = DetailCache::default();
+        self.generation += 1;
+        self.stale_before = self.generation;
+        self.in_flight = false;
+        self.count = None;
+        self.start_filter_scan();
+        self.finish_filter_scan();
+        let sel = self.view.selected_item(&self.session);
+        let skip = usize::from(selected.is_some());
+        for p in found.iter().skip(skip).copied().flatten() {
+            self.view.fold(&self.session, p);
+        }
+        if let Some(i) = sel {
+            let row = match &self.view.rows {
+                Some(r) => r.partition_point(|&x| x < i),
+                None => i,
+            };
+            self.view.feed.selected = row.min(self.row_count().saturating_sub(1));
+        }
+        self.reset_detail();
+        self.restart_count();
+    }
+
     /// Updates the view for one change of the session (by key, no rescans).
     fn reconcile(&mut self, applied: Applied) {
         let Some(item) = applied.item else {
@@ -633,6 +720,10 @@ impl App {
     fn on_rendered(&mut self, done: RenderDone) -> bool {
         if done.generation == self.generation {
             self.in_flight = false;
+        }
+        if done.generation < self.stale_before {
+            // Rendered from a session since replaced: its item numbers mean other rows now.
+            return false;
         }
         if self.view.selected_item(&self.session) != Some(done.key.item) {
             // Stale. If the selected row still shows a placeholder, draw again so `prepare`
@@ -1593,6 +1684,96 @@ impl Signals {
         }
         #[cfg(not(unix))]
         std::future::pending::<()>().await;
+    }
+}
+
+/// What identifies a feed row across two decodes of the same input (`App::replace_session`):
+/// an invocation by its id; a message by its kind, line and record (`metadata.claude_code`
+/// `file` and `uuid`: a subagent file's lines restart at 1); another row likewise by its frame
+/// type.
+#[derive(Debug, Clone, PartialEq)]
+enum RowKey {
+    Invocation(String),
+    Message(crate::session::MessageKind, u64, Option<(String, String)>),
+    Event(crate::protocol::FrameType, u64, Option<(String, String)>),
+}
+
+/// A Claude Code frame's record: (`file`, `uuid`) from `metadata.claude_code`.
+fn record_of(meta: &serde_json::Map<String, serde_json::Value>) -> Option<(&str, &str)> {
+    let cc = meta.get("claude_code")?;
+    let s = |k: &str| cc.get(k).and_then(serde_json::Value::as_str);
+    (s("uuid").is_some() || s("file").is_some())
+        .then(|| (s("file").unwrap_or(""), s("uuid").unwrap_or("")))
+}
+
+impl RowKey {
+    fn of(session: &Session, item: usize) -> Option<Self> {
+        let owned = |r: Option<(&str, &str)>| r.map(|(f, u)| (f.to_owned(), u.to_owned()));
+        Some(match session.items.get(item)? {
+            crate::session::Item::Invocation(k) => {
+                Self::Invocation(session.invocations.get(*k)?.invocation_id.clone())
+            }
+            crate::session::Item::Message(m) => {
+                Self::Message(m.kind, m.line, owned(record_of(&m.metadata)))
+            }
+            crate::session::Item::Event(f) => Self::Event(
+                f.frame_type.clone(),
+                f.origin.line,
+                owned(record_of(&f.envelope.metadata)),
+            ),
+        })
+    }
+
+    /// Whether item `i` of `session` is this row. No allocation.
+    fn is(&self, session: &Session, i: usize) -> bool {
+        let same = |want: &Option<(String, String)>, have: Option<(&str, &str)>| match (want, have)
+        {
+            (Some((f, u)), Some((hf, hu))) => f == hf && u == hu,
+            (None, None) => true,
+            (Some(_), None) | (None, Some(_)) => false,
+        };
+        match (self, session.items.get(i)) {
+            (Self::Invocation(id), Some(crate::session::Item::Invocation(k))) => session
+                .invocations
+                .get(*k)
+                .is_some_and(|inv| inv.invocation_id == *id),
+            (Self::Message(kind, line, rec), Some(crate::session::Item::Message(m))) => {
+                m.kind == *kind && m.line == *line && same(rec, record_of(&m.metadata))
+            }
+            (Self::Event(ty, line, rec), Some(crate::session::Item::Event(f))) => {
+                f.frame_type == *ty
+                    && f.origin.line == *line
+                    && same(rec, record_of(&f.envelope.metadata))
+            }
+            (
+                Self::Invocation(_) | Self::Message(..) | Self::Event(..),
+                Some(
+                    crate::session::Item::Invocation(_)
+                    | crate::session::Item::Message(_)
+                    | crate::session::Item::Event(_),
+                )
+                | None,
+            ) => false,
+        }
+    }
+
+    /// The first item of `session` each key names (`None`: gone). One pass over the items.
+    fn find_all(session: &Session, keys: &[&Self]) -> Vec<Option<usize>> {
+        let mut found = vec![None; keys.len()];
+        if keys.is_empty() {
+            return found;
+        }
+        for i in 0..session.items.len() {
+            for (slot, want) in found.iter_mut().zip(keys) {
+                if slot.is_none() && want.is(session, i) {
+                    *slot = Some(i);
+                }
+            }
+            if found.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        found
     }
 }
 

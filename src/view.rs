@@ -596,6 +596,8 @@ pub struct ViewState {
     pub search: Option<String>,
     /// The text being typed in search / filter mode.
     pub input: String,
+    /// Why the search regex being typed does not compile (yet), for the prompt row.
+    pub input_problem: Option<String>,
     /// A one-off message for the status bar ("no more errors", a regex error).
     pub message: Option<String>,
     /// How far a running search or filter scan got ("filtering… 40%").

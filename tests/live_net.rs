@@ -212,7 +212,7 @@ async fn kill_and_restart(scheme_path: &str) {
         match msg {
             SourceMsg::Batch(b) => items.extend(b),
             SourceMsg::State(s) => states.push(s),
-            SourceMsg::Format(_) => {}
+            SourceMsg::Format(_) | SourceMsg::Replace(_) => {}
             SourceMsg::Eof => break,
             SourceMsg::Failed(e) => panic!("{url}: {e}"),
         }
@@ -464,7 +464,7 @@ async fn run_source(url: String, cfg: NetConfig) -> (Vec<u64>, Vec<String>) {
                 }
             }
             SourceMsg::State(SourceState::Reconnecting { reason, .. }) => reasons.push(reason),
-            SourceMsg::State(_) | SourceMsg::Format(_) => {}
+            SourceMsg::State(_) | SourceMsg::Format(_) | SourceMsg::Replace(_) => {}
             SourceMsg::Eof => break,
             SourceMsg::Failed(e) => panic!("{url}: {e}"),
         }

@@ -1,5 +1,6 @@
 //! `rawpv stats` end to end (`assert_cmd` on the binary): the summary holds what `--help`
-//! promises (counts per tool, status and `output_type`, durations, tokens).
+//! promises (counts per tool, status and `output_type`, durations, tokens); and `rawpv print`'s
+//! feed rows.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,9 +35,9 @@ fn stats_counts_statuses_output_types_and_durations() {
          output_type  agent_result 1 · file_list 1 · structured 1 · text 2\n\
          duration     total 5.2 s · median 40 ms · max 3.0 s\n  \
          Bash                      3 calls     1 failed\n  \
-         Grep                      1 calls     0 failed\n  \
-         Read                      1 calls     0 failed\n  \
-         Task                      1 calls     0 failed\n"
+         Grep                      1 call      0 failed\n  \
+         Read                      1 call      0 failed\n  \
+         Task                      1 call      0 failed\n"
     );
 }
 
@@ -56,5 +57,33 @@ fn stats_shows_rejected_calls_and_token_totals_of_a_real_session() {
     assert!(
         out.contains("tokens       85238 in · 5057 out · 348985 cached\n"),
         "{out}"
+    );
+}
+
+/// `rawpv print` rows say what each call did (the viewer's summary, escape sequences interpreted
+/// away) and end with the call's id.
+#[test]
+fn print_rows_show_the_summary_and_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("esc.ndjson");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"tool.invoke.request","payload":{"invocation_id":"a","tool_name":"Bash","input":{"command":"echo \u001b[1mbold\u001b[0m done"}}}"#,
+            "\n",
+            r#"{"type":"control.prompt.request","payload":{"text":"\u001b[31mred\u001b[0m prompt\nmore"}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("rawpv")
+        .unwrap()
+        .arg("print")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "Bash       requested echo bold done  [a]\nprompt     red prompt …\n"
     );
 }

@@ -291,3 +291,41 @@ fn the_match_count_follows_a_compaction() {
     assert_eq!(m.total, truth(&app));
     assert_eq!(m.scanning, None);
 }
+
+#[test]
+fn once_counted_next_and_previous_jump_at_once() {
+    let mut app = big();
+    app.set_search("echo 5-");
+    app.finish_scans();
+    app.select(0);
+    // No scan step: the count's hits answer `n` and `N` in the key press itself.
+    app.update(Msg::Action(Action::SearchNext));
+    assert!(!app.scanning());
+    assert_eq!(selected(&app), Some(5 * 21 + 2));
+    app.update(Msg::Action(Action::SearchPrev));
+    assert!(!app.scanning());
+    assert_eq!(selected(&app), Some(5 * 21 + 20), "wraps to the last match");
+    app.update(Msg::Action(Action::SearchNext));
+    assert_eq!(selected(&app), Some(5 * 21 + 2), "wraps to the first");
+    app.select(1000);
+    app.update(Msg::Action(Action::SearchPrev));
+    assert_eq!(selected(&app), Some(5 * 21 + 20));
+    // Under a filter (call rows only, no prompts) the count follows the filtered rows.
+    app.set_filter(Filter::parse("status:ok"));
+    app.finish_scans();
+    app.select(0);
+    app.update(Msg::Action(Action::SearchNext));
+    assert_eq!(
+        app.match_status().map(|m| m.to_string()).as_deref(),
+        Some("match 1/19")
+    );
+    // No match: said at once, without a scan over the 2,100 rows.
+    app.set_search("no-such-text");
+    app.finish_scans();
+    app.update(Msg::Action(Action::SearchNext));
+    assert!(!app.scanning());
+    assert_eq!(
+        app.view.message.as_deref(),
+        Some("no match for /no-such-text")
+    );
+}

@@ -141,11 +141,15 @@ fn a_bad_regex_says_why_on_one_line() {
     let mut app = session();
     act(&mut app, &[Action::StartSearch]);
     app.type_text("unwrap(");
+    // While typing, the prompt row says why it does not compile yet.
+    let typing = status_rows(&draw(&mut app, 100, 30));
+    assert_snapshot!("bad_regex_typing", typing);
     app.press(crossterm::event::KeyCode::Enter);
     assert_eq!(
         app.view.message.as_deref(),
         Some("bad regex: unclosed group at 7")
     );
+    assert_eq!(app.view.input_problem, None);
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("bad_regex_status", status_rows(&term));
     // A bad regex after a good one keeps the good one: its highlighting, count and `n`.

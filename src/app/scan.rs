@@ -11,7 +11,8 @@
 //! * A scan's first step runs at once, so small sessions answer synchronously (the headless
 //!   tests never see a pending scan).
 //! * Search visits the filtered rows (folds ignored: a hit inside a folded turn unfolds it) from
-//!   the selection on, stops at the first match, and is cancelled by any other action.
+//!   the selection on, stops at the first match, and is cancelled by any other action. Once the
+//!   match count of the same search is complete, `n` / `N` take the next hit from it at once.
 //! * A filter scan keeps the old rows on screen until it is done, then swaps all its results in
 //!   at once (rows, quiet count, turns, token totals), so the view never shows a half-built
 //!   list. Its end is the session's length at each step, so rows that arrive meanwhile are
@@ -262,6 +263,9 @@ impl App {
     /// Starts a search for the next (`forward`) or previous match after the selection, wrapping
     /// around; the first step runs at once.
     pub(super) fn start_search(&mut self, re: Regex, forward: bool) {
+        if self.search_from_count(&re, forward) {
+            return;
+        }
         let count = self.view.filtered_count(&self.session);
         let Some(sel) = self.view.selected_item(&self.session) else {
             self.view.message = Some(format!("no match for /{}", re.as_str()));
@@ -287,6 +291,39 @@ impl App {
         self.work(self.scan_budget);
     }
 
+    /// `n` / `N` once the match count of the same search is complete: the next (previous) match
+    /// is a binary search in its hits, wrapping around, instead of a scan (O(log n) at any
+    /// session size). Returns `false` when the count cannot answer (other regex, still counting).
+    fn search_from_count(&mut self, re: &Regex, forward: bool) -> bool {
+        let Some(c) = &self.count else {
+            return false;
+        };
+        if c.re.as_str() != re.as_str() || !c.caught_up || self.counting() {
+            return false;
+        }
+        let sel = self.view.selected_item(&self.session);
+        let target = match (sel, forward) {
+            (None, _) => None,
+            (Some(s), true) => c
+                .hits
+                .get(c.hits.partition_point(|&h| h <= s))
+                .or_else(|| c.hits.first()),
+            (Some(s), false) => c
+                .hits
+                .get(c.hits.partition_point(|&h| h < s).wrapping_sub(1))
+                .or_else(|| c.hits.last()),
+        };
+        match target.copied() {
+            Some(i) => {
+                self.view.focus = crate::view::Pane::Feed;
+                self.reveal(i);
+                self.scroll_to_match = true;
+            }
+            None => self.view.message = Some(format!("no match for /{}", re.as_str())),
+        }
+        true
+    }
+
     /// Starts rebuilding the filtered rows for the current filter and quiet setting; the old
     /// rows stay until it is done. The first step runs at once.
     pub(super) fn start_filter_scan(&mut self) {
@@ -309,6 +346,14 @@ impl App {
             tokens: Tokens::default(),
         });
         self.work(self.scan_budget);
+    }
+
+    /// Runs a pending filter scan to its end now (the session was replaced: no old rows to
+    /// show meanwhile). O(items).
+    pub(super) fn finish_filter_scan(&mut self) {
+        while matches!(self.scan, Some(Scan::Filter { .. })) {
+            self.work(Duration::MAX);
+        }
     }
 
     /// A compaction renumbered the items: a filter scan starts over, a search stops, the match

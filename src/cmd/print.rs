@@ -85,9 +85,12 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
             Item::Invocation(i) => {
                 let inv = &session.invocations[*i];
                 // Names and ids are untrusted text too (issue 9).
+                // What the call did (the feed's summary), then its id for grep and `--detail`.
+                let summary = crate::render::ansi::visible_plain(&inv.summary);
+                let gap = if summary.is_empty() { "" } else { "  " };
                 writeln!(
                     out,
-                    "{:<10} {:<9} {}",
+                    "{:<10} {:<9} {summary}{gap}[{}]",
                     crate::render::text::visible(&inv.tool_name),
                     crate::render::text::visible(inv.status.label()),
                     crate::render::text::visible(&inv.invocation_id)
@@ -101,8 +104,12 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
                     MessageKind::AgentText => "agent",
                     MessageKind::Thinking => "thinking",
                 };
-                let first = m.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                writeln!(out, "{kind:<10} {}", crate::render::text::visible(first))?;
+                let first = crate::session::summary::first_line(&m.text);
+                writeln!(
+                    out,
+                    "{kind:<10} {}",
+                    crate::render::ansi::visible_plain(&first)
+                )?;
             }
             Item::Event(f) => writeln!(
                 out,

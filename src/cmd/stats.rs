@@ -65,7 +65,8 @@ pub async fn run(input: &InputArgs) -> i32 {
         }
         for (tool, (n, err)) in per_tool {
             let tool = crate::render::text::visible(tool);
-            writeln!(out, "  {tool:<20} {n:>6} calls {err:>5} failed")?;
+            let calls = if n == 1 { "call " } else { "calls" };
+            writeln!(out, "  {tool:<20} {n:>6} {calls} {err:>5} failed")?;
         }
         Ok(())
     });

@@ -49,6 +49,20 @@ pub fn ansi_to_lines(input: &str, theme: &Theme, max_lines: usize) -> (Vec<Line<
     screen.finish()
 }
 
+/// One line of untrusted text as plain visible text: escape sequences (coloured hook output, SGR
+/// in commands) are interpreted away instead of shown as `␛[1m`, other control characters are
+/// made visible (`text::visible`). For one-line summaries in the feed and `rawpv print`.
+pub fn visible_plain(s: &str) -> String {
+    if !s.contains('\x1b') {
+        return crate::render::text::visible(s);
+    }
+    let (lines, _) = ansi_to_lines(s, &Theme::default(), 1);
+    lines
+        .first()
+        .map(|l| l.spans.iter().map(|sp| sp.content.as_ref()).collect())
+        .unwrap_or_default()
+}
+
 /// Removes SOS / PM / APC strings (`ESC X`, `ESC ^`, `ESC _` … up to `ESC \\` *or BEL*).
 /// vte (like xterm) ends them only at ST, but Buildkite's timestamps (`ESC _ bk;t=… BEL`) end in
 /// BEL, and a parser waiting for ST would swallow the visible text that follows.
@@ -422,6 +436,19 @@ impl Perform for Screen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_plain_drops_sequences_and_shows_controls() {
+        assert_eq!(
+            visible_plain("echo \x1b[1mbold\x1b[0m done"),
+            "echo bold done"
+        );
+        assert_eq!(
+            visible_plain("a\x07b"),
+            crate::render::text::visible("a\x07b")
+        );
+        assert!(!visible_plain("\x1b]0;title\x07x\x1b[2Jy").contains('\x1b'));
+    }
     use crate::render::lines_to_string;
     use ratatui::style::{Color, Modifier};
 

@@ -58,6 +58,12 @@ pub enum FileEvent {
         bytes: u64,
         total: u64,
     },
+    /// A Claude Code transcript was streamed in file order ([`ReadOptions::stream_claude_code`]);
+    /// its exact decode (parent graph order, subagent files) is being computed.
+    Ordering,
+    /// The exact decode of a streamed transcript, which differs from what was streamed: every
+    /// item, to replace the streamed ones (`crate::import::load_path`'s items).
+    Exact(Vec<Decoded>),
 }
 
 /// How [`read_path_with`] decodes.
@@ -68,6 +74,11 @@ pub struct ReadOptions {
     /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only.
     /// Never for `convert`, which writes the frames out.
     pub defer_outputs: bool,
+    /// A Claude Code transcript is streamed in file order (the live decoder) so its first
+    /// screen comes at once, then decoded exactly ([`FileEvent::Ordering`], and
+    /// [`FileEvent::Exact`] when that differs). The viewer only: the commands want the exact
+    /// decode alone.
+    pub stream_claude_code: bool,
 }
 
 /// Reads and decodes `path`, calling `sink` with every event. `sink` returns `false` to stop
@@ -110,7 +121,9 @@ pub fn read_path_with(
     if !sink(FileEvent::Format(format)) {
         return Ok(format);
     }
-    if matches!(format, Format::ClaudeCode | Format::RawpJsonArray) {
+    let whole = format == Format::RawpJsonArray
+        || (format == Format::ClaudeCode && !opts.stream_claude_code);
+    if whole {
         drop(buf);
         let loaded = import::load_path(path)?;
         let mut items = loaded.items.into_iter();
@@ -126,6 +139,50 @@ pub fn read_path_with(
         });
         return Ok(format);
     }
+    let head = Head {
+        buf,
+        filled,
+        total,
+        format,
+    };
+    if !stream_lines(&mut file, head, opts, &mut sink)? || format != Format::ClaudeCode {
+        return Ok(format);
+    }
+    // The streamed transcript was in file order; the exact decode orders it by its parent
+    // graph and merges the subagent files. Handed on only when it differs.
+    if !sink(FileEvent::Ordering) {
+        return Ok(format);
+    }
+    let exact = import::load_path(path)?.items;
+    if !stream_matches(path, &exact)? {
+        sink(FileEvent::Exact(exact));
+    }
+    Ok(format)
+}
+
+/// The first bytes of a file, read for format detection.
+struct Head {
+    buf: Vec<u8>,
+    filled: usize,
+    total: u64,
+    format: Format,
+}
+
+/// Streams the lines of `file` (whose first `head.filled` bytes are in `head.buf`) through the
+/// line decoder of `head.format`, then one `Progress` with every byte. Returns `false` when
+/// `sink` said stop.
+fn stream_lines(
+    file: &mut std::fs::File,
+    head: Head,
+    opts: ReadOptions,
+    sink: &mut impl FnMut(FileEvent) -> bool,
+) -> std::io::Result<bool> {
+    let Head {
+        mut buf,
+        mut filled,
+        total,
+        format,
+    } = head;
     let spans = format == Format::RawpNdjson;
     let mut reader = Lines {
         dec: import::decoder_for(format),
@@ -141,24 +198,55 @@ pub fn read_path_with(
     let mut read = filled as u64;
     let mut last_progress = Instant::now();
     loop {
-        if !reader.feed(&buf[..filled], &mut sink) {
-            return Ok(format);
+        if !reader.feed(&buf[..filled], sink) {
+            return Ok(false);
         }
         if last_progress.elapsed() >= PROGRESS_EVERY {
             last_progress = Instant::now();
             if !sink(FileEvent::Progress { bytes: read, total }) {
-                return Ok(format);
+                return Ok(false);
             }
         }
-        filled = read_some(&mut file, &mut buf)?;
+        filled = read_some(file, &mut buf)?;
         if filled == 0 {
             break;
         }
         read += filled as u64;
     }
-    reader.finish(&mut sink);
-    sink(FileEvent::Progress { bytes: read, total });
-    Ok(format)
+    reader.finish(sink);
+    Ok(sink(FileEvent::Progress { bytes: read, total }))
+}
+
+/// Whether streaming the Claude Code transcript at `path` in file order
+/// (`claude_code::ClaudeCodeStream`) gives exactly `exact`. Stops at the first difference
+/// (usually the first item: the live decoder publishes its derived catalog differently), so
+/// it costs a second decode only when the two agree. Memory: one read buffer.
+fn stream_matches(path: &Path, exact: &[Decoded]) -> std::io::Result<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let total = file.metadata()?.len();
+    let buf = vec![
+        0u8;
+        READ_CHUNK
+            .min(usize::try_from(total).unwrap_or(READ_CHUNK))
+            .max(DETECT_HEAD)
+    ];
+    let head = Head {
+        buf,
+        filled: 0,
+        total,
+        format: Format::ClaudeCode,
+    };
+    let mut at = 0;
+    let mut same = true;
+    let mut compare = |ev: FileEvent| {
+        if let FileEvent::Batch(b) = ev {
+            same = exact.get(at..at + b.len()) == Some(&b[..]);
+            at += b.len();
+        }
+        same
+    };
+    let finished = stream_lines(&mut file, head, ReadOptions::default(), &mut compare)?;
+    Ok(finished && same && at == exact.len())
 }
 
 /// Reads, decodes and folds `path` into a finished [`Session`]: the reader runs on its own thread
@@ -174,10 +262,15 @@ pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
     let reader = std::thread::spawn(move || {
         let opts = ReadOptions {
             defer_outputs: true,
+            stream_claude_code: false,
         };
         read_path_with(&path, opts, |ev| match ev {
             FileEvent::Batch(b) => tx.send(b).is_ok(),
-            FileEvent::Format(_) | FileEvent::Progress { .. } => true,
+            // Not streamed here (no `stream_claude_code`): there is nothing to replace.
+            FileEvent::Format(_)
+            | FileEvent::Progress { .. }
+            | FileEvent::Ordering
+            | FileEvent::Exact(_) => true,
         })
     });
     let mut session = Session::new();
@@ -410,6 +503,7 @@ mod tests {
                 FileEvent::Batch(b) => items.extend(b),
                 FileEvent::Progress { bytes, total } => progress.push((bytes, total)),
                 FileEvent::Format(_) => {}
+                FileEvent::Ordering | FileEvent::Exact(_) => panic!("not asked to stream"),
             }
             true
         })
@@ -531,7 +625,8 @@ mod tests {
         assert_eq!(skipped(ReadOptions::default()), 0);
         assert!(
             skipped(ReadOptions {
-                defer_outputs: true
+                defer_outputs: true,
+                stream_claude_code: false,
             }) > 0
         );
     }

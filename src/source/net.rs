@@ -389,7 +389,8 @@ pub async fn collect(url: &str, cfg: &NetConfig) -> Result<Loaded, SourceError> 
                         crate::render::text::visible(&reason)
                     );
                 }
-                SourceMsg::State(_) => {}
+                // Network sources send batches only (`Replace` comes from saved files).
+                SourceMsg::State(_) | SourceMsg::Replace(_) => {}
                 SourceMsg::Eof => {
                     return Ok(Loaded {
                         format: format.unwrap_or(Format::RawpNdjson),

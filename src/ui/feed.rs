@@ -251,7 +251,7 @@ fn build_invocation_row(
         String::new()
     };
     let fixed = TIME_W + 1 + 1 + indent.chars().count() + TOOL_W + 1 + 1 + BADGE_W + 1 + DUR_W;
-    let summary = visible(&inv.summary);
+    let summary = crate::render::ansi::visible_plain(&inv.summary);
     let name = visible(&inv.tool_name);
     Line::from(vec![
         Span::styled(clock(inv.requested_at), theme.dim),
@@ -411,14 +411,15 @@ fn event_look(t: &FrameType) -> EventLook {
     }
 }
 
-/// The first non-blank line of `s`, trimmed and made visible, with ` …` when more lines follow.
+/// The first non-blank line of `s`, trimmed, as plain visible text (escape sequences
+/// interpreted away), with ` …` when more lines follow.
 pub fn first_line(s: &str) -> String {
-    visible(&crate::session::summary::first_line(s))
+    crate::render::ansi::visible_plain(&crate::session::summary::first_line(s))
 }
 
-/// A one-line summary of a call's input, made visible (`crate::session::summary`).
+/// A one-line summary of a call's input, as plain visible text (`crate::session::summary`).
 pub fn input_summary(tool: &str, input: &Value) -> String {
-    visible(&crate::session::summary::input_summary(tool, input))
+    crate::render::ansi::visible_plain(&crate::session::summary::input_summary(tool, input))
 }
 
 #[cfg(test)]
@@ -455,9 +456,14 @@ mod tests {
             input_summary("mcp__x__y", &json!({"n": 1, "q": "hi"})),
             "hi"
         );
+        // Escape sequences are interpreted away, other controls shown as pictures.
         assert_eq!(
-            input_summary("Bash", &json!({"command": "echo \u{1b}[31m"})),
-            "echo ␛[31m"
+            input_summary("Bash", &json!({"command": "echo \u{1b}[31mred"})),
+            "echo red"
+        );
+        assert_eq!(
+            input_summary("Bash", &json!({"command": "printf \u{7}"})),
+            "printf ␇"
         );
     }
 }

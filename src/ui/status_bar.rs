@@ -53,7 +53,11 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let (state, state_style) = match &app.source_status {
         SourceStatus::Loading => match app.load_progress {
             Some((bytes, total)) if total > 0 => (
-                format!("loading {}%", (bytes.min(total) * 100 / total)),
+                format!(
+                    "loading {}%{}",
+                    (bytes.min(total) * 100 / total),
+                    if app.ordering { " · ordering" } else { "" }
+                ),
                 t.status_running,
             ),
             _ => ("loading".to_owned(), t.status_running),
@@ -191,12 +195,16 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             } else {
                 "filter (tool:NAME status:ok|error|running|findings text): "
             };
-            Line::from(vec![
+            let mut spans = vec![
                 Span::styled(format!(" {prompt}"), t.hint),
                 Span::raw(app.view.input.clone()),
                 Span::styled("▏", t.hint),
-                Span::styled("  Enter apply · Esc cancel", t.dim),
-            ])
+            ];
+            if let Some(why) = &app.view.input_problem {
+                spans.push(Span::styled(format!("  {why}"), t.finding_warning));
+            }
+            spans.push(Span::styled("  Enter apply · Esc cancel", t.dim));
+            Line::from(spans)
         }
         Mode::Normal => {
             let mut spans = Vec::new();
