@@ -1099,6 +1099,15 @@ impl App {
             Action::ToggleWrap => self.view.detail.wrap = !self.view.detail.wrap,
             Action::ToggleSideBySide => {
                 self.view.detail.side_by_side = !self.view.detail.side_by_side;
+                // On a narrow detail nothing changes on screen: say why.
+                let width = Areas::inner(self.areas.detail).width;
+                if self.view.detail.side_by_side && width < crate::render::SIDE_BY_SIDE_MIN_WIDTH {
+                    self.view.message = Some(format!(
+                        "diffs show side by side when the detail is {} columns wide or more \
+                         (it has {width}; z zooms it)",
+                        crate::render::SIDE_BY_SIDE_MIN_WIDTH
+                    ));
+                }
             }
             Action::StartSearch => {
                 self.view.mode = Mode::Search;

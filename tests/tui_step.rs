@@ -7,6 +7,7 @@ use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
 use rawpv::source::SourceMsg;
+use rawpv::ui::Areas;
 use rawpv::view::{DetailState, FeedState, Filter, Folds, Mode, Pane, Tab, ViewState};
 
 const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
@@ -126,6 +127,11 @@ fn focus_scroll_and_toggles() {
                 side_by_side: true,
                 ..base().detail
             },
+            // The 100-column screen's detail is too narrow for side by side: it says so.
+            message: Some(format!(
+                "diffs show side by side when the detail is 140 columns wide or more (it has {}; z zooms it)",
+                Areas::inner(app.areas.detail).width
+            )),
             ..base()
         }
     );
@@ -387,4 +393,34 @@ fn a_search_hit_past_the_folded_part_of_an_output_expands_it_and_scrolls_to_it()
         .map(ToString::to_string)
         .collect();
     assert!(shown.iter().any(|l| l.contains("the needle")), "{shown:#?}");
+}
+
+#[test]
+fn side_by_side_on_a_narrow_detail_says_how_wide_it_must_be() {
+    // `s` with the detail narrower than the side-by-side minimum changed nothing visible and
+    // said nothing: the user could not tell whether the key worked.
+    let mut app = app();
+    let v = step(&mut app, &[Action::ToggleSideBySide]);
+    assert!(v.detail.side_by_side);
+    let width = Areas::inner(app.areas.detail).width;
+    assert!(width < rawpv::render::SIDE_BY_SIDE_MIN_WIDTH, "{width}");
+    assert_eq!(
+        v.message.as_deref(),
+        Some(
+            format!(
+                "diffs show side by side when the detail is 140 columns wide or more (it has {width}; z zooms it)"
+            )
+            .as_str()
+        )
+    );
+    // Turning it off, or on at a wide enough detail, says nothing.
+    let v = step(&mut app, &[Action::ToggleSideBySide]);
+    assert!(!v.detail.side_by_side);
+    app.view.message = None;
+    app.prepare(Rect::new(0, 0, 300, 30));
+    app.update(Msg::Action(Action::ToggleZoom));
+    app.prepare(Rect::new(0, 0, 300, 30));
+    app.update(Msg::Action(Action::ToggleSideBySide));
+    assert!(app.view.detail.side_by_side);
+    assert_eq!(app.view.message, None);
 }
