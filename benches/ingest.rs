@@ -1,4 +1,5 @@
-//! Ingest benchmarks (issue 8): parse throughput (lines → frames), reducer throughput (frames/s
+//! Ingest benchmarks (issue 8): parse throughput (lines → frames: `parse_line`, the file reader's
+//! `parse_line_with` skipping outputs, the reference `parse_line_value`), reducer throughput (frames/s
 //! through `Session::apply`, target ≥ 100,000/s), and loading a 2 MB Claude Code transcript to a
 //! `Session` (skipped when `../shared/corpus` is absent).
 //!
@@ -9,7 +10,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use rawpv::import::{self, Decoded};
-use rawpv::protocol::parse_line;
+use rawpv::protocol::{ParseOptions, parse_line, parse_line_value, parse_line_with};
 use rawpv::session::Session;
 
 #[path = "../examples/gen.rs"]
@@ -95,6 +96,23 @@ fn bench_parse(c: &mut Criterion) {
         b.iter(|| {
             for (i, l) in lines.iter().enumerate() {
                 let _ = black_box(parse_line(i as u64 + 1, l));
+            }
+        });
+    });
+    // What the file reader does for a session backed by the file: result outputs not built.
+    let skip = ParseOptions { skip_output: true };
+    g.bench_function("parse_line_skip_output_20k_frames", |b| {
+        b.iter(|| {
+            for (i, l) in lines.iter().enumerate() {
+                let _ = black_box(parse_line_with(i as u64 + 1, l, &skip));
+            }
+        });
+    });
+    // The reference reading (a `Value` tree first), which `parse_line` replaced.
+    g.bench_function("parse_line_value_20k_frames", |b| {
+        b.iter(|| {
+            for (i, l) in lines.iter().enumerate() {
+                let _ = black_box(parse_line_value(i as u64 + 1, l));
             }
         });
     });

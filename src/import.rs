@@ -267,7 +267,7 @@ pub fn load_path(path: &Path) -> std::io::Result<Loaded> {
     let bytes = std::fs::read(path)?;
     let format = detect(&bytes[..bytes.len().min(64 * 1024)]);
     if format == Format::ClaudeCode {
-        let items = claude_code::load_session(path, &bytes);
+        let items = claude_code::load_session(path, bytes);
         return Ok(Loaded { format, items });
     }
     Ok(load_bytes(&bytes))

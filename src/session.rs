@@ -367,8 +367,10 @@ pub struct Applied {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {
     pub items: Vec<Item>,
-    pub invocations: Vec<Invocation>,
-    index: HashMap<String, usize>,
+    /// Boxed: growing the list moves pointers, not ~470-byte records (a 350k-call session
+    /// otherwise copied 160 MB on the app task when the vector doubled, a 100 ms+ stall).
+    pub invocations: Vec<Box<Invocation>>,
+    index: IdIndex,
     /// Every catalog publish in order; the last one is the current catalog (SPEC 3.5).
     pub publishes: Vec<Publish>,
     /// Append only, through [`Session::push_finding`] (which indexes them).
@@ -471,6 +473,77 @@ fn read_exact_at(mut f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io:
 /// Default cap on kept feed rows (about 200k rows; a row costs from ~100 bytes to the size of
 /// its output). Past it the oldest finished rows are dropped (see [`Session::compact_if_needed`]).
 pub const MAX_ITEMS: usize = 200_000;
+
+/// `invocation_id` → index into [`Session::invocations`], keyed by a 64-bit hash of the id so
+/// that growing the table never reads the id strings again: a `HashMap<String, usize>` rehash
+/// chased one heap pointer per call (229k calls: a 130 ms stall on the app task while a file
+/// loads). The id lives once, in its invocation; a lookup compares it there, and an id whose
+/// hash collides with another id's goes to `overflow` (keyed by the string).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct IdIndex {
+    by_hash: HashMap<u64, usize, std::hash::BuildHasherDefault<PreHashed>>,
+    overflow: HashMap<String, usize>,
+}
+
+impl IdIndex {
+    /// `SipHash` with fixed keys: the same for every session, so equal sessions compare equal.
+    fn hash(id: &str) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
+    }
+
+    fn get(&self, id: &str, invocations: &[Box<Invocation>]) -> Option<usize> {
+        match self.by_hash.get(&Self::hash(id)) {
+            Some(&i)
+                if invocations
+                    .get(i)
+                    .is_some_and(|inv| inv.invocation_id == id) =>
+            {
+                Some(i)
+            }
+            Some(_) => self.overflow.get(id).copied(),
+            None => None,
+        }
+    }
+
+    /// Adds `id` (not yet in the index) at `idx`.
+    fn insert(&mut self, id: &str, idx: usize, invocations: &[Box<Invocation>]) {
+        let h = Self::hash(id);
+        match self.by_hash.get(&h) {
+            Some(&i)
+                if invocations
+                    .get(i)
+                    .is_some_and(|inv| inv.invocation_id != id) =>
+            {
+                self.overflow.insert(id.to_owned(), idx);
+            }
+            _ => {
+                self.by_hash.insert(h, idx);
+            }
+        }
+    }
+}
+
+/// A `Hasher` for keys that are already hashes (the `u64`s of [`IdIndex`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct PreHashed(u64);
+
+impl std::hash::Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; fold anything else in so the hasher stays correct.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
 
 /// What [`Session::compact_if_needed`] removed: old → new index maps for feed rows and
 /// invocations (`None`: removed). Views remap their selections and filtered rows through it.
@@ -615,12 +688,14 @@ impl Session {
 
     /// The invocation with this id.
     pub fn invocation(&self, id: &str) -> Option<&Invocation> {
-        self.index.get(id).map(|&i| &self.invocations[i])
+        self.index
+            .get(id, &self.invocations)
+            .map(|i| &*self.invocations[i])
     }
 
     /// Index of the invocation with this id.
     pub fn invocation_index(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
+        self.index.get(id, &self.invocations)
     }
 
     /// Records a finding, counting it on its invocation.
@@ -628,8 +703,7 @@ impl Session {
         if let Some(i) = f
             .invocation_id
             .as_deref()
-            .and_then(|id| self.index.get(id))
-            .copied()
+            .and_then(|id| self.index.get(id, &self.invocations))
         {
             self.invocations[i].findings += 1;
             self.invocations[i].rev += 1;
@@ -699,10 +773,6 @@ impl Session {
         for f in crate::check::end_findings(self) {
             self.push_finding(f);
         }
-        // Nothing more will be added: give back the growth room of the big vectors (up to half
-        // their size; a realloc of a large block is a remap, not a copy).
-        self.items.shrink_to_fit();
-        self.invocations.shrink_to_fit();
         self.findings.shrink_to_fit();
     }
 
@@ -795,12 +865,10 @@ impl Session {
                 inv
             })
             .collect();
-        self.index = self
-            .invocations
-            .iter()
-            .enumerate()
-            .map(|(i, inv)| (inv.invocation_id.clone(), i))
-            .collect();
+        self.index = IdIndex::default();
+        for (i, inv) in self.invocations.iter().enumerate() {
+            self.index.insert(&inv.invocation_id, i, &self.invocations);
+        }
         for p in &mut self.publishes {
             p.item = item_map[p.item].unwrap_or(0);
         }
@@ -886,7 +954,7 @@ impl Session {
             return self.push_event(frame);
         };
         let id = req.invocation_id.clone().unwrap_or_default();
-        if self.index.contains_key(&id) {
+        if self.index.get(&id, &self.invocations).is_some() {
             let msg = format!("invocation_id {id:?} was already requested");
             let f = Finding::new(
                 Level::Error,
@@ -905,8 +973,7 @@ impl Session {
         let chain = frame.envelope.delegation_chain();
         let parent = chain
             .last()
-            .and_then(|d| self.index.get(&d.invocation_id))
-            .copied();
+            .and_then(|d| self.index.get(&d.invocation_id, &self.invocations));
         let idx = self.invocations.len();
         let item = self.push_item(Item::Invocation(idx));
         let tool_name = req.tool_name.unwrap_or_default();
@@ -919,7 +986,7 @@ impl Session {
         } else {
             input
         };
-        self.invocations.push(Invocation {
+        self.invocations.push(Box::new(Invocation {
             invocation_id: id.clone(),
             tool_name,
             tool_version: req.tool_version,
@@ -943,12 +1010,12 @@ impl Session {
             rev: 1,
             request_envelope: kept_envelope(frame.envelope),
             result_envelope: None,
-        });
+        }));
         if let Some(p) = parent {
             self.invocations[p].children.push(idx);
             self.invocations[p].rev += 1;
         }
-        self.index.insert(id, idx);
+        self.index.insert(&id, idx, &self.invocations);
         self.counts.invocations += 1;
         self.counts.running += 1;
         Applied {
@@ -963,7 +1030,7 @@ impl Session {
             return self.push_event(frame);
         };
         let id = s.invocation_id.clone().unwrap_or_default();
-        let Some(&idx) = self.index.get(&id) else {
+        let Some(idx) = self.index.get(&id, &self.invocations) else {
             let msg = format!("stream chunk for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
                 Level::Error,
@@ -1007,12 +1074,13 @@ impl Session {
         // The reader skipped building the output, expecting it deferred; where it is kept after
         // all (an unknown id, a second result), it is read back from the file.
         let kept = deferred.is_some()
-            && (self.index.get(&id)).is_some_and(|&i| self.invocations[i].status.is_open());
+            && (self.index.get(&id, &self.invocations))
+                .is_some_and(|i| self.invocations[i].status.is_open());
         let mut frame = frame;
         if frame.origin.output_skipped && !kept {
             self.reload_output(&mut frame);
         }
-        let Some(&idx) = self.index.get(&id) else {
+        let Some(idx) = self.index.get(&id, &self.invocations) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
                 Level::Error,
@@ -1220,4 +1288,37 @@ pub fn message_text(payload: &Map<String, Value>) -> String {
         }
     }
     String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(id: &str) -> Box<Invocation> {
+        let mut s = Session::new();
+        let frame = crate::protocol::parse_line(
+            1,
+            &format!(
+                r#"{{"type":"tool.invoke.request","payload":{{"invocation_id":"{id}","tool_name":"T","input":{{}}}}}}"#
+            ),
+        )
+        .expect("frame");
+        s.apply_frame(frame);
+        s.invocations.remove(0)
+    }
+
+    /// Ids whose hashes collide are told apart by the id kept in the invocation.
+    #[test]
+    fn id_index_keeps_colliding_ids_apart() {
+        let invs = vec![inv("a"), inv("b")];
+        let mut index = IdIndex::default();
+        index.insert("a", 0, &invs);
+        // Make "b" collide with "a": its hash slot already points at "a".
+        index.by_hash.insert(IdIndex::hash("b"), 0);
+        index.insert("b", 1, &invs);
+        assert_eq!(index.get("a", &invs), Some(0));
+        assert_eq!(index.get("b", &invs), Some(1));
+        assert_eq!(index.get("c", &invs), None);
+        assert_eq!(index.overflow.len(), 1);
+    }
 }

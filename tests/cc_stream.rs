@@ -265,3 +265,36 @@ fn screen_before_and_after_replace_keeps_the_selected_row() {
     assert_snapshot!("cc_stream_after_replace", after.backend());
     assert_eq!(plain(app.session), whole(&path));
 }
+
+/// A folded turn stays folded across the replace (found again by its prompt's record), and
+/// every row index is one of the new session's items.
+#[test]
+fn folded_turn_stays_folded_after_replace() {
+    let path = fixture("cc_subagents_layout/11111111-2222-4333-8444-555555555555.jsonl");
+    let (batches, _, exact) = viewer_events(&path);
+    let mut app = file_app(&path);
+    for b in batches {
+        app.update(Msg::Source(SourceMsg::Batch(b)));
+    }
+    let prompt = (0..app.session.items.len())
+        .find(
+            |&i| matches!(&app.session.items[i], Item::Message(m) if m.text == "Explore the repo"),
+        )
+        .expect("the prompt was streamed");
+    assert!(app.view.fold(&app.session, prompt));
+    app.update(Msg::Source(SourceMsg::Replace(Box::new(
+        Session::from_decoded(exact.expect("the subagent file changes the session")),
+    ))));
+    app.update(Msg::Source(SourceMsg::Eof));
+    let folded: Vec<usize> = app.view.folds.folded.keys().copied().collect();
+    assert_eq!(folded.len(), 1);
+    assert!(
+        matches!(&app.session.items[folded[0]], Item::Message(m) if m.text == "Explore the repo")
+    );
+    let rows = app.view.rows.clone().expect("a fold hides rows");
+    assert!(rows.windows(2).all(|w| w[0] < w[1]));
+    assert!(rows.iter().all(|&i| i < app.session.items.len()));
+    assert!(app.view.feed.selected < rows.len());
+    let screen = draw(&mut app, 100, 30);
+    assert!(status_rows(&screen).contains("ended"));
+}

@@ -126,7 +126,7 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
         findings: session.invocations[0].findings,
         rev: session.invocations[0].rev,
     };
-    assert_eq!(session.invocations, vec![expected]);
+    assert_eq!(session.invocations, vec![Box::new(expected)]);
     assert_eq!(session.invocations[0].stream.text(None), "one\ntwo\n");
     assert_eq!(session.invocations[0].duration_ms(), Some(2000.0));
 

@@ -103,6 +103,29 @@ fn filter_by_tool_keeps_matching_rows() {
     assert_snapshot!("filter_tool_bash", term.backend());
 }
 
+/// A filter that leaves no row says how to clear it, with the key bound to that.
+#[test]
+fn an_empty_filter_result_says_how_to_clear_it() {
+    let mut app = session();
+    act(&mut app, &[Action::StartFilter]);
+    app.type_text("tool:NoSuchTool");
+    app.press(crossterm::event::KeyCode::Enter);
+    let term = draw(&mut app, 100, 30);
+    let screen: String = term
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    assert!(
+        screen.contains("no rows match the filter (Esc clears it)"),
+        "{screen}"
+    );
+    act(&mut app, &[Action::Cancel]);
+    assert!(app.view.filter.is_none());
+}
+
 #[test]
 fn running_call_streams_live() {
     let mut app = App::new("live", true);

@@ -597,8 +597,9 @@ pub fn session_id_of(bytes: &[u8]) -> Option<String> {
     })
 }
 
-/// Decodes a transcript file plus the subagent files found beside it.
-pub fn load_session(path: &Path, bytes: &[u8]) -> Vec<Decoded> {
+/// Decodes a transcript file (its bytes, given up once parsed) plus the subagent files found
+/// beside it.
+pub fn load_session(path: &Path, bytes: Vec<u8>) -> Vec<Decoded> {
     let mut dec = ClaudeCodeDecoder::new();
     let mut out = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -606,6 +607,8 @@ pub fn load_session(path: &Path, bytes: &[u8]) -> Vec<Decoded> {
         dec.push_line(0, i as u64 + 1, &String::from_utf8_lossy(raw));
     }
     let sid = session_id_of(&bytes[..bytes.len().min(256 * 1024)]);
+    // The records are parsed: the file's text is not needed while they are mapped.
+    drop(bytes);
     for p in subagent_files(path, sid.as_deref()) {
         if let Ok(b) = std::fs::read(&p) {
             let name = p

@@ -167,9 +167,72 @@ impl Timestamp {
 
     /// Parses an RFC 3339 string such as `2025-06-20T10:00:00.123Z`.
     pub fn parse_str(s: &str) -> Option<Self> {
-        chrono::DateTime::parse_from_rfc3339(s.trim())
+        let s = s.trim();
+        if let Some(t) = Self::parse_utc(s) {
+            return Some(t);
+        }
+        chrono::DateTime::parse_from_rfc3339(s)
             .ok()
             .map(|d| Self(d.timestamp_millis()))
+    }
+
+    /// The common case of [`Timestamp::parse_str`] without chrono (one per frame, so it counts):
+    /// exactly `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, years 1970–9999, a valid date and time (no leap
+    /// second). `None` for anything else, which chrono then decides; where both read a string
+    /// they agree (tested against chrono).
+    fn parse_utc(s: &str) -> Option<Self> {
+        let b = s.as_bytes();
+        if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+            return None;
+        }
+        if b[16] != b':' || *b.last()? != b'Z' {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| {
+            b[r].iter().try_fold(0i64, |n, &c| {
+                c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+            })
+        };
+        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        let millis = match &b[19..b.len() - 1] {
+            [] => 0,
+            [b'.', frac @ ..] if (1..=9).contains(&frac.len()) => {
+                if !frac.iter().all(u8::is_ascii_digit) {
+                    return None;
+                }
+                frac.iter()
+                    .chain(std::iter::repeat(&b'0'))
+                    .take(3)
+                    .fold(0i64, |n, &c| n * 10 + i64::from(c - b'0'))
+            }
+            _ => return None,
+        };
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let month_days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        if !(1970..=9999).contains(&year) || !(1..=month_days).contains(&day) {
+            return None;
+        }
+        if hour > 23 || min > 59 || sec > 59 {
+            return None;
+        }
+        // Days from 1970-01-01 (Howard Hinnant's `days_from_civil`).
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y / 400;
+        let yoe = y - era * 400;
+        let mp = (month + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        Some(Self(
+            ((days * 24 + hour) * 60 + min) * 60_000 + sec * 1000 + millis,
+        ))
     }
 
     /// RFC 3339 with milliseconds, UTC (`2025-06-20T10:00:00.123Z`).
@@ -525,5 +588,87 @@ impl Frame {
             obj.entry(k.clone()).or_insert_with(|| v.clone());
         }
         Value::Object(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chrono_ms(s: &str) -> Option<i64> {
+        chrono::DateTime::parse_from_rfc3339(s.trim())
+            .ok()
+            .map(|d| d.timestamp_millis())
+    }
+
+    #[test]
+    fn timestamps_read_without_chrono_agree_with_chrono() {
+        let years = [
+            "1969", "1970", "1999", "2000", "2024", "2025", "2100", "9999", "0000",
+        ];
+        let fracs = [
+            "",
+            ".",
+            ".1",
+            ".12",
+            ".123",
+            ".1239",
+            ".123456789",
+            ".1234567891",
+            ".12a",
+            ".999",
+        ];
+        let ends = ["Z", "z", "+00:00", "+01:30", "-05:00", "", "Z "];
+        let seps = ["T", "t", " "];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut pick = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let (mut fast, mut n) = (0, 0);
+        for i in 0..60_000 {
+            let (month, day) = if i % 2 == 0 {
+                (1 + pick(12), 1 + pick(31))
+            } else {
+                (pick(14), pick(33))
+            };
+            let s = format!(
+                "{}-{month:02}-{day:02}{}{:02}:{:02}:{:02}{}{}",
+                years[pick(years.len())],
+                seps[pick(seps.len())],
+                pick(25),
+                pick(61),
+                pick(61),
+                fracs[pick(fracs.len())],
+                ends[pick(ends.len())],
+            );
+            assert_eq!(
+                Timestamp::parse_str(&s).map(|t| t.0),
+                chrono_ms(&s),
+                "{s:?}"
+            );
+            fast += usize::from(Timestamp::parse_utc(s.trim()).is_some());
+            n += 1;
+        }
+        assert!(fast > 1_000, "{fast} of {n} read without chrono");
+        for s in [
+            "2026-11-18T11:06:40.025Z",
+            " 2024-02-29T23:59:59Z ",
+            "1970-01-01T00:00:00Z",
+        ] {
+            assert!(Timestamp::parse_utc(s.trim()).is_some(), "{s}");
+            assert_eq!(Timestamp::parse_str(s).map(|t| t.0), chrono_ms(s), "{s}");
+        }
+        for s in [
+            "",
+            "x",
+            "2024-02-30T00:00:00Z",
+            "2024-01-01T00:00:60Z",
+            "+2024-01-01T00:00:00Z",
+        ] {
+            assert_eq!(Timestamp::parse_str(s).map(|t| t.0), chrono_ms(s), "{s}");
+        }
     }
 }

@@ -14,10 +14,14 @@
 //! keeps outputs in the file ([`ReadOptions::defer_outputs`]), result outputs are validated but
 //! not built.
 //!
-//! Two inputs are not streamed, because their order is only known at the end: a Claude Code
-//! transcript (records are ordered by their `parentUuid` graph and its subagent files are merged
-//! in) and a JSON array of frames. Both are decoded whole by `crate::import::load_path` and then
-//! handed on in batches the same way.
+//! A Claude Code transcript's exact order is only known at the end (records are ordered by
+//! their `parentUuid` graph and its subagent files are merged in). For the viewer
+//! ([`ReadOptions::stream_claude_code`]) it is streamed first in file order with the live decoder
+//! (`claude_code::ClaudeCodeStream`), while `crate::import::load_path` decodes it exactly on
+//! another thread; then [`FileEvent::Ordering`] and, when the exact items differ from the
+//! streamed ones, [`FileEvent::Exact`] with all of them (the viewer replaces its session). The
+//! commands (and a JSON array of frames, always) get the exact decode alone, handed on in
+//! batches the same way.
 //!
 //! Invariants: decoding is exactly `crate::import::load_bytes`'s (same line numbers, same `\r`
 //! handling, invalid UTF-8 replaced with U+FFFD line by line), so the viewer, the commands and
@@ -47,7 +51,8 @@ const PARALLEL_FROM: usize = 64 * 1024;
 const DETECT_HEAD: usize = 64 * 1024;
 
 /// What the reader hands on, in this order: `Format` once, then `Batch`es with `Progress` in
-/// between, then (after the last batch) one `Progress` with `bytes == total`.
+/// between, then (after the last batch) one `Progress` with `bytes == total`; for a streamed
+/// Claude Code transcript then `Ordering` and at most one `Exact`.
 #[derive(Debug)]
 pub enum FileEvent {
     Format(Format),
@@ -145,15 +150,32 @@ pub fn read_path_with(
         total,
         format,
     };
-    if !stream_lines(&mut file, head, opts, &mut sink)? || format != Format::ClaudeCode {
+    if format != Format::ClaudeCode {
+        stream_lines(&mut file, head, opts, &mut sink)?;
         return Ok(format);
     }
-    // The streamed transcript was in file order; the exact decode orders it by its parent
-    // graph and merges the subagent files. Handed on only when it differs.
-    if !sink(FileEvent::Ordering) {
+    // The streamed transcript is in file order; the exact decode orders it by its parent graph
+    // and merges the subagent files. It runs on a thread of its own from the first batch on
+    // (so the first screen does not share the cores with it), and is handed on only when it
+    // differs.
+    let mut exact_job = None;
+    let streamed = stream_lines(&mut file, head, opts, &mut |ev| {
+        if exact_job.is_none() && matches!(ev, FileEvent::Batch(_)) {
+            let path = path.to_owned();
+            exact_job = Some(std::thread::spawn(move || import::load_path(&path)));
+        }
+        sink(ev)
+    })?;
+    if !streamed || !sink(FileEvent::Ordering) {
         return Ok(format);
     }
-    let exact = import::load_path(path)?.items;
+    let exact = match exact_job {
+        Some(job) => job
+            .join()
+            .map_err(|_| std::io::Error::other("the transcript decoder thread panicked"))??,
+        None => import::load_path(path)?,
+    }
+    .items;
     if !stream_matches(path, &exact)? {
         sink(FileEvent::Exact(exact));
     }
@@ -588,7 +610,7 @@ mod tests {
         let back: Vec<_> = session
             .invocations
             .iter()
-            .map(|inv| session.with_output(inv).into_owned())
+            .map(|inv| Box::new(session.with_output(inv).into_owned()))
             .collect();
         session.invocations = back;
         session.backing = None;

@@ -56,9 +56,12 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
     }
     if count == 0 {
         let msg = if app.view.filter.is_some() {
-            "no rows match the filter"
+            match app.keymap.key_for(crate::action::Action::Cancel) {
+                Some(k) => format!("no rows match the filter ({k} clears it)"),
+                None => "no rows match the filter".to_owned(),
+            }
         } else {
-            "no frames yet"
+            "no frames yet".to_owned()
         };
         buf.set_span(
             inner.x,

@@ -57,6 +57,17 @@ pub struct ProblemsState {
     counts: Option<(usize, LevelCounts)>,
 }
 
+/// Rows under the panel's summary line given to the selected finding in full (a rule and up to
+/// four wrapped lines); none when the panel is short.
+fn footer_rows(area: Rect) -> u16 {
+    if area.height >= 12 { 5 } else { 0 }
+}
+
+/// Rows of the findings list: the panel minus its summary line and the footer.
+fn list_rows(area: Rect) -> usize {
+    usize::from(area.height.saturating_sub(1 + footer_rows(area)))
+}
+
 impl ProblemsState {
     pub fn select_next(&mut self, session: &Session) {
         if self.selected + 1 < session.findings.len() {
@@ -198,7 +209,7 @@ impl ProblemsState {
     pub fn prepare(&mut self, session: &Session, area: Rect) {
         let n = session.findings.len();
         self.selected = self.selected.min(n.saturating_sub(1));
-        let rows = usize::from(area.height.saturating_sub(1));
+        let rows = list_rows(area);
         if rows > 0 {
             if self.selected < self.offset {
                 self.offset = self.selected;
@@ -242,11 +253,34 @@ impl ProblemsView<'_> {
             Span::styled("   Enter: go to the frame", theme.dim),
         ]);
         buf.set_line(area.x, area.y, &summary, area.width);
-        let rows = usize::from(area.height - 1);
+        let rows = list_rows(area);
         let selected = state.selected.min(findings.len() - 1);
         for (k, f) in findings.iter().enumerate().skip(state.offset).take(rows) {
             let y = area.y + 1 + (k - state.offset) as u16;
             buf.set_line(area.x, y, &finding_row(f, k == selected, theme), area.width);
+        }
+        // The selected finding in full, wrapped, below the list (rows cut long messages).
+        let footer = footer_rows(area);
+        if footer > 0 {
+            let top = area.y + area.height - footer;
+            let rule = "─".repeat(usize::from(area.width));
+            buf.set_line(area.x, top, &Line::styled(rule, theme.dim), area.width);
+            let f = &findings[selected];
+            let text = Line::from(vec![
+                Span::styled(format!("{} ", f.code), level_style(theme, f.level)),
+                Span::raw(visible(&f.message).replace('\u{240a}', " ")),
+                Span::styled(format!(" ({})", f.spec), theme.dim),
+            ]);
+            let wrapped = crate::render::wrap::wrap_line(&text, area.width);
+            let last = usize::from(footer - 1);
+            for (i, l) in wrapped.iter().take(last).enumerate() {
+                buf.set_line(area.x, top + 1 + i as u16, l, area.width);
+            }
+            if wrapped.len() > last {
+                let y = area.y + area.height - 1;
+                let x = area.x + area.width.saturating_sub(1);
+                buf.set_string(x, y, "…", theme.dim);
+            }
         }
     }
 }
