@@ -1,0 +1,110 @@
+//! Where a folded session's memory goes, part by part (issue 8: "resident memory under a quarter
+//! of the file's size once indexed"; BENCHMARKS.md "What bounds").
+//!
+//! Folds a file as the viewer and the commands do (`source::file::fold_path`: file-backed, so
+//! inputs and outputs stay in the file), then empties one part of the session at a time under a
+//! counting allocator and prints how many live heap bytes each part held, per frame. Inline sizes
+//! of the records are printed too. Heap only: the process's resident memory adds the allocator's
+//! own overhead (`examples/open_file.rs` reports that).
+//!
+//! Usage: `cargo run --release --example session_memory -- /tmp/g200k.ndjson`
+
+use std::alloc::System;
+use std::mem::size_of;
+
+use rawpv::session::{Invocation, Item, Session};
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Live heap bytes now (reallocations are already counted in both totals).
+fn live() -> usize {
+    let s = GLOBAL.stats();
+    s.bytes_allocated.saturating_sub(s.bytes_deallocated)
+}
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: session_memory FILE");
+        std::process::exit(2);
+    };
+    let (mut s, _) = match rawpv::source::file::fold_path(std::path::Path::new(&path)) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let frames = usize::try_from(s.counts.frames).unwrap_or(1).max(1);
+    let total = live();
+    println!(
+        "{path}: {frames} frames, {} rows, {} invocations, {} findings",
+        s.items.len(),
+        s.invocations.len(),
+        s.findings.len()
+    );
+    println!(
+        "live heap {} MB = {} bytes a frame; inline: Invocation {} B, Item {} B, Frame {} B",
+        total >> 20,
+        total / frames,
+        size_of::<Invocation>(),
+        size_of::<Item>(),
+        size_of::<rawpv::protocol::Frame>()
+    );
+    let part = |name: &str, s: &mut Session, clear: &dyn Fn(&mut Session)| {
+        let before = live();
+        clear(s);
+        let freed = before.saturating_sub(live());
+        println!(
+            "  {name:<34} {:>9} KB {:>5} bytes a frame",
+            freed >> 10,
+            freed / frames
+        );
+    };
+    part("result metadata (boxed)", &mut s, &|s| {
+        for i in &mut s.invocations {
+            i.result = None;
+        }
+    });
+    part("stream chunks", &mut s, &|s| {
+        for i in &mut s.invocations {
+            i.stream = rawpv::session::ChunkBuffer::default();
+        }
+    });
+    part("inputs, summaries, envelopes", &mut s, &|s| {
+        for i in &mut s.invocations {
+            i.input = serde_json::Value::Null;
+            i.summary = "".into();
+            i.request_envelope = None;
+            i.result_envelope = None;
+            i.delegation_chain = Vec::new();
+            i.children = Vec::new();
+        }
+    });
+    part("messages", &mut s, &|s| {
+        for it in &mut s.items {
+            if matches!(it, Item::Message(_)) {
+                *it = Item::Invocation(0);
+            }
+        }
+    });
+    part("events", &mut s, &|s| {
+        for it in &mut s.items {
+            if matches!(it, Item::Event(_)) {
+                *it = Item::Invocation(0);
+            }
+        }
+    });
+    part("publishes, findings", &mut s, &|s| {
+        s.publishes = Vec::new();
+        s.findings = Vec::new();
+    });
+    part("feed rows", &mut s, &|s| {
+        s.items = Vec::new();
+    });
+    part("invocation records, ids, index", &mut s, &|s| {
+        *s = Session::new();
+    });
+    println!("  left {} KB", live() >> 10);
+}
