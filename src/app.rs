@@ -13,6 +13,9 @@
 //!   while a call runs on a live source.
 //! * Heavy detail renders run on `spawn_blocking`, tagged with a generation; a result is used
 //!   only if it is for the selected item. Plain text stands in meanwhile.
+//! * A `SourceMsg::Replace` (a saved Claude Code file, exactly ordered after it was streamed)
+//!   swaps the whole session: every index held into the old one is mapped or dropped
+//!   (`App::replace_session`), and renders started before it are ignored.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -637,8 +640,8 @@ impl App {
     /// held for the old session is dropped or mapped: the selected row is kept by invocation id
     /// (else by line; else the row number is clamped), folded turns by their prompt's line; the
     /// filter, quiet rows, turns and token totals are recomputed at once; the search count
-    /// restarts; render caches and in-flight renders are dropped. The session's `backing` and
-    /// `max_items` settings stay.
+    /// restarts; render caches (detail, catalog and problems panels) and in-flight renders are
+    /// dropped. The session's `backing` and `max_items` settings stay.
     fn replace_session(&mut self, mut new: Session) {
         let old_row = self.view.feed.selected;
         let selected = self
@@ -666,6 +669,12 @@ impl App {
         self.view.folds = view::Folds::default();
         self.view.tokens = view::Tokens::default();
         self.view.quiet = 0;
+        // The panels cache counts keyed by list lengths: start them afresh (selections clamp).
+        let (tool, finding) = (self.view.catalog.selected, self.view.problems.selected);
+        self.view.catalog = crate::ui::catalog::CatalogState::default();
+        self.view.catalog.selected = tool;
+        self.view.problems = crate::ui::problems::ProblemsState::default();
+        self.view.problems.selected = finding;
         let n = self.session.items.len();
         // With every item a row, row == item until the filter scan maps it.
         self.view.feed.selected = match (&selected, found.first().copied().flatten()) {
