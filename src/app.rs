@@ -1108,6 +1108,15 @@ impl App {
             Action::ToggleWrap => self.view.detail.wrap = !self.view.detail.wrap,
             Action::ToggleSideBySide => {
                 self.view.detail.side_by_side = !self.view.detail.side_by_side;
+                // On a narrow detail nothing changes on screen: say why.
+                let width = Areas::inner(self.areas.detail).width;
+                if self.view.detail.side_by_side && width < crate::render::SIDE_BY_SIDE_MIN_WIDTH {
+                    self.view.message = Some(format!(
+                        "diffs show side by side when the detail is {} columns wide or more \
+                         (it has {width}; z zooms it)",
+                        crate::render::SIDE_BY_SIDE_MIN_WIDTH
+                    ));
+                }
             }
             Action::StartSearch => {
                 self.view.mode = Mode::Search;
@@ -1294,11 +1303,18 @@ impl App {
             re.is_match(&text)
         });
         let d = &mut self.view.detail;
-        if let Some(k) = hit
-            && k >= usize::from(d.height)
-        {
-            d.scroll = k.saturating_sub(2);
-            d.follow_tail = false;
+        match hit {
+            Some(k) if k >= usize::from(d.height) => {
+                d.scroll = k.saturating_sub(2);
+                d.follow_tail = false;
+            }
+            // The hit may be past the part a folded output shows: expand it and look again
+            // once it is rendered (at most once: an expanded detail is not expanded again).
+            None if !d.expanded => {
+                d.expanded = true;
+                self.scroll_to_match = true;
+            }
+            Some(_) | None => {}
         }
     }
 

@@ -46,21 +46,75 @@ fn pretty(v: &Value) -> String {
     }
 }
 
-/// The text to copy for item `i`; `None` when there is nothing (e.g. no output yet).
+/// The text to copy for item `i`; `None` when there is nothing (e.g. no output yet) or when
+/// it cannot be read back ([`copy_result`] says why).
 pub fn copy_text(session: &Session, i: usize, what: CopyWhat) -> Option<String> {
-    match session.items.get(i)? {
+    copy_result(session, i, what).ok().flatten()
+}
+
+/// Why a deferred input or output (`deferred`: it stays in the file) cannot be copied: the file
+/// no longer gives it back, and [`Session::input`] / [`Session::output`] hold their
+/// "(input not available: why)" stand-in, which is not the data.
+fn unavailable(v: &Value, deferred: bool) -> Option<String> {
+    let Value::String(s) = v else {
+        return None;
+    };
+    ["(input not available: ", "(output not available: "]
+        .iter()
+        .find_map(|p| s.strip_prefix(p))
+        .and_then(|why| why.strip_suffix(')'))
+        .filter(|_| deferred)
+        .map(str::to_owned)
+}
+
+/// The text to copy for item `i`: `Ok(None)` when there is nothing (e.g. no output yet);
+/// `Err(why)` when the call's input or output stays in a file that no longer gives it back
+/// (truncated, rewritten: see [`Session::input`]), so nothing must be copied.
+///
+/// # Errors
+/// The deferred input or output cannot be read back; the reason comes from the session.
+pub fn copy_result(session: &Session, i: usize, what: CopyWhat) -> Result<Option<String>, String> {
+    let Some(item) = session.items.get(i) else {
+        return Ok(None);
+    };
+    Ok(match item {
         Item::Invocation(k) => {
-            let inv = session.invocations.get(*k)?;
+            let Some(inv) = session.invocations.get(*k) else {
+                return Ok(None);
+            };
             match what {
-                CopyWhat::Input => Some(pretty(&session.input(inv))),
+                CopyWhat::Input => {
+                    let v = session.input(inv);
+                    if let Some(why) = unavailable(&v, inv.input_span.is_some()) {
+                        return Err(why);
+                    }
+                    Some(pretty(&v))
+                }
                 CopyWhat::Output => match session.output(inv) {
-                    Some(v) => Some(pretty(&v)),
+                    Some(v) => {
+                        if let Some(why) = unavailable(&v, inv.output_span.is_some()) {
+                            return Err(why);
+                        }
+                        Some(pretty(&v))
+                    }
                     None if !inv.stream.is_empty() => Some(inv.stream.text(None)),
                     None => None,
                 },
                 CopyWhat::Raw => {
                     // A deferred output is read back so the result frame is whole.
-                    let inv = session.with_output(inv);
+                    let whole = session.with_output(inv);
+                    if let Some(why) = unavailable(&whole.input, inv.input_span.is_some()) {
+                        return Err(why);
+                    }
+                    if let Some(why) = whole
+                        .result
+                        .as_ref()
+                        .and_then(|r| r.output.as_ref())
+                        .and_then(|o| unavailable(o, inv.output_span.is_some()))
+                    {
+                        return Err(why);
+                    }
+                    let inv = whole;
                     let req = json!({
                         "type": "tool.invoke.request",
                         "payload": {
@@ -95,7 +149,7 @@ pub fn copy_text(session: &Session, i: usize, what: CopyWhat) -> Option<String> 
             CopyWhat::Input | CopyWhat::Output => pretty(&f.payload_json()),
             CopyWhat::Raw => serde_json::to_string(&f.to_json()).unwrap_or_default(),
         }),
-    }
+    })
 }
 
 /// The OSC 52 sequence that puts `text` on the system clipboard.

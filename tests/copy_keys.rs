@@ -43,3 +43,46 @@ fn y_queues_the_input_as_osc52() {
         app.view.message
     );
 }
+
+/// `rawpv FILE`, then the file is truncated while the viewer is open: `y`, `Y` and `r` must say
+/// the input / output cannot be read back, not put the "(… not available: …)" stand-in on the
+/// clipboard and claim "copied the input".
+#[test]
+fn copy_of_a_call_whose_file_was_truncated_says_so_and_copies_nothing() {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let frames = [
+        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "a", "tool_name": "Bash", "input": {"command": "echo the input"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "a", "tool_name": "Bash", "status": "success", "output_type": "text", "output": "the output"}}),
+    ];
+    for fr in &frames {
+        writeln!(f, "{fr}").unwrap();
+    }
+    f.flush().unwrap();
+    let (session, _) = rawpv::source::file::fold_path(f.path()).unwrap();
+    let inv = &session.invocations[0];
+    assert!(
+        inv.input_span.is_some() && inv.output_span.is_some(),
+        "both stay in the file"
+    );
+    let row = inv.item;
+    let mut app = App::new("file", false);
+    app.session = session;
+    app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Eof));
+    let row = app.view.row_of(row).expect("visible");
+    app.select(row);
+    // Before: the real input is copied.
+    app.press(KeyCode::Char('y'));
+    assert!(app.clipboard_out.take().is_some(), "{:?}", app.view.message);
+    f.as_file().set_len(0).unwrap();
+    for (key, what) in [('y', "input"), ('Y', "output"), ('r', "raw JSON")] {
+        app.press(KeyCode::Char(key));
+        assert_eq!(app.clipboard_out.take(), None, "{key} copied a stand-in");
+        let msg = app.view.message.clone().unwrap_or_default();
+        assert!(
+            msg.starts_with(&format!("cannot copy the {what}: "))
+                && msg.contains("the file is shorter than when it was read"),
+            "{key}: {msg}"
+        );
+    }
+}

@@ -7,6 +7,7 @@ use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
 use rawpv::source::SourceMsg;
+use rawpv::ui::Areas;
 use rawpv::view::{DetailState, FeedState, Filter, Folds, Mode, Pane, Tab, ViewState};
 
 const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
@@ -126,6 +127,11 @@ fn focus_scroll_and_toggles() {
                 side_by_side: true,
                 ..base().detail
             },
+            // The 100-column screen's detail is too narrow for side by side: it says so.
+            message: Some(format!(
+                "diffs show side by side when the detail is 140 columns wide or more (it has {}; z zooms it)",
+                Areas::inner(app.areas.detail).width
+            )),
             ..base()
         }
     );
@@ -346,4 +352,75 @@ fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
     // The next action leaves the scroll to the user.
     let v = step(&mut app, &[Action::FocusNext, Action::MoveUp]);
     assert_eq!(v.detail.scroll, scroll - 1);
+}
+
+#[test]
+fn a_search_hit_past_the_folded_part_of_an_output_expands_it_and_scrolls_to_it() {
+    // The match is on output line 450, past the 200 lines a folded output shows: the search
+    // must expand the output and show the match, not leave the user at "match 1/1" with the
+    // hit hidden behind "… more lines (press o to expand)".
+    let output: String = (1..=600)
+        .map(|n| {
+            if n == 450 {
+                "the needle\n".to_owned()
+            } else {
+                format!("line {n}\n")
+            }
+        })
+        .collect();
+    let frames = [
+        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "a", "tool_name": "Bash", "input": {"command": "ls"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "a", "tool_name": "Bash", "status": "success", "output_type": "text", "output": "nothing here"}}),
+        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "b", "tool_name": "Bash", "input": {"command": "cat"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "b", "tool_name": "Bash", "status": "success", "output_type": "text", "output": output}}),
+    ];
+    let text = frames.map(|f| f.to_string()).join("\n");
+    let mut app = App::headless(import::load_bytes(text.as_bytes()).items, "s");
+    app.prepare(Rect::new(0, 0, 100, 30));
+    step(&mut app, &[Action::StartSearch]);
+    app.type_text("needle");
+    app.press(KeyCode::Enter);
+    for _ in 0..4 {
+        app.prepare(Rect::new(0, 0, 100, 30));
+        app.run_jobs_inline();
+    }
+    app.prepare(Rect::new(0, 0, 100, 30));
+    assert_eq!(app.view.feed.selected, 1);
+    assert!(app.view.detail.expanded, "output not expanded");
+    let (scroll, h) = (app.view.detail.scroll, usize::from(app.view.detail.height));
+    let shown: Vec<String> = app.detail.lines[scroll..(scroll + h).min(app.detail.lines.len())]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(shown.iter().any(|l| l.contains("the needle")), "{shown:#?}");
+}
+
+#[test]
+fn side_by_side_on_a_narrow_detail_says_how_wide_it_must_be() {
+    // `s` with the detail narrower than the side-by-side minimum changed nothing visible and
+    // said nothing: the user could not tell whether the key worked.
+    let mut app = app();
+    let v = step(&mut app, &[Action::ToggleSideBySide]);
+    assert!(v.detail.side_by_side);
+    let width = Areas::inner(app.areas.detail).width;
+    assert!(width < rawpv::render::SIDE_BY_SIDE_MIN_WIDTH, "{width}");
+    assert_eq!(
+        v.message.as_deref(),
+        Some(
+            format!(
+                "diffs show side by side when the detail is 140 columns wide or more (it has {width}; z zooms it)"
+            )
+            .as_str()
+        )
+    );
+    // Turning it off, or on at a wide enough detail, says nothing.
+    let v = step(&mut app, &[Action::ToggleSideBySide]);
+    assert!(!v.detail.side_by_side);
+    app.view.message = None;
+    app.prepare(Rect::new(0, 0, 300, 30));
+    app.update(Msg::Action(Action::ToggleZoom));
+    app.prepare(Rect::new(0, 0, 300, 30));
+    app.update(Msg::Action(Action::ToggleSideBySide));
+    assert!(app.view.detail.side_by_side);
+    assert_eq!(app.view.message, None);
 }

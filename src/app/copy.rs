@@ -17,9 +17,16 @@ impl App {
             self.view.message = Some("nothing selected to copy".into());
             return;
         };
-        let Some(text) = clipboard::copy_text(&self.session, item, what) else {
-            self.view.message = Some(format!("no {} to copy", what.label()));
-            return;
+        let text = match clipboard::copy_result(&self.session, item, what) {
+            Ok(Some(text)) => text,
+            Ok(None) => {
+                self.view.message = Some(format!("no {} to copy", what.label()));
+                return;
+            }
+            Err(why) => {
+                self.view.message = Some(format!("cannot copy the {}: {why}", what.label()));
+                return;
+            }
         };
         if text.len() <= MAX_OSC52_BYTES {
             self.clipboard_out = Some(clipboard::osc52(&text));
