@@ -123,10 +123,27 @@ fn the_browser_comes_back_after_the_viewer_quits() {
         std::io::Write::write_all(&mut stdin, key).unwrap();
         std::io::Write::flush(&mut stdin).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(1500));
+    // Bounded: under load a key can land before the screen that expects it; `q` (quit, in the
+    // browser and the viewer alike) is sent again until the child exits, and after 30 s it is
+    // killed and the test fails instead of hanging the suite.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut exited = false;
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1500));
+        if child.try_wait().unwrap().is_some() {
+            exited = true;
+            break;
+        }
+        let _ = std::io::Write::write_all(&mut stdin, b"q");
+        let _ = std::io::Write::flush(&mut stdin);
+    }
+    if !exited {
+        let _ = child.kill();
+    }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(exited, "rawpv did not quit within 30 s: {text}");
     assert!(!text.contains("cursor position"), "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
