@@ -59,6 +59,9 @@ pub mod code {
     pub const DUPLICATE_RECORD: &str = "duplicate-record";
     /// An imported input the adapter could not read as a whole (e.g. a cassette it cannot parse).
     pub const UNREADABLE_INPUT: &str = "unreadable-input";
+    /// A line that is not valid UTF-8 (SPEC 2: frames are UTF-8 JSON); the invalid bytes are read
+    /// as U+FFFD and the rest of the line is kept.
+    pub const INVALID_UTF8: &str = "invalid-utf8";
 }
 
 /// One finding.

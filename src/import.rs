@@ -16,9 +16,10 @@ pub mod claude_code;
 pub mod rawp;
 pub mod stream_json;
 
+use std::borrow::Cow;
 use std::path::Path;
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Level, code};
 use crate::protocol::{Frame, ParseError};
 
 /// One output of a decoder.
@@ -236,6 +237,28 @@ pub struct Loaded {
     pub items: Vec<Decoded>,
 }
 
+/// Line `line`'s bytes as text. Valid UTF-8 is borrowed; otherwise the invalid bytes become
+/// U+FFFD and an `invalid-utf8` finding for the line is pushed to `out`, so the replacement is
+/// never silent (the frame itself is still decoded).
+pub fn line_text<'a>(raw: &'a [u8], line: u64, out: &mut Vec<Decoded>) -> Cow<'a, str> {
+    match std::str::from_utf8(raw) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(e) => {
+            out.push(Decoded::Finding(Finding::new(
+                Level::Warning,
+                code::INVALID_UTF8,
+                "SPEC 2",
+                line,
+                format!(
+                    "not valid UTF-8 (first bad byte at byte {}); invalid bytes are shown as U+FFFD",
+                    e.valid_up_to() + 1
+                ),
+            )));
+            String::from_utf8_lossy(raw)
+        }
+    }
+}
+
 /// Decodes a whole in-memory input. Invalid UTF-8 is replaced (U+FFFD) line by line.
 pub fn load_bytes(bytes: &[u8]) -> Loaded {
     let format = detect(&bytes[..bytes.len().min(64 * 1024)]);
@@ -251,7 +274,7 @@ pub fn load_bytes(bytes: &[u8]) -> Loaded {
     };
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let text = String::from_utf8_lossy(raw);
+        let text = line_text(raw, i as u64 + 1, &mut items);
         dec.line(i as u64 + 1, &text, &mut items);
     }
     dec.finish(&mut items);

@@ -142,6 +142,29 @@ fn invalid_utf8_becomes_replacement_characters() {
             && f.line == 3
             && f.message.contains('\u{FFFD}'))
     );
+    // The replacement is never silent: both bad lines get an `invalid-utf8` finding, whether
+    // the bytes are decoded whole or read from a file (and then checked).
+    let lines = |f: &[rawpv::finding::Finding]| -> Vec<u64> {
+        f.iter()
+            .filter(|f| f.code == code::INVALID_UTF8)
+            .map(|f| f.line)
+            .collect()
+    };
+    assert_eq!(lines(&s.findings), [2, 3]);
+    let dir = tempdir();
+    let p = write_temp(&dir, "bad-utf8.ndjson", &input);
+    let (folded, _) = rawpv::source::file::fold_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lines(&folded.findings), [2, 3]);
+    let out = rawpv()
+        .args(["check", "--format", "json"])
+        .arg(&p)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("invalid-utf8"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

@@ -323,7 +323,7 @@ fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize>
 /// `crate::import::rawp` decodes it, its frame spanning `raw` at `offset` (`\r` included).
 fn decode_rawp_line(raw: &[u8], line: u64, offset: u64, skip: bool, out: &mut Vec<Decoded>) {
     let len = raw.len() as u64;
-    let text = String::from_utf8_lossy(raw.strip_suffix(b"\r").unwrap_or(raw));
+    let text = import::line_text(raw.strip_suffix(b"\r").unwrap_or(raw), line, out);
     let first = out.len();
     rawp::decode_line(line, &text, &ParseOptions { skip_output: skip }, out);
     for d in &mut out[first..] {
@@ -491,8 +491,8 @@ impl Lines {
             decode_rawp_line(raw, self.line, offset, self.skip_outputs, &mut self.out);
         } else {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            self.dec
-                .line(self.line, &String::from_utf8_lossy(raw), &mut self.out);
+            let text = import::line_text(raw, self.line, &mut self.out);
+            self.dec.line(self.line, &text, &mut self.out);
         }
     }
 

@@ -123,7 +123,7 @@ impl LineDecoder {
         }
         let raw = std::mem::take(&mut self.partial);
         let raw = raw.strip_suffix(b"\r").unwrap_or(&raw);
-        let text = String::from_utf8_lossy(raw).into_owned();
+        let text = import::line_text(raw, line, out).into_owned();
         self.feed_line_at(line, text, out);
     }
 
