@@ -325,6 +325,28 @@ fn convert_keeps_floats_exact() {
     assert_eq!(again.body, f.body);
 }
 
+/// `convert` writes `duration_ms` as the sender did: an integer stays an integer (it became
+/// `3887.0`), a fraction stays a fraction.
+#[test]
+fn convert_keeps_integral_durations_integers() {
+    for (given, written) in [
+        ("3887", "3887"),
+        ("2.5", "2.5"),
+        ("0", "0"),
+        ("1e3", "1000"),
+    ] {
+        let line = format!(
+            r#"{{"type":"tool.invoke.result","payload":{{"invocation_id":"a","status":"success","duration_ms":{given}}}}}"#
+        );
+        let json = parse_line(1, &line).unwrap().to_json().to_string();
+        assert!(
+            json.contains(&format!(r#""duration_ms":{written}}}"#))
+                || json.contains(&format!(r#""duration_ms":{written},"#)),
+            "{given}: {json}"
+        );
+    }
+}
+
 /// A call's findings come from the index: those naming it, and id-less ones on its request or
 /// result line, in order and capped; a finding naming another call on the same line is not its.
 #[test]

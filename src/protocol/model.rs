@@ -425,13 +425,31 @@ pub struct ToolInvokeResult {
     pub output: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_type: Option<OutputType>,
-    /// Run time in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Run time in milliseconds. Written back as an integer when it is one (`3887`, not
+    /// `3887.0`), so `convert` keeps what the sender wrote.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "whole_if_integral"
+    )]
     pub duration_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Serializes an `f64` that holds a whole number within ±2^53 as an integer, any other as a
+/// float.
+#[allow(clippy::ref_option)] // serde's `serialize_with` passes `&Option<f64>`.
+fn whole_if_integral<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: every integer up to it is exact
+    match *v {
+        #[allow(clippy::cast_possible_truncation)]
+        Some(x) if x.fract() == 0.0 && x.abs() <= EXACT => s.serialize_i64(x as i64),
+        Some(x) => s.serialize_f64(x),
+        None => s.serialize_none(),
+    }
 }
 
 /// Deserializes a present field (even `null`) as `Some`.
