@@ -126,6 +126,27 @@ fn an_empty_filter_result_says_how_to_clear_it() {
     assert!(app.view.filter.is_none());
 }
 
+/// A file of nothing but bad lines says so instead of looking like one still loading.
+#[test]
+fn a_file_of_only_bad_lines_says_so() {
+    let mut app = App::headless(
+        import::load_bytes(b"not json\n{also not\n").items,
+        "bad.ndjson",
+    );
+    let term = draw(&mut app, 100, 30);
+    let screen: String = term
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    assert!(
+        screen.contains("no frame: 2 malformed lines (! lists them)"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn running_call_streams_live() {
     let mut app = App::new("live", true);

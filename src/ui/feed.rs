@@ -60,6 +60,16 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
                 Some(k) => format!("no rows match the filter ({k} clears it)"),
                 None => "no rows match the filter".to_owned(),
             }
+        } else if app.session.counts.malformed > 0 && app.session.counts.frames == 0 {
+            // A file of nothing but bad lines is not "still loading": say what happened.
+            let n = app.session.counts.malformed;
+            let lines = if n == 1 { "line" } else { "lines" };
+            match app.keymap.key_for(crate::action::Action::ShowProblems) {
+                Some(k) => {
+                    format!("no frame: {n} malformed {lines} ({k} lists them)")
+                }
+                None => format!("no frame: {n} malformed {lines}"),
+            }
         } else {
             "no frames yet".to_owned()
         };
