@@ -9,7 +9,7 @@ use rawpv::import;
 
 #[path = "support/headless.rs"]
 mod headless;
-use headless::{act, draw, status_rows};
+use headless::{act, draw, screen_text, status_rows};
 
 fn demo() -> App {
     App::headless(headless::demo_items(), "demo")
@@ -111,13 +111,7 @@ fn an_empty_filter_result_says_how_to_clear_it() {
     app.type_text("tool:NoSuchTool");
     app.press(crossterm::event::KeyCode::Enter);
     let term = draw(&mut app, 100, 30);
-    let screen: String = term
-        .backend()
-        .buffer()
-        .content()
-        .iter()
-        .map(ratatui::buffer::Cell::symbol)
-        .collect();
+    let screen = screen_text(&term);
     assert!(
         screen.contains("no rows match the filter (Esc clears it)"),
         "{screen}"
@@ -134,13 +128,7 @@ fn a_file_of_only_bad_lines_says_so() {
         "bad.ndjson",
     );
     let term = draw(&mut app, 100, 30);
-    let screen: String = term
-        .backend()
-        .buffer()
-        .content()
-        .iter()
-        .map(ratatui::buffer::Cell::symbol)
-        .collect();
+    let screen = screen_text(&term);
     assert!(
         screen.contains("no frame: 2 malformed lines (! lists them)"),
         "{screen}"

@@ -312,18 +312,21 @@ fn a_restarted_input_counts_its_quiet_rows_afresh() {
     assert_eq!((app.view.quiet, app.view.rows.clone()), (1, Some(vec![0])));
 }
 
-#[test]
-fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
-    // The match is on output line 80: the detail must show it, not the call's first screen.
-    let output: String = (1..=100)
-        .map(|n| {
-            if n == 80 {
+/// `n` output lines `line 1` … with `the needle` on line `at`.
+fn lines_with_needle(n: usize, at: usize) -> String {
+    (1..=n)
+        .map(|k| {
+            if k == at {
                 "the needle\n".to_owned()
             } else {
-                format!("line {n}\n")
+                format!("line {k}\n")
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Two Bash calls, the second with `output`, and a committed search for `needle`.
+fn search_needle_in(output: &str) -> App {
     let frames = [
         serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "a", "tool_name": "Bash", "input": {"command": "ls"}}}),
         serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "a", "tool_name": "Bash", "status": "success", "output_type": "text", "output": "nothing here"}}),
@@ -336,6 +339,14 @@ fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
     step(&mut app, &[Action::StartSearch]);
     app.type_text("needle");
     app.press(KeyCode::Enter);
+    app
+}
+
+#[test]
+fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
+    // The match is on output line 80: the detail must show it, not the call's first screen.
+    let output = lines_with_needle(100, 80);
+    let mut app = search_needle_in(&output);
     for _ in 0..3 {
         app.prepare(Rect::new(0, 0, 100, 30));
         app.run_jobs_inline();
@@ -359,27 +370,8 @@ fn a_search_hit_past_the_folded_part_of_an_output_expands_it_and_scrolls_to_it()
     // The match is on output line 450, past the 200 lines a folded output shows: the search
     // must expand the output and show the match, not leave the user at "match 1/1" with the
     // hit hidden behind "… more lines (press o to expand)".
-    let output: String = (1..=600)
-        .map(|n| {
-            if n == 450 {
-                "the needle\n".to_owned()
-            } else {
-                format!("line {n}\n")
-            }
-        })
-        .collect();
-    let frames = [
-        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "a", "tool_name": "Bash", "input": {"command": "ls"}}}),
-        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "a", "tool_name": "Bash", "status": "success", "output_type": "text", "output": "nothing here"}}),
-        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "b", "tool_name": "Bash", "input": {"command": "cat"}}}),
-        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "b", "tool_name": "Bash", "status": "success", "output_type": "text", "output": output}}),
-    ];
-    let text = frames.map(|f| f.to_string()).join("\n");
-    let mut app = App::headless(import::load_bytes(text.as_bytes()).items, "s");
-    app.prepare(Rect::new(0, 0, 100, 30));
-    step(&mut app, &[Action::StartSearch]);
-    app.type_text("needle");
-    app.press(KeyCode::Enter);
+    let output = lines_with_needle(600, 450);
+    let mut app = search_needle_in(&output);
     for _ in 0..4 {
         app.prepare(Rect::new(0, 0, 100, 30));
         app.run_jobs_inline();

@@ -44,3 +44,13 @@ pub fn status_rows(term: &Terminal<TestBackend>) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The whole drawn screen as one string (rows concatenated), for `contains` checks.
+pub fn screen_text(term: &Terminal<TestBackend>) -> String {
+    term.backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect()
+}
