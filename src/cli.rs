@@ -234,7 +234,9 @@ fn duration(s: &str) -> Result<Duration, String> {
         if !(secs.is_finite() && secs >= 0.0) {
             return Err("must be a duration like 15s or 500ms, or off".into());
         }
-        Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())?
+        // Too big for a `Duration` is also more than a day.
+        Duration::try_from_secs_f64(secs)
+            .map_err(|_| "must be at most a day (24h), or off".to_owned())?
     } else {
         // humantime's own messages ("expected number at 0") do not help here.
         humantime::parse_duration(s)
@@ -258,6 +260,10 @@ mod tests {
         assert_eq!(duration("2.5"), Ok(Duration::from_millis(2500)));
         assert_eq!(duration("off"), Ok(Duration::ZERO));
         assert_eq!(duration("0"), Ok(Duration::ZERO));
+        assert_eq!(
+            duration("99999999999999999999"),
+            Err("must be at most a day (24h), or off".to_owned())
+        );
         for bad in ["nan", "-1", "inf", "abc", "15 parsecs", "25h", "1000years"] {
             assert!(duration(bad).is_err(), "{bad}");
         }

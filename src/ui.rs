@@ -215,7 +215,15 @@ pub fn fmt_duration(ms: f64) -> String {
     if total < 3600 {
         return format!("{}m{:02}s", total / 60, total % 60);
     }
-    format!("{}h{:02}m", total / 3600, (total % 3600) / 60)
+    if total < 86_400 {
+        return format!("{}h{:02}m", total / 3600, (total % 3600) / 60);
+    }
+    // Days, so a call running for weeks still fits the feed's 6 columns (`11d19h`).
+    let days = total / 86_400;
+    if days < 100 {
+        return format!("{days}d{:02}h", (total % 86_400) / 3600);
+    }
+    format!("{days}d")
 }
 
 /// Re-styles the parts of `line` that `re` matches with `style` (patched over the span's own).
@@ -288,6 +296,10 @@ mod tests {
         assert_eq!(fmt_duration(850.0), "850ms");
         assert_eq!(fmt_duration(1250.0), "1.2s");
         assert_eq!(fmt_duration(723_000.0), "12m03s");
+        // Long-running calls stay within the feed's 6 columns.
+        assert_eq!(fmt_duration(86_399_000.0), "23h59m");
+        assert_eq!(fmt_duration(1_018_800_000.0), "11d19h");
+        assert_eq!(fmt_duration(400.0 * 86_400_000.0), "400d");
     }
 
     #[test]
