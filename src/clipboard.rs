@@ -102,7 +102,7 @@ pub fn copy_result(session: &Session, i: usize, what: CopyWhat) -> Result<Option
                 },
                 CopyWhat::Raw => {
                     // A deferred output is read back so the result frame is whole.
-                    let whole = session.with_output(inv);
+                    let whole = session.with_input_output(inv);
                     if let Some(why) = unavailable(&whole.input, inv.input_span.is_some()) {
                         return Err(why);
                     }

@@ -11,8 +11,12 @@
 //! * One invocation per `invocation_id`; a duplicate request becomes its own event row plus a
 //!   finding. At most one result is applied per invocation.
 //! * Every mutation of an invocation bumps its `rev` and the session's `revision`.
-//! * No ratatui, no tokio. The only I/O is [`Session::output`] reading a deferred output back
-//!   from [`Session::backing`] (one `pread`-sized read of the result's line).
+//! * No ratatui, no tokio. The only I/O is [`Session::input`] / [`Session::output`] reading a
+//!   deferred input or output back from [`Session::backing`] (one positional read of the
+//!   request's or result's line, on a file opened once).
+//! * A file-backed session keeps neither inputs nor outputs (`Invocation::input_span`,
+//!   `output_span`); every reader goes through `Session::input` / `output` /
+//!   `with_input_output`, and the feed reads only `Invocation::summary`.
 //!
 //! Invocation status transitions (SPEC 3.1–3.3):
 //!
@@ -652,7 +656,7 @@ impl Session {
     /// `inv` with its input and output in place: borrowed when both are in memory, else a copy
     /// with the deferred ones read back ([`Session::input`], [`Session::output`]). For
     /// renderers that take an [`Invocation`].
-    pub fn with_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
+    pub fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
         if inv.output_span.is_none() && inv.input_span.is_none() {
             return Cow::Borrowed(inv);
         }

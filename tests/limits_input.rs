@@ -35,7 +35,7 @@ fn request(id: &str) -> String {
     )
 }
 
-fn result_with_output(id: &str, output_json: &str) -> String {
+fn result_with_input_output(id: &str, output_json: &str) -> String {
     format!(
         r#"{{"type":"tool.invoke.result","payload":{{"invocation_id":"{id}","tool_name":"Bash","status":"success","output_type":"text","output":{output_json}}}}}"#
     )
@@ -60,7 +60,7 @@ fn ten_megabyte_single_line_is_read_and_rendered_within_limits() {
     let input = format!(
         "{}\n{}\n",
         request("a"),
-        result_with_output("a", &format!("\"{big}\""))
+        result_with_input_output("a", &format!("\"{big}\""))
     );
     let s = Session::from_decoded(load_bytes(input.as_bytes()).items);
     assert_eq!(s.counts.invocations, 1);
@@ -91,7 +91,7 @@ fn ten_megabyte_garbage_line_is_one_malformed_finding_with_a_short_excerpt() {
     input.push(b'\n');
     input.extend(std::iter::repeat_n(b'{', 10 * 1024 * 1024));
     input.push(b'\n');
-    input.extend_from_slice(result_with_output("a", "\"ok\"").as_bytes());
+    input.extend_from_slice(result_with_input_output("a", "\"ok\"").as_bytes());
     let loaded = load_bytes(&input);
     let malformed: Vec<_> = loaded
         .items
@@ -113,7 +113,7 @@ fn ten_megabyte_garbage_line_is_one_malformed_finding_with_a_short_excerpt() {
 fn invalid_utf8_becomes_replacement_characters() {
     let mut input = request("a").into_bytes();
     input.push(b'\n');
-    let line = result_with_output("a", "\"caf\u{e9} XX\"");
+    let line = result_with_input_output("a", "\"caf\u{e9} XX\"");
     // Replace the placeholder bytes with invalid UTF-8 (a lone continuation byte and 0xFF).
     let mut bytes = line.into_bytes();
     let pos = bytes
@@ -174,7 +174,7 @@ fn nul_bytes_raw_and_escaped() {
     let mut input = request("a").into_bytes();
     input
         .extend_from_slice(b"\n{\"type\":\"agent.text.delta\",\"payload\":{\"delta\":\"a\0b\"}}\n");
-    input.extend_from_slice(result_with_output("a", "\"nul\\u0000here\"").as_bytes());
+    input.extend_from_slice(result_with_input_output("a", "\"nul\\u0000here\"").as_bytes());
     input.extend_from_slice(b"\n\0\0\0\n");
     let s = Session::from_decoded(load_bytes(&input).items);
     assert_eq!(s.counts.malformed, 2);
@@ -194,7 +194,7 @@ fn json_nested_past_the_recursion_limit_is_a_finding_not_a_stack_overflow() {
     let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
     let mut input = request("a");
     input.push('\n');
-    input.push_str(&result_with_output("a", &deep));
+    input.push_str(&result_with_input_output("a", &deep));
     input.push('\n');
     // Deep nesting of objects in the payload, and as a bare line.
     let mut obj = String::new();
@@ -228,8 +228,12 @@ fn json_nested_past_the_recursion_limit_is_a_finding_not_a_stack_overflow() {
     );
     // Just under the limit it is data, and rendering it (JSON tree) does not overflow either.
     let nested = format!("{}1{}", "[".repeat(120), "]".repeat(120));
-    let input = format!("{}\n{}\n", request("b"), result_with_output("b", &nested))
-        .replace("\"output_type\":\"text\"", "\"output_type\":\"structured\"");
+    let input = format!(
+        "{}\n{}\n",
+        request("b"),
+        result_with_input_output("b", &nested)
+    )
+    .replace("\"output_type\":\"text\"", "\"output_type\":\"structured\"");
     let dir = tempdir();
     let p = write_temp(&dir, "nested.ndjson", input.as_bytes());
     let (code, stdout, stderr) = run_ok(&["print", "--detail", "--color", "never"], &p);
@@ -249,7 +253,7 @@ fn json_nested_past_the_recursion_limit_is_a_finding_not_a_stack_overflow() {
 
 #[test]
 fn frame_cut_off_at_eof_is_a_finding_and_the_rest_is_kept() {
-    let full = result_with_output("a", "\"done\"");
+    let full = result_with_input_output("a", "\"done\"");
     let input = format!("{}\n{}", request("a"), &full[..full.len() / 2]);
     let s = Session::from_decoded(load_bytes(input.as_bytes()).items);
     assert_eq!(s.counts.malformed, 1);
@@ -296,7 +300,7 @@ fn a_million_line_result_prints_a_bounded_detail() {
     let input = format!(
         "{}\n{}\n",
         request("a"),
-        result_with_output("a", &format!("\"{body}\""))
+        result_with_input_output("a", &format!("\"{body}\""))
     );
     let dir = tempdir();
     let p = write_temp(&dir, "lines.ndjson", input.as_bytes());
@@ -316,7 +320,7 @@ fn closed_pipe_exits_zero() {
     for i in 0..5_000 {
         input.push_str(&request(&format!("id{i}")));
         input.push('\n');
-        input.push_str(&result_with_output(
+        input.push_str(&result_with_input_output(
             &format!("id{i}"),
             "\"some output\\nover two lines\"",
         ));

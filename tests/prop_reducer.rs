@@ -77,10 +77,7 @@ fn status(s: u8) -> Option<ResultStatus> {
 fn to_decoded(op: &Op, line: u64) -> Decoded {
     let framed = |t: FrameType, body: Body| {
         Decoded::frame(Frame {
-            origin: Origin {
-                line,
-                ..Origin::default()
-            },
+            origin: Origin::at(line),
             ..Frame::new(t, body)
         })
     };

@@ -157,10 +157,7 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
 
 fn frame(t: FrameType, body: Body, line: u64) -> Decoded {
     Decoded::frame(Frame {
-        origin: Origin {
-            line,
-            ..Origin::default()
-        },
+        origin: Origin::at(line),
         ..Frame::new(t, body)
     })
 }

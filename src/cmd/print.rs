@@ -152,7 +152,7 @@ pub fn write_detail_with(
     cx.limits = limits;
     for inv in &session.invocations {
         // A deferred output is read back from the file for this call only.
-        let lines = build_invocation_lines(&session.with_output(inv), &cx);
+        let lines = build_invocation_lines(&session.with_input_output(inv), &cx);
         let wrapped = wrap::wrap_lines(&lines, width);
         let text = if colour {
             sgr::lines_to_ansi(&wrapped)

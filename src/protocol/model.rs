@@ -276,6 +276,16 @@ pub struct Origin {
     pub output_skipped: bool,
 }
 
+impl Origin {
+    /// Line `line` (1-based) of a source with no byte spans and nothing skipped.
+    pub fn at(line: u64) -> Self {
+        Self {
+            line,
+            ..Self::default()
+        }
+    }
+}
+
 /// What the SPEC 3.4 rules and the checker read of a result's `output`: its JSON kind, whether it
 /// is empty (`null`, `""`, `[]`, `{}`), and for an array whether every element is a string
 /// (`crate::protocol::rules::category_default`, `check`'s empty-output leniency).

@@ -131,10 +131,7 @@ pub fn parse_line_value(line: u64, text: &str) -> Result<Frame, ParseError> {
             frame_type,
             body,
             envelope,
-            origin: Origin {
-                line,
-                ..Origin::default()
-            },
+            origin: Origin::at(line),
             shape_error: None,
         }),
         None => frame_from_value(line, json()?).map_err(|kind| ParseError::new(line, kind, text)),
@@ -153,10 +150,7 @@ pub fn frame_from_value(line: u64, value: Value) -> Result<Frame, ParseErrorKind
         frame_type,
         body,
         envelope,
-        origin: Origin {
-            line,
-            ..Origin::default()
-        },
+        origin: Origin::at(line),
         shape_error,
     })
 }

@@ -610,7 +610,7 @@ mod tests {
         let back: Vec<_> = session
             .invocations
             .iter()
-            .map(|inv| Box::new(session.with_output(inv).into_owned()))
+            .map(|inv| Box::new(session.with_input_output(inv).into_owned()))
             .collect();
         session.invocations = back;
         session.backing = None;

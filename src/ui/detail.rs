@@ -58,7 +58,7 @@ impl DetailSource {
                 let inv = &session.invocations[*k];
                 Self::Invocation {
                     // A deferred output is read back from the file for this render only.
-                    inv: Box::new(session.with_output(inv).into_owned()),
+                    inv: Box::new(session.with_input_output(inv).into_owned()),
                     entry: catalog_entry(session, inv).map(|t| Box::new(t.clone())),
                     ended: session.ended,
                     findings: findings_of(session, inv),
@@ -286,7 +286,7 @@ pub fn build_quick_lines(
     let cx = detail_ctx(theme, opts, false, Some(rows));
     match session.items.get(item) {
         Some(Item::Invocation(k)) => {
-            let inv = session.with_output(&session.invocations[*k]);
+            let inv = session.with_input_output(&session.invocations[*k]);
             let inv = inv.as_ref();
             let findings = findings_of(session, inv);
             let entry = catalog_entry(session, inv);
