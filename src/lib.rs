@@ -10,6 +10,7 @@
 //! * [`replay`]: the replay player, a timeline cursor over a loaded session (pure)
 //! * [`config`]: the user's TOML settings merged over embedded defaults
 //! * [`theme`]: semantic styles shared by renderers and widgets
+//! * [`fmt`]: plurals, durations, byte sizes and fitting text to columns, for every output
 //!
 //! `protocol` and `session` never import ratatui.
 
@@ -22,6 +23,7 @@ pub mod clipboard;
 pub mod cmd;
 pub mod config;
 pub mod finding;
+pub mod fmt;
 pub mod import;
 pub mod keymap;
 pub mod protocol;

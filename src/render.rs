@@ -230,7 +230,7 @@ impl Out {
 
 /// The "… N more lines" marker.
 pub fn more_lines(n: usize, theme: &Theme) -> Line<'static> {
-    let s = if n == 1 { "" } else { "s" };
+    let s = crate::fmt::plural_s(n);
     Line::from(Span::styled(format!("… {n} more line{s}"), theme.dim))
 }
 

@@ -183,7 +183,7 @@ fn resume_after(query: Option<&str>, headers: &HeaderMap) -> Result<usize, Strin
         v.trim().parse::<usize>().map_err(|_| {
             format!(
                 "{what} must be a frame count (a whole number, 0 or more), not {:?}",
-                crate::render::text::visible(&truncate_chars(v, 40))
+                crate::render::text::visible(&crate::fmt::truncate(v, 40))
             )
         })
     };
@@ -202,11 +202,6 @@ fn resume_after(query: Option<&str>, headers: &HeaderMap) -> Result<usize, Strin
             Err(_) => Err("Last-Event-ID must be a frame count (a whole number, 0 or more)".into()),
         },
     }
-}
-
-/// The first `n` characters of `s`.
-fn truncate_chars(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
 }
 
 fn authorized(token: Option<&Token>, headers: &HeaderMap) -> bool {

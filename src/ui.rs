@@ -24,7 +24,6 @@ use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use regex::Regex;
-use unicode_width::UnicodeWidthChar;
 
 use crate::app::App;
 
@@ -144,88 +143,6 @@ pub fn pane_block<'a>(
         .title(title)
 }
 
-/// Display width of a string in columns.
-pub fn width_of(s: &str) -> usize {
-    s.chars().map(|c| c.width().unwrap_or(0)).sum()
-}
-
-/// Cuts `s` to at most `width` columns, ending with `…` when cut.
-pub fn truncate(s: &str, width: usize) -> String {
-    if width_of(s) <= width {
-        return s.to_owned();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > width - 1 {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
-}
-
-/// `truncate` then pad with spaces to exactly `width` columns (left-aligned).
-pub fn fit(s: &str, width: usize) -> String {
-    let mut t = truncate(s, width);
-    let w = width_of(&t);
-    t.extend(std::iter::repeat_n(' ', width.saturating_sub(w)));
-    t
-}
-
-/// `truncate` then pad on the left to exactly `width` columns (right-aligned).
-pub fn fit_right(s: &str, width: usize) -> String {
-    let t = truncate(s, width);
-    let w = width_of(&t);
-    let mut out: String = std::iter::repeat_n(' ', width.saturating_sub(w)).collect();
-    out.push_str(&t);
-    out
-}
-
-/// Human duration: `850ms`, `1.2s`, `12m03s`, `1h02m`.
-/// `n` and a noun, pluralised: `1 error`, `2 errors`, `0 calls` (`noun` is the singular;
-/// English `-s` plural).
-pub fn count(n: impl Into<u64>, noun: &str) -> String {
-    let n: u64 = n.into();
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-pub fn fmt_duration(ms: f64) -> String {
-    if !ms.is_finite() || ms < 0.0 {
-        return "?".to_owned();
-    }
-    if ms < 1000.0 {
-        return format!("{ms:.0}ms");
-    }
-    let s = ms / 1000.0;
-    if s < 60.0 {
-        return format!("{s:.1}s");
-    }
-    let total = s as u64;
-    if total < 3600 {
-        return format!("{}m{:02}s", total / 60, total % 60);
-    }
-    if total < 86_400 {
-        return format!("{}h{:02}m", total / 3600, (total % 3600) / 60);
-    }
-    // Days, so a call running for weeks still fits the feed's 6 columns (`11d19h`).
-    let days = total / 86_400;
-    if days < 100 {
-        return format!("{days}d{:02}h", (total % 86_400) / 3600);
-    }
-    format!("{days}d")
-}
-
 /// Re-styles the parts of `line` that `re` matches with `style` (patched over the span's own).
 /// Work is bounded by the line's length; called only for drawn lines.
 pub fn highlight_matches(line: Line<'static>, re: &Regex, style: Style) -> Line<'static> {
@@ -287,20 +204,6 @@ pub fn wrap_line(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fitting_and_durations() {
-        assert_eq!(fit("abcdef", 4), "abc…");
-        assert_eq!(fit("ab", 4), "ab  ");
-        assert_eq!(fit_right("ab", 4), "  ab");
-        assert_eq!(fmt_duration(850.0), "850ms");
-        assert_eq!(fmt_duration(1250.0), "1.2s");
-        assert_eq!(fmt_duration(723_000.0), "12m03s");
-        // Long-running calls stay within the feed's 6 columns.
-        assert_eq!(fmt_duration(86_399_000.0), "23h59m");
-        assert_eq!(fmt_duration(1_018_800_000.0), "11d19h");
-        assert_eq!(fmt_duration(400.0 * 86_400_000.0), "400d");
-    }
 
     #[test]
     fn highlight_splits_spans() {

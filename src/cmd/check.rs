@@ -78,14 +78,6 @@ pub fn ordered(findings: &[Finding]) -> Vec<&Finding> {
     v
 }
 
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
 /// Writes the text report.
 ///
 /// # Errors
@@ -106,9 +98,9 @@ pub fn write_text(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::
     writeln!(
         out,
         "{file}: {}, {}, {}",
-        plural(s.error, "error"),
-        plural(s.warning, "warning"),
-        plural(s.info, "info")
+        crate::fmt::plural(s.error, "error"),
+        crate::fmt::plural(s.warning, "warning"),
+        crate::fmt::plural(s.info, "info")
     )
 }
 

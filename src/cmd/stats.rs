@@ -65,8 +65,8 @@ pub async fn run(input: &InputArgs) -> i32 {
         }
         for (tool, (n, err)) in per_tool {
             let tool = crate::render::text::visible(tool);
-            let calls = if n == 1 { "call " } else { "calls" };
-            writeln!(out, "  {tool:<20} {n:>6} {calls} {err:>5} failed")?;
+            let calls = format!("call{}", crate::fmt::plural_s(n));
+            writeln!(out, "  {tool:<20} {n:>6} {calls:<5} {err:>5} failed")?;
         }
         Ok(())
     });

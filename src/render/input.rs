@@ -35,10 +35,10 @@ pub fn render_input_beside(
 /// `N lines, S` of a text.
 fn size_of(text: &str) -> String {
     let n = text.lines().count();
-    let s = if n == 1 { "" } else { "s" };
     format!(
-        "{n} line{s}, {}",
-        super::misc::human_bytes(text.len() as u64)
+        "{n} line{}, {}",
+        crate::fmt::plural_s(n),
+        crate::fmt::bytes(text.len() as u64)
     )
 }
 
@@ -77,7 +77,7 @@ fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
                 (_, _, Some(edits)) => {
                     let k = edits.len();
                     head.spans.push(Span::styled(
-                        format!("  {k} edit{}", if k == 1 { "" } else { "s" }),
+                        format!("  {k} edit{}", crate::fmt::plural_s(k)),
                         theme.dim,
                     ));
                     head.spans.push(note);

@@ -144,8 +144,8 @@ fn node(
     }
     let indent = Span::raw("  ".repeat(depth));
     let (open, count) = match v {
-        Value::Array(a) if !a.is_empty() => ("[", plural(a.len(), "item")),
-        Value::Object(o) if !o.is_empty() => ("{", plural(o.len(), "key")),
+        Value::Array(a) if !a.is_empty() => ("[", crate::fmt::plural(a.len(), "item")),
+        Value::Object(o) if !o.is_empty() => ("{", crate::fmt::plural(o.len(), "key")),
         Value::String(t) if t.contains('\n') => {
             text_block(out, t, key, path, depth, cx);
             return;
@@ -211,7 +211,7 @@ fn text_block(
     ];
     spans.extend(key_spans(key, theme));
     if open_now {
-        spans.push(Span::styled(plural(n, "line"), theme.dim));
+        spans.push(Span::styled(crate::fmt::plural(n, "line"), theme.dim));
         out.push(Line::from(spans));
         for (i, l) in t.lines().enumerate() {
             if out.full() {
@@ -225,16 +225,11 @@ fn text_block(
     } else {
         let one: String = t.chars().take(200).collect();
         spans.extend(scalar_spans(&Value::String(one), theme));
-        spans.push(Span::styled(format!(" {}", plural(n, "line")), theme.dim));
+        spans.push(Span::styled(
+            format!(" {}", crate::fmt::plural(n, "line")),
+            theme.dim,
+        ));
         out.push(Line::from(spans));
-    }
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
     }
 }
 

@@ -1,8 +1,10 @@
 //! Small renderers: `empty`, `binary_ref` (metadata only, never bytes) and `agent_result`
 //! (description, the final text as markdown, totals).
 //!
-//! Who calls it: `renderer_for`. Shapes: HELPERS.md output contract; anything else falls back to
-//! the JSON tree.
+//! Who calls it: `renderer_for`. Shapes: `empty` anything; `binary_ref` an object of metadata
+//! (`name`, `media_type`, `size`, `uri`, camelCase spellings too); `agent_result` a string, or
+//! `{content|result|text, description?, total_duration_ms?, total_tokens?, …}`; anything else
+//! falls back to the JSON tree.
 
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -40,22 +42,6 @@ fn dim_line(s: &str, cx: &RenderCtx<'_>) -> Rendered {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BinaryRenderer;
 
-/// `1234` → `1.2 KiB`.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 impl Renderer for BinaryRenderer {
     fn render(&self, block: &Block<'_>, cx: &RenderCtx<'_>) -> Rendered {
         let v = block.output;
@@ -77,7 +63,7 @@ impl Renderer for BinaryRenderer {
             out.push(row("media type", m.to_owned()));
         }
         if let Some(s) = field(v, &["size", "size_bytes", "bytes"]).and_then(Value::as_u64) {
-            out.push(row("size", format!("{} ({s} bytes)", human_bytes(s))));
+            out.push(row("size", format!("{} ({s} bytes)", crate::fmt::bytes(s))));
         }
         if let Some(u) = str_field(v, &["uri", "url"]) {
             // A `data:` URI would be the bytes themselves: show only its header.

@@ -118,7 +118,7 @@ pub fn build_tree_lines(
     }
     let count = match declared {
         Some(d) if d as usize != n => format!("{n} of {d} files"),
-        _ => plural_files(n),
+        _ => crate::fmt::plural(n, "file"),
     };
     head.push(Span::styled(count, theme.dim));
     if truncated {
@@ -146,14 +146,6 @@ pub fn build_tree_lines(
     }
     walk(&mut out, &root, "", cx);
     out.finish(theme)
-}
-
-fn plural_files(n: usize) -> String {
-    if n == 1 {
-        "1 file".to_owned()
-    } else {
-        format!("{n} files")
-    }
 }
 
 fn walk(out: &mut Out, dir: &Dir<'_>, indent: &str, cx: &RenderCtx<'_>) {

@@ -21,22 +21,6 @@ pub const EMPTY_HINT: &[&str] = &[
     "or try the built-in demo: `rawpv demo`.",
 ];
 
-/// Human size: `512 B`, `12.3 KiB`, `4.0 MiB`, `1.2 GiB`; at most 9 columns (the list's size
-/// column): the unit steps up at 1000 of the smaller one (`1022 KiB` shows as `1.0 MiB`).
-pub fn size_label(bytes: u64) -> String {
-    const K: f64 = 1024.0;
-    let b = bytes as f64;
-    if bytes < 1000 {
-        format!("{bytes} B")
-    } else if b / K < 999.95 {
-        format!("{:.1} KiB", b / K)
-    } else if b / K / K < 999.95 {
-        format!("{:.1} MiB", b / K / K)
-    } else {
-        format!("{:.1} GiB", b / K / K / K)
-    }
-}
-
 fn when_label(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map_or_else(
@@ -93,19 +77,19 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         let Some(e) = state.entries.get(i) else {
             continue;
         };
-        let project = crate::ui::fit(&crate::render::text::visible(&e.project), 24);
+        let project = crate::fmt::fit(&crate::render::text::visible(&e.project), 24);
         let prompt =
             crate::render::text::visible(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let head = format!(
             "{}  {} {:>9}  ",
             when_label(e.started.map(|t| t.0)),
             project,
-            size_label(e.size)
+            crate::fmt::bytes(e.size)
         );
-        let rest = w.saturating_sub(crate::ui::width_of(&head));
+        let rest = w.saturating_sub(crate::fmt::width(&head));
         let mut line = Line::from(vec![
             Span::styled(head, theme.dim),
-            Span::raw(crate::ui::truncate(&prompt, rest)),
+            Span::raw(crate::fmt::truncate(&prompt, rest)),
         ]);
         if offset + row == state.selected {
             line = line.style(theme.selected);
@@ -113,27 +97,5 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         let y = list.y + row as u16;
         buf.set_style(Rect::new(list.x, y, list.width, 1), line.style);
         line.render(Rect::new(list.x, y, list.width, 1), buf);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::size_label;
-
-    #[test]
-    fn size_labels_fit_the_nine_column_size_field() {
-        let got: Vec<String> = [0, 999, 1000, 12_595, 1_046_828, 1_992_169, 1_073_741_824]
-            .into_iter()
-            .map(size_label)
-            .collect();
-        assert_eq!(
-            got,
-            [
-                "0 B", "999 B", "1.0 KiB", "12.3 KiB", "1.0 MiB", "1.9 MiB", "1.0 GiB"
-            ]
-        );
-        for b in [1_023_999, 1_048_575, 1_048_575_999, 1_000_000_000_000] {
-            assert!(size_label(b).chars().count() <= 9, "{}", size_label(b));
-        }
     }
 }

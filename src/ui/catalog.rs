@@ -324,33 +324,6 @@ fn cols(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 
-/// Pads or cuts `s` to exactly `w` columns.
-fn fit(s: &str, w: usize) -> String {
-    let mut out = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + cw > w {
-            if w > 0 {
-                // Replace the last char with an ellipsis when cut.
-                while used + 1 > w {
-                    match out.pop() {
-                        Some(p) => used -= unicode_width::UnicodeWidthChar::width(p).unwrap_or(0),
-                        None => break,
-                    }
-                }
-                out.push('…');
-                used += 1;
-            }
-            break;
-        }
-        out.push(c);
-        used += cw;
-    }
-    out.extend(std::iter::repeat_n(' ', w.saturating_sub(used)));
-    out
-}
-
 /// Column widths of the tool table; 0 hides a column (narrow panels drop category, then
 /// output, then approval, then diagnostics). VERSION takes the rest of the row.
 struct Widths {
@@ -385,7 +358,7 @@ fn cell(text: &str, w: usize) -> String {
     if w == 0 {
         String::new()
     } else {
-        format!("{} ", fit(text, w))
+        format!("{} ", crate::fmt::fit(text, w))
     }
 }
 
@@ -567,38 +540,24 @@ fn line_part(line: u64, sep: &str) -> String {
     }
 }
 
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
-fn fmt_ms(ms: f64) -> String {
-    if ms < 1000.0 {
-        format!("{ms:.0}ms")
-    } else if ms < 60_000.0 {
-        format!("{:.1}s", ms / 1000.0)
-    } else {
-        let s = (ms / 1000.0) as u64;
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
 fn usage_line(u: &ToolUsage, theme: &Theme) -> Line<'static> {
     let mut text = format!(
         "  {} · {} · {} · {} cancelled",
-        plural(u.calls, "call"),
-        plural(u.errors, "error"),
-        plural(u.timeouts, "timeout"),
+        crate::fmt::plural(u.calls, "call"),
+        crate::fmt::plural(u.errors, "error"),
+        crate::fmt::plural(u.timeouts, "timeout"),
         u.cancelled
     );
     if u.open > 0 {
         let _ = write!(text, " · {} open", u.open);
     }
     if let (Some(m), Some(p)) = (u.median_ms, u.p95_ms) {
-        let _ = write!(text, " · median {} · p95 {}", fmt_ms(m), fmt_ms(p));
+        let _ = write!(
+            text,
+            " · median {} · p95 {}",
+            crate::fmt::duration_ms(m),
+            crate::fmt::duration_ms(p)
+        );
     }
     let style = if u.errors + u.timeouts > 0 {
         theme.finding_warning
@@ -953,12 +912,5 @@ mod tests {
         let v: Vec<f64> = (1..=20).map(f64::from).collect();
         assert_eq!(percentile(&v, 50.0), Some(10.0));
         assert_eq!(percentile(&v, 95.0), Some(19.0));
-    }
-
-    #[test]
-    fn fit_pads_and_cuts_by_columns() {
-        assert_eq!(fit("ab", 4), "ab  ");
-        assert_eq!(fit("abcdef", 4), "abc…");
-        assert_eq!(fit("日本語", 4), "日… ");
     }
 }

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use serde_json::Value;
 
-use super::{fmt_duration, pane_block};
+use super::pane_block;
 use crate::app::App;
 use crate::finding::{Finding, Level};
 use crate::protocol::rules::expected_output_type;
@@ -425,7 +425,7 @@ fn build_invocation(
     ];
     if let Some(ms) = inv.duration_ms() {
         head.push(Span::raw("  "));
-        head.push(Span::styled(fmt_duration(ms), theme.dim));
+        head.push(Span::styled(crate::fmt::duration_ms(ms), theme.dim));
     }
     lines.push(Line::from(head));
     let mut ids = format!(
@@ -542,9 +542,9 @@ fn build_invocation(
         lines.push(Line::default());
         let n = inv.stream.chunks().len();
         let gaps = inv.stream.gaps().len();
-        let mut title = format!("Stream: {n} chunk{}", if n == 1 { "" } else { "s" });
+        let mut title = format!("Stream: {n} chunk{}", crate::fmt::plural_s(n));
         if gaps > 0 {
-            let _ = write!(title, ", {gaps} gap{}", if gaps == 1 { "" } else { "s" });
+            let _ = write!(title, ", {gaps} gap{}", crate::fmt::plural_s(gaps));
         }
         if !opts.expanded {
             title.push_str(" (press o to show)");

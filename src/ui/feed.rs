@@ -17,8 +17,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use serde_json::Value;
 
-use super::{fit, fit_right, fmt_duration, truncate};
 use crate::app::App;
+use crate::fmt::{fit, fit_right, plural_s, truncate};
 use crate::protocol::{Frame, FrameType, Timestamp};
 use crate::render::text::visible;
 use crate::session::{CallStatus, Invocation, Item, MessageKind, Session};
@@ -63,7 +63,7 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
         } else if app.session.counts.malformed > 0 && app.session.counts.frames == 0 {
             // A file of nothing but bad lines is not "still loading": say what happened.
             let n = app.session.counts.malformed;
-            let lines = if n == 1 { "line" } else { "lines" };
+            let lines = format!("line{}", plural_s(n));
             match app.keymap.key_for(crate::action::Action::ShowProblems) {
                 Some(k) => {
                     format!("no frame: {n} malformed {lines} ({k} lists them)")
@@ -144,7 +144,7 @@ const FOLDED_TEXT_MIN: usize = 12;
 /// when it would leave the prompt fewer than [`FOLDED_TEXT_MIN`] of `room` columns.
 pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
     let full = fold_summary(s);
-    if super::width_of(&full) + 1 + FOLDED_TEXT_MIN <= room {
+    if crate::fmt::width(&full) + 1 + FOLDED_TEXT_MIN <= room {
         return full;
     }
     fold_summary(&TurnSummary {
@@ -156,17 +156,17 @@ pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
 /// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`.
 pub fn fold_summary(s: &TurnSummary) -> String {
     let mut out = if s.calls == 0 {
-        super::count(s.items as u64, "row")
+        crate::fmt::plural(s.items as u64, "row")
     } else {
-        super::count(s.calls as u64, "call")
+        crate::fmt::plural(s.calls as u64, "call")
     };
     if s.errors > 0 {
         out.push_str(" · ");
-        out.push_str(&super::count(s.errors as u64, "error"));
+        out.push_str(&crate::fmt::plural(s.errors as u64, "error"));
     }
     if let Some(ms) = s.duration_ms {
         out.push_str(" · ");
-        out.push_str(&fmt_duration(ms as f64));
+        out.push_str(&crate::fmt::duration_ms(ms as f64));
     }
     out
 }
@@ -213,7 +213,7 @@ pub fn build_row(
             let room = width.saturating_sub(fixed);
             if let Fold::Folded(sum) = fold {
                 let tail = fold_summary_fit(&sum, room);
-                let tail_w = super::width_of(&tail) + 1;
+                let tail_w = crate::fmt::width(&tail) + 1;
                 let text_w = room.saturating_sub(tail_w);
                 let err_style = if sum.errors > 0 {
                     theme.status_failed
@@ -246,9 +246,9 @@ fn build_invocation_row(
     let depth = inv.delegation_chain.len().min(MAX_DEPTH);
     let (badge, badge_style) = badge(&inv.status, session.ended, theme);
     let duration = match inv.duration_ms() {
-        Some(ms) => fmt_duration(ms),
+        Some(ms) => crate::fmt::duration_ms(ms),
         None if inv.status.is_open() && !session.ended => match (now, inv.requested_at) {
-            (Some(n), Some(r)) if n.0 >= r.0 => fmt_duration((n.0 - r.0) as f64),
+            (Some(n), Some(r)) if n.0 >= r.0 => crate::fmt::duration_ms((n.0 - r.0) as f64),
             _ => String::new(),
         },
         None => String::new(),
@@ -299,14 +299,14 @@ pub fn badge<'a>(status: &'a CallStatus, ended: bool, theme: &Theme) -> (&'a str
 /// The catalog row's summary: `1 tool published`, `4 tools published` (a live Claude Code
 /// session publishes its catalog as tools appear, so 1 is common).
 fn published_label(n: usize) -> String {
-    format!("{n} tool{} published", if n == 1 { "" } else { "s" })
+    format!("{n} tool{} published", plural_s(n))
 }
 
 fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
     let time = clock(f.envelope.timestamp);
     let fill = |label: &str, ch: char, style: Style| {
         let head = format!("{ch}{ch} {label} ");
-        let rest = width.saturating_sub(TIME_W + 2 + super::width_of(&head));
+        let rest = width.saturating_sub(TIME_W + 2 + crate::fmt::width(&head));
         Line::from(vec![
             Span::styled(time.clone(), theme.dim),
             Span::raw("  "),

@@ -15,14 +15,14 @@ pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
     let bindings = app.keymap.bindings();
     let key_w = bindings
         .iter()
-        .map(|b| super::width_of(&b.keys_label()))
+        .map(|b| crate::fmt::width(&b.keys_label()))
         .max()
         .unwrap_or(0);
     let lines: Vec<Line<'static>> = bindings
         .iter()
         .map(|b| {
             Line::from(vec![
-                Span::styled(super::fit(&b.keys_label(), key_w + 2), app.theme.hint),
+                Span::styled(crate::fmt::fit(&b.keys_label(), key_w + 2), app.theme.hint),
                 Span::raw(b.desc),
             ])
         })
@@ -46,7 +46,7 @@ pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
         lines.len()
     };
     let want_w =
-        if two { col_w * 2 + 5 } else { col_w + 4 }.max(super::width_of(HELP_FOOTER) as u16 + 4);
+        if two { col_w * 2 + 5 } else { col_w + 4 }.max(crate::fmt::width(HELP_FOOTER) as u16 + 4);
     let want_h = per_col as u16 + 4;
     let [_, mid, _] = Layout::vertical([
         Constraint::Fill(1),

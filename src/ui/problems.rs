@@ -154,14 +154,6 @@ pub fn level_style(theme: &Theme, level: Level) -> Style {
     }
 }
 
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
 /// The problems panel over a session.
 #[derive(Debug, Clone, Copy)]
 pub struct ProblemsView<'a> {
@@ -245,11 +237,14 @@ impl ProblemsView<'_> {
             _ => LevelCounts::of(findings),
         };
         let summary = Line::from(vec![
-            Span::styled(plural(c.error, "error"), theme.finding_error),
+            Span::styled(crate::fmt::plural(c.error, "error"), theme.finding_error),
             Span::styled(" · ", theme.dim),
-            Span::styled(plural(c.warning, "warning"), theme.finding_warning),
+            Span::styled(
+                crate::fmt::plural(c.warning, "warning"),
+                theme.finding_warning,
+            ),
             Span::styled(" · ", theme.dim),
-            Span::styled(plural(c.info, "info"), theme.finding_info),
+            Span::styled(crate::fmt::plural(c.info, "info"), theme.finding_info),
             Span::styled("   Enter: go to the frame", theme.dim),
         ]);
         buf.set_line(area.x, area.y, &summary, area.width);

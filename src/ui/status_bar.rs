@@ -21,28 +21,6 @@ const LABEL_MIN: usize = 12;
 /// Most columns of the source's name.
 const LABEL_MAX: usize = 40;
 
-/// `s` cut to at most `width` columns by dropping its start (a path keeps its file name):
-/// `…ompaction-A-excerpt.jsonl`.
-fn truncate_start(s: &str, width: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    if super::width_of(s) <= width {
-        return s.to_owned();
-    }
-    let mut kept = Vec::new();
-    let mut used = 1; // the ellipsis
-    for ch in s.chars().rev() {
-        let cw = ch.width().unwrap_or(0);
-        if used + cw > width {
-            break;
-        }
-        used += cw;
-        kept.push(ch);
-    }
-    let mut out = String::from(if width == 0 { "" } else { "…" });
-    out.extend(kept.iter().rev());
-    out
-}
-
 /// Draws the two status rows.
 pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height == 0 {
@@ -70,7 +48,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let c = &app.session.counts;
     let findings = app.session.findings.len();
     let width =
-        |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::width_of(&s.content)).sum() };
+        |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| crate::fmt::width(&s.content)).sum() };
     // What must show: the state, and what the user asked for (filter, search and its count,
     // scan progress). Then, by priority: the source's name (at least LABEL_MIN columns), the
     // message, the counts, the rest of the name, the token totals.
@@ -80,7 +58,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let mut counts = vec![
         Span::styled(" │ ", t.border),
-        Span::raw(super::count(c.invocations, "call")),
+        Span::raw(crate::fmt::plural(c.invocations, "call")),
     ];
     if c.running > 0 {
         let label = if app.session.ended {
@@ -95,13 +73,13 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     }
     if c.failed > 0 {
         counts.push(Span::styled(
-            format!(" · {}", super::count(c.failed, "error")),
+            format!(" · {}", crate::fmt::plural(c.failed, "error")),
             t.status_failed,
         ));
     }
     if findings > 0 {
         counts.push(Span::styled(
-            format!(" · {}", super::count(findings as u64, "finding")),
+            format!(" · {}", crate::fmt::plural(findings as u64, "finding")),
             t.finding_warning,
         ));
     }
@@ -109,7 +87,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         counts.push(Span::styled(
             format!(
                 " · {} dropped (oldest)",
-                super::count(app.session.dropped_items, "row")
+                crate::fmt::plural(app.session.dropped_items, "row")
             ),
             t.dim,
         ));
@@ -144,7 +122,8 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let must = 2 + LABEL_MIN + width(&fixed) + width(&tail);
     let mut message_below = None;
     if let Some(m) = &app.view.message {
-        if must + 3 + super::width_of(m) > w && app.view.mode == Mode::Normal && area.height >= 2 {
+        if must + 3 + crate::fmt::width(m) > w && app.view.mode == Mode::Normal && area.height >= 2
+        {
             message_below = Some(Span::styled(format!(" {m} "), t.finding_warning));
         } else {
             tail.push(Span::styled(" │ ", t.border));
@@ -159,7 +138,10 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         .saturating_sub(width(&counts))
         .clamp(LABEL_MIN, LABEL_MAX);
     let mut spans = vec![Span::styled(
-        format!(" {} ", truncate_start(&app.source_label, label_w)),
+        format!(
+            " {} ",
+            crate::fmt::truncate_keep_tail(&app.source_label, label_w)
+        ),
         t.title,
     )];
     spans.extend(fixed);
@@ -179,7 +161,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             s.push_str(" cached");
         }
         s.push_str(" tokens");
-        if width(&spans) + width(&tail) + super::width_of(&s) <= w {
+        if width(&spans) + width(&tail) + crate::fmt::width(&s) <= w {
             spans.push(Span::styled(s, t.dim));
         }
     }
@@ -210,17 +192,17 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             let mut spans = Vec::new();
             let mut used = 0usize;
             if let Some(m) = message_below {
-                used += super::width_of(&m.content);
+                used += crate::fmt::width(&m.content);
                 spans.push(m);
             }
             if let Some(h) = &app.hint {
                 let s = format!(" {h} ");
-                used += super::width_of(&s);
+                used += crate::fmt::width(&s);
                 spans.push(Span::styled(s, t.finding_info));
             }
             for (key, label) in app.keymap.hints() {
                 let piece = format!(" {key} {label} ");
-                let pw = super::width_of(&piece);
+                let pw = crate::fmt::width(&piece);
                 if used + pw > w {
                     break;
                 }
@@ -245,19 +227,7 @@ pub fn short_count(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{short_count, truncate_start};
-
-    #[test]
-    fn long_labels_keep_their_end() {
-        assert_eq!(
-            truncate_start("/a/b/session.jsonl", 40),
-            "/a/b/session.jsonl"
-        );
-        assert_eq!(truncate_start("/a/b/session.jsonl", 10), "…ion.jsonl");
-        assert_eq!(truncate_start("/a/日本.jsonl", 9), "…本.jsonl");
-        assert_eq!(truncate_start("/a/日本.jsonl", 8), "….jsonl");
-        assert_eq!(truncate_start("abc", 0), "");
-    }
+    use super::short_count;
 
     #[test]
     fn short_counts() {

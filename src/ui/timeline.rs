@@ -49,7 +49,7 @@ pub fn build_timeline_line(
         clock(st.total_ms)
     );
     let tail = format!(" {}/{}", st.cursor, st.len);
-    let used = super::width_of(&head) + super::width_of(&tail);
+    let used = crate::fmt::width(&head) + crate::fmt::width(&tail);
     let bar_w = usize::from(width).saturating_sub(used);
     let mut spans = vec![Span::styled(head, theme.title)];
     if bar_w >= 3 {

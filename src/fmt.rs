@@ -1,0 +1,240 @@
+//! Small text helpers every output shares: plurals, durations, byte sizes, display widths and
+//! fitting text to a number of columns (cutting at the end, or keeping the tail).
+//!
+//! Who calls it: the widgets (`ui/`), the renderers (`render/`), the commands (`cmd/`) and
+//! `serve`. It is the one place for these: a second copy elsewhere drifts (the catalog once said
+//! `62m00s` where the feed said `1h02m`).
+//!
+//! Invariants: pure functions of their arguments; widths are display columns
+//! (`unicode-width`), never bytes or chars; a cut string ends (or, keeping the tail, starts)
+//! with `…` and is never wider than asked.
+
+use unicode_width::UnicodeWidthChar;
+
+/// Display width of a string in columns.
+pub fn width(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// `n` and a noun, pluralised: `1 error`, `2 errors`, `0 calls` (`noun` is the singular;
+/// English `-s` plural).
+pub fn plural(n: impl Count, noun: &str) -> String {
+    let n = n.get();
+    format!("{n} {noun}{}", plural_s(n))
+}
+
+/// The plural ending for a count: `""` for 1, else `"s"` (`format!("{n} chunk{}", plural_s(n))`).
+pub fn plural_s(n: impl Count) -> &'static str {
+    if n.get() == 1 { "" } else { "s" }
+}
+
+/// A count of things, whatever integer type holds it (for [`plural`]).
+pub trait Count: Copy {
+    fn get(self) -> u64;
+}
+
+macro_rules! count_from {
+    ($($t:ty),*) => {$(
+        impl Count for $t {
+            fn get(self) -> u64 {
+                u64::from(self)
+            }
+        }
+    )*};
+}
+count_from!(u8, u16, u32, u64);
+
+impl Count for usize {
+    fn get(self) -> u64 {
+        self as u64
+    }
+}
+
+/// Human duration of `ms` milliseconds, at most 6 columns: `850ms`, `1.2s`, `12m03s`, `1h02m`,
+/// `11d19h`, `400d`; `?` when negative or not finite.
+pub fn duration_ms(ms: f64) -> String {
+    if !ms.is_finite() || ms < 0.0 {
+        return "?".to_owned();
+    }
+    if ms < 1000.0 {
+        return format!("{ms:.0}ms");
+    }
+    let s = ms / 1000.0;
+    if s < 60.0 {
+        return format!("{s:.1}s");
+    }
+    let total = s as u64;
+    if total < 3600 {
+        return format!("{}m{:02}s", total / 60, total % 60);
+    }
+    if total < 86_400 {
+        return format!("{}h{:02}m", total / 3600, (total % 3600) / 60);
+    }
+    // Days, so a call running for weeks still fits the feed's 6 columns (`11d19h`).
+    let days = total / 86_400;
+    if days < 100 {
+        return format!("{days}d{:02}h", (total % 86_400) / 3600);
+    }
+    format!("{days}d")
+}
+
+/// Human byte size, at most 9 columns: `512 B`, `12.3 KiB`, `4.0 MiB`, `1.2 GiB`, `3.0 TiB`. The
+/// unit steps up at 1000 of the smaller one (`1022 KiB` shows as `1.0 MiB`), so the number
+/// never has four digits before the point.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1000 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 999.95 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+/// Cuts `s` to at most `width` columns, ending with `…` when cut.
+pub fn truncate(s: &str, width: usize) -> String {
+    if self::width(s) <= width {
+        return s.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > width - 1 {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// Cuts `s` to at most `width` columns by dropping its start, so a path keeps its file name:
+/// `…ompaction-A-excerpt.jsonl`.
+pub fn truncate_keep_tail(s: &str, width: usize) -> String {
+    if self::width(s) <= width {
+        return s.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1; // the ellipsis
+    for ch in s.chars().rev() {
+        let cw = ch.width().unwrap_or(0);
+        if used + cw > width {
+            break;
+        }
+        used += cw;
+        kept.push(ch);
+    }
+    let mut out = String::from("…");
+    out.extend(kept.iter().rev());
+    out
+}
+
+/// [`truncate`], then padded with spaces to exactly `width` columns (left-aligned).
+pub fn fit(s: &str, width: usize) -> String {
+    pad_right(truncate(s, width), width)
+}
+
+/// [`truncate`], then padded on the left to exactly `width` columns (right-aligned).
+pub fn fit_right(s: &str, width: usize) -> String {
+    let t = truncate(s, width);
+    let mut out: String = std::iter::repeat_n(' ', width.saturating_sub(self::width(&t))).collect();
+    out.push_str(&t);
+    out
+}
+
+/// [`truncate_keep_tail`], then padded with spaces to exactly `width` columns.
+pub fn fit_keep_tail(s: &str, width: usize) -> String {
+    pad_right(truncate_keep_tail(s, width), width)
+}
+
+fn pad_right(mut t: String, width: usize) -> String {
+    let w = self::width(&t);
+    t.extend(std::iter::repeat_n(' ', width.saturating_sub(w)));
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1u64, "call"), "1 call");
+        assert_eq!(plural(0u64, "call"), "0 calls");
+        assert_eq!(plural(2u32, "error"), "2 errors");
+        assert_eq!(format!("chunk{}", plural_s(3u8)), "chunks");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_ms(850.0), "850ms");
+        assert_eq!(duration_ms(1250.0), "1.2s");
+        assert_eq!(duration_ms(723_000.0), "12m03s");
+        // The catalog used to say 62m00s here.
+        assert_eq!(duration_ms(3_720_000.0), "1h02m");
+        // Long-running calls stay within the feed's 6 columns.
+        assert_eq!(duration_ms(86_399_000.0), "23h59m");
+        assert_eq!(duration_ms(1_018_800_000.0), "11d19h");
+        assert_eq!(duration_ms(400.0 * 86_400_000.0), "400d");
+        assert_eq!(duration_ms(f64::NAN), "?");
+    }
+
+    #[test]
+    fn byte_sizes_fit_nine_columns() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1234), "1.2 KiB");
+        assert_eq!(bytes(1022 * 1024), "1.0 MiB");
+        assert_eq!(bytes(4 << 20), "4.0 MiB");
+        assert_eq!(bytes(3 << 40), "3.0 TiB");
+        for n in [0, 999, 1000, 1023, 1_048_575, 999 << 40] {
+            assert!(bytes(n).len() <= 9, "{n}: {}", bytes(n));
+        }
+    }
+
+    #[test]
+    fn fitting_counts_columns() {
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("ab", 4), "ab  ");
+        assert_eq!(fit("日本語", 4), "日… ");
+        assert_eq!(fit_right("ab", 4), "  ab");
+        assert_eq!(truncate("abc", 0), "");
+        assert_eq!(
+            truncate_keep_tail("/a/b/session.jsonl", 40),
+            "/a/b/session.jsonl"
+        );
+        assert_eq!(truncate_keep_tail("/a/b/session.jsonl", 10), "…ion.jsonl");
+        assert_eq!(truncate_keep_tail("/a/日本.jsonl", 9), "…本.jsonl");
+        assert_eq!(truncate_keep_tail("/a/日本.jsonl", 8), "….jsonl");
+        assert_eq!(truncate_keep_tail("abc", 0), "");
+        assert_eq!(fit_keep_tail("/a/b/c.txt", 8), "…b/c.txt");
+    }
+
+    #[test]
+    fn byte_sizes_are_nine_columns_at_most() {
+        let got: Vec<String> = [0, 999, 1000, 12_595, 1_046_828, 1_992_169, 1_073_741_824]
+            .into_iter()
+            .map(bytes)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "0 B", "999 B", "1.0 KiB", "12.3 KiB", "1.0 MiB", "1.9 MiB", "1.0 GiB"
+            ]
+        );
+        for b in [1_023_999, 1_048_575, 1_048_575_999, 1_000_000_000_000] {
+            assert!(bytes(b).chars().count() <= 9, "{}", bytes(b));
+        }
+    }
+}
