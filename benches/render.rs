@@ -1,14 +1,13 @@
 //! Render benchmarks (criterion): a 10,000-line unified diff, through the viewer (`app_*`: select
 //! the call → first drawn frame with a `TestBackend`; the background jobs; scrolling) and through
-//! the renderer alone (plain, highlighted, wrapping, a screenful sliced from the cache); plus the
-//! one-time syntax-set load.
+//! the renderer alone (plain, highlighted); plus the one-time syntax-set load.
 //!
 //! Run: `cargo bench --bench render` (release profile), or `cargo bench --profile dev --bench
 //! render` to reuse the dev build (rawpv at opt-level 0, ratatui/syntect/similar at 3).
 //!
 //! Measured 2026-11-30, release, 2 shared cores at load ~7–11 (BENCHMARKS.md, "Rendering"):
 //! select → first frame 4.7 ms; background: highlighted first screens +125 ms, every row plain
-//! +43 ms, every row highlighted +5.0 s; scroll frame 1.0 ms; screenful from the cache 88 ns.
+//! +43 ms, every row highlighted +5.0 s; scroll frame 1.0 ms.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -21,7 +20,6 @@ use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
 use rawpv::protocol::OutputType;
-use rawpv::render::cache::{BlockKind, CacheKey, CachedLines, RenderCache};
 use rawpv::render::{RenderCtx, render_output};
 use rawpv::theme::Theme;
 use serde_json::Value;
@@ -84,25 +82,6 @@ fn bench(c: &mut Criterion) {
                 &Value::Null,
                 &highlighted,
             )
-        });
-    });
-    let rendered = render_output(&OutputType::Diff, &diff, "", &Value::Null, &plain);
-    c.bench_function("diff_10k_wrap_into_cache", |b| {
-        b.iter(|| CachedLines::new(black_box(rendered.clone()), 120, true));
-    });
-    let mut cache = RenderCache::new(16);
-    let key = CacheKey::new(0, BlockKind::Output, 1, &plain);
-    let entry = cache.get_or_render(key, true, || rendered.clone());
-    eprintln!("rows after wrap at 120: {}", entry.height());
-    c.bench_function("diff_10k_cached_slice_screenful", |b| {
-        let mut scroll = 0usize;
-        b.iter(|| {
-            let e = cache
-                .get_best(black_box(&key))
-                .unwrap_or_else(|| std::sync::Arc::clone(&entry));
-            scroll = (scroll + 37) % e.height().max(1);
-            let rows = e.slice(scroll, 50);
-            black_box(rows.len())
         });
     });
 }

@@ -1,6 +1,6 @@
 //! Per-`output_type` renderers: data → `Vec<Line<'static>>` (STYLE 4.6).
 //!
-//! Who calls it: the detail pane (through [`cache::RenderCache`]), `print --detail`, tests and
+//! Who calls it: the detail pipeline (`crate::detail`, for the viewer and `print --detail`), tests and
 //! benches. Entry points: [`render_output`] for a result's `output` and [`render_input`] for a
 //! request's `input`; [`renderer_for`] picks the renderer for one `output_type`.
 //!
@@ -9,14 +9,13 @@
 //! (see [`text::visible`] and [`ansi`]): the only styles in the output come from
 //! [`crate::theme::Theme`], from SGR sequences in `text` outputs, or from syntect. An unknown
 //! `output_type`, or a known one with an unexpected shape, renders (as a JSON tree or plain text),
-//! never errors. Shapes accepted are the "output shapes contract" of HELPERS.md.
+//! never errors. The shapes each renderer accepts are listed in its module doc (`Shapes:`).
 //!
 //! Syntax highlighting is the only expensive step: with [`RenderCtx::highlight`] off the same
 //! renderers give a cheap plain rendering, so the app can draw that at once and run the
 //! highlighted rendering on `spawn_blocking`.
 
 pub mod ansi;
-pub mod cache;
 pub mod code;
 pub mod diff;
 pub mod highlight;

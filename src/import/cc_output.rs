@@ -1,5 +1,5 @@
-//! Claude Code `toolUseResult` → `tool.invoke.result.output` in the shapes of the output contract
-//! (HELPERS.md "Output shapes contract"; SPEC 3.4, SPEC 4).
+//! Claude Code `toolUseResult` → `tool.invoke.result.output` in the shapes the renderers accept
+//! (each `render/*.rs` module doc lists its `Shapes:`; SPEC 3.4, SPEC 4).
 //!
 //! Who calls it: the Claude Code transcript and stream-json adapters (`super::cc_map`).
 //! Invariants: pure; never panics; any shape it does not know becomes the `tool_result` text, so

@@ -3,7 +3,7 @@
 //!
 //! Who calls it: `renderer_for(Diff)`; [`build_edit_lines`] also draws Edit / `MultiEdit` inputs.
 //!
-//! Shapes (HELPERS.md): a unified diff string (parsed by [`parse`]; a string that is not a diff
+//! Shapes: a unified diff string (parsed by [`parse`]; a string that is not a diff
 //! is shown as text); `{file_path, structured_patch: [...]}` (preferred when non-empty);
 //! `{file_path, old_string, new_string}`; `{file_path, edits: [{old_string, new_string}]}`;
 //! Write's `{file_path, content, type: "create"|"update", original_file?}`; camelCase spellings

@@ -885,22 +885,6 @@ impl StatefulWidget for CatalogView<'_> {
     }
 }
 
-/// Draws the panel with a throwaway state scrolled by `scroll` (the viewer's first interface;
-/// prefer [`CatalogView`] with a kept [`CatalogState`]).
-pub fn render_catalog(
-    area: Rect,
-    buf: &mut Buffer,
-    session: &Session,
-    theme: &Theme,
-    scroll: usize,
-) {
-    let mut state = CatalogState {
-        scroll,
-        ..CatalogState::default()
-    };
-    CatalogView::new(session, theme).render(area, buf, &mut state);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,20 +288,3 @@ impl StatefulWidget for ProblemsView<'_> {
         self.render_with(area, buf, state);
     }
 }
-
-/// Draws the panel with a throwaway state whose first row is `scroll` (the viewer's first
-/// interface; prefer [`ProblemsView`] with a kept [`ProblemsState`]).
-pub fn render_problems(
-    area: Rect,
-    buf: &mut Buffer,
-    session: &Session,
-    theme: &Theme,
-    scroll: usize,
-) {
-    let mut state = ProblemsState {
-        selected: scroll,
-        offset: scroll,
-        counts: None,
-    };
-    ProblemsView::new(session, theme).render(area, buf, &mut state);
-}
