@@ -15,7 +15,8 @@
 //!   only if it is for the selected item. Plain text stands in meanwhile.
 //! * A `SourceMsg::Replace` (a saved Claude Code file, exactly ordered after it was streamed)
 //!   swaps the whole session: every index held into the old one is mapped or dropped
-//!   (`App::replace_session`), and renders started before it are ignored.
+//!   (`App::rebase_view`, the one path for restarts, compactions and replacements), and renders
+//!   started before it are ignored.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -354,6 +355,36 @@ impl App {
         app
     }
 
+    /// The session shown.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The session, to change its settings (`max_items`, `backing`) before a source starts.
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// The view state.
+    pub fn view(&self) -> &ViewState {
+        &self.view
+    }
+
+    /// The view state, to set it up in tests (prefer actions).
+    pub fn view_mut(&mut self) -> &mut ViewState {
+        &mut self.view
+    }
+
+    /// The detail pane's current lines (wrapped as drawn).
+    pub fn detail_lines(&self) -> &[Line<'static>] {
+        &self.detail.lines
+    }
+
+    /// Takes the render jobs waiting to be spawned (the loop spawns them; tests run or hold them).
+    pub fn take_jobs(&mut self) -> Vec<RenderJob> {
+        std::mem::take(&mut self.jobs)
+    }
+
     /// Whether the elapsed-time tick should run.
     pub fn animating(&self) -> bool {
         self.live && !self.session.ended && self.session.counts.running > 0
@@ -576,26 +607,14 @@ impl App {
                     SourceState::Ended => SourceStatus::Ended,
                     SourceState::Restarted { reason } => {
                         // The source re-sends from the start: fold it again from scratch.
-                        self.session = Session::new();
-                        self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
-                        self.view.filtered.clone_from(&self.view.rows);
-                        self.view.folds = view::Folds::default();
-                        self.view.tokens = view::Tokens::default();
-                        self.view.quiet = 0;
-                        self.scan = None;
-                        self.restart_count();
-                        self.view.progress = None;
-                        self.view.feed.selected = 0;
-                        self.view.feed.offset = 0;
-                        self.detail = DetailCache::default();
-                        self.view.message = Some(format!("input restarted: {reason}"));
+                        self.rebase_view(Rebase::Restarted { reason });
                         SourceStatus::Live
                     }
                 };
             }
             SourceMsg::Replace(session) => {
                 self.ordering = false;
-                self.replace_session(*session);
+                self.rebase_view(Rebase::Replaced(session));
             }
             SourceMsg::Eof => {
                 self.ordering = false;
@@ -612,36 +631,72 @@ impl App {
     }
 
     /// Memory bound on endless streams: drops the oldest finished rows past
-    /// `Session::item_cap` and remaps the selection and filtered rows (the status bar shows the
-    /// dropped count).
+    /// `Session::item_cap` (the status bar shows the dropped count) and rebases the view.
     fn compact_session(&mut self) {
         let selected = self.view.selected_item(&self.session);
-        let Some(c) = self.session.compact_if_needed() else {
-            return;
-        };
-        self.view.remap(&c, self.session.items.len());
-        self.scan_after_compaction(&c);
-        let new_sel = selected
-            .and_then(|i| c.item(i))
-            .and_then(|i| self.view.row_of(i));
-        let last = self.row_count().saturating_sub(1);
-        self.view.feed.selected = if self.view.feed.follow {
-            last
-        } else {
-            new_sel.unwrap_or(0).min(last)
-        };
-        self.view.feed.offset = 0;
+        if let Some(c) = self.session.compact_if_needed() {
+            self.rebase_view(Rebase::Compacted { c, selected });
+        }
+    }
+
+    /// The one path for a session that changed wholesale under the view ([`Rebase`]): every
+    /// item index held for the old session is mapped or dropped, and every cache and render
+    /// derived from it goes. In all three cases: the render generation is bumped so results of
+    /// renders started before are ignored, the detail cache and the panels' caches (catalog,
+    /// problems) start afresh keeping their selections, the search count restarts and the
+    /// detail resets. Then, by case:
+    /// * `Restarted`: a new empty session; rows, folds, token totals and quiet count from zero.
+    /// * `Compacted`: rows and folds remapped (`ViewState::remap`), the scan adjusted, the
+    ///   selection kept (the last row when following).
+    /// * `Replaced`: the selected row is kept by invocation id (else by kind, line and record;
+    ///   else the row number is clamped), folded turns by their prompt's row; the filter, quiet
+    ///   rows, turns and token totals are recomputed at once. The session's `backing` and
+    ///   `max_items` settings stay.
+    fn rebase_view(&mut self, why: Rebase) {
+        self.generation += 1;
+        self.stale_before = self.generation;
+        self.in_flight = false;
         self.detail = DetailCache::default();
+        let (tool, finding) = (self.view.catalog.selected, self.view.problems.selected);
+        self.view.catalog = crate::ui::catalog::CatalogState::default();
+        self.view.catalog.selected = tool;
+        self.view.problems = crate::ui::problems::ProblemsState::default();
+        self.view.problems.selected = finding;
+        match why {
+            Rebase::Restarted { reason } => {
+                self.session = Session::new();
+                self.scan = None;
+                self.view.progress = None;
+                self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
+                self.view.filtered.clone_from(&self.view.rows);
+                self.view.folds = view::Folds::default();
+                self.view.tokens = view::Tokens::default();
+                self.view.quiet = 0;
+                self.view.feed.selected = 0;
+                self.view.feed.offset = 0;
+                self.view.message = Some(format!("input restarted: {reason}"));
+                self.restart_count();
+            }
+            Rebase::Compacted { c, selected } => {
+                self.view.remap(&c, self.session.items.len());
+                self.scan_after_compaction(&c);
+                let new_sel = selected
+                    .and_then(|i| c.item(i))
+                    .and_then(|i| self.view.row_of(i));
+                let last = self.row_count().saturating_sub(1);
+                self.view.feed.selected = if self.view.feed.follow {
+                    last
+                } else {
+                    new_sel.unwrap_or(0).min(last)
+                };
+                self.view.feed.offset = 0;
+            }
+            Rebase::Replaced(new) => self.replace_session(*new),
+        }
         self.reset_detail();
     }
 
-    /// The source sent the exact session (`SourceMsg::Replace`: a Claude Code file in parent-graph
-    /// order with its subagent files) to take the place of the streamed one. Every item index
-    /// held for the old session is dropped or mapped: the selected row is kept by invocation id
-    /// (else by line; else the row number is clamped), folded turns by their prompt's line; the
-    /// filter, quiet rows, turns and token totals are recomputed at once; the search count
-    /// restarts; render caches (detail, catalog and problems panels) and in-flight renders are
-    /// dropped. The session's `backing` and `max_items` settings stay.
+    /// [`Rebase::Replaced`]: swaps in the exact session and maps the view's item indices.
     fn replace_session(&mut self, mut new: Session) {
         let old_row = self.view.feed.selected;
         let selected = self
@@ -669,22 +724,12 @@ impl App {
         self.view.folds = view::Folds::default();
         self.view.tokens = view::Tokens::default();
         self.view.quiet = 0;
-        // The panels cache counts keyed by list lengths: start them afresh (selections clamp).
-        let (tool, finding) = (self.view.catalog.selected, self.view.problems.selected);
-        self.view.catalog = crate::ui::catalog::CatalogState::default();
-        self.view.catalog.selected = tool;
-        self.view.problems = crate::ui::problems::ProblemsState::default();
-        self.view.problems.selected = finding;
         let n = self.session.items.len();
         // With every item a row, row == item until the filter scan maps it.
         self.view.feed.selected = match (&selected, found.first().copied().flatten()) {
             (Some(_), Some(i)) => i,
             _ => old_row.min(n.saturating_sub(1)),
         };
-        self.detail = DetailCache::default();
-        self.generation += 1;
-        self.stale_before = self.generation;
-        self.in_flight = false;
         self.count = None;
         self.start_filter_scan();
         self.finish_filter_scan();
@@ -700,7 +745,6 @@ impl App {
             };
             self.view.feed.selected = row.min(self.row_count().saturating_sub(1));
         }
-        self.reset_detail();
         self.restart_count();
     }
 
@@ -1703,6 +1747,21 @@ impl Signals {
         #[cfg(not(unix))]
         std::future::pending::<()>().await;
     }
+}
+
+/// Why the session under the view changed wholesale ([`App::rebase_view`]).
+#[derive(Debug)]
+enum Rebase {
+    /// The source re-sends from the start (a followed file was truncated or replaced).
+    Restarted { reason: String },
+    /// The oldest rows were dropped (`Session::compact_if_needed`); `selected` is the item that
+    /// was selected before.
+    Compacted {
+        c: crate::session::Compaction,
+        selected: Option<usize>,
+    },
+    /// The exact session takes the streamed one's place (`SourceMsg::Replace`).
+    Replaced(Box<Session>),
 }
 
 /// What identifies a feed row across two decodes of the same input (`App::replace_session`):
