@@ -1604,7 +1604,7 @@ where
     // Received but not yet applied (a turn applies at most APPLY_PER_TURN items).
     let mut pending = std::collections::VecDeque::new();
     let mut source_open = true;
-    let mut signals = Signals::new()?;
+    let mut signals = crate::signals::Signals::new()?;
     let mut next_tick = Instant::now() + TICK;
     while !app.quit {
         let draw_at = sched.deadline();
@@ -1621,7 +1621,17 @@ where
                 Some(Err(e)) => return Err(e.into()),
                 None => break,
             },
-            () = signals.recv() => break,
+            sig = signals.recv() => match sig {
+                crate::signals::Sig::Fatal(_) => break,
+                crate::signals::Sig::Stop => {
+                    screen.suspend()?;
+                    sched.request_now();
+                }
+                crate::signals::Sig::Cont => {
+                    screen.resume()?;
+                    sched.request_now();
+                }
+            },
             () = sleep_until_opt(draw_at), if draw_at.is_some() => {
                 let size = screen.size()?;
                 app.prepare(Rect::new(0, 0, size.width, size.height));
@@ -1708,44 +1718,6 @@ fn apply_some(app: &mut App, pending: &mut std::collections::VecDeque<SourceMsg>
 async fn sleep_until_opt(at: Option<Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(at).await;
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP as one stream: any of them quits (restoring the terminal).
-struct Signals {
-    #[cfg(unix)]
-    sigs: [tokio::signal::unix::Signal; 3],
-}
-
-impl Signals {
-    fn new() -> std::io::Result<Self> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            Ok(Self {
-                sigs: [
-                    signal(SignalKind::interrupt())?,
-                    signal(SignalKind::terminate())?,
-                    signal(SignalKind::hangup())?,
-                ],
-            })
-        }
-        #[cfg(not(unix))]
-        Ok(Self {})
-    }
-
-    async fn recv(&mut self) {
-        #[cfg(unix)]
-        {
-            let [a, b, c] = &mut self.sigs;
-            tokio::select! {
-                _ = a.recv() => {}
-                _ = b.recv() => {}
-                _ = c.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        std::future::pending::<()>().await;
     }
 }
 

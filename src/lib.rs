@@ -31,6 +31,7 @@ pub mod render;
 pub mod replay;
 pub mod serve;
 pub mod session;
+pub mod signals;
 pub mod source;
 pub mod theme;
 pub mod tui;

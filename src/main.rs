@@ -24,6 +24,8 @@ fn main() {
         }
     };
     let code = runtime.block_on(run(cli));
+    // A fatal signal ended the screen (restored by now): exit as the shell expects, 128+N.
+    let code = rawpv::signals::fatal().map_or(code, |n| 128 + n);
     std::process::exit(code);
 }
 

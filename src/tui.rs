@@ -4,7 +4,8 @@
 //! Who uses it: [`crate::app::run`], the only owner of the terminal. Invariants: [`restore`] is
 //! idempotent and is reached on quit (`Drop`), on error (`Drop` while unwinding the `?`), on panic
 //! (the hook installed by [`Tui::init`] restores first, then runs the previous hook so the message
-//! is readable) and on SIGINT/SIGTERM/SIGHUP (the app loop quits, which drops the guard).
+//! is readable) and on every fatal signal of `crate::signals` (the screen's loop quits, which
+//! drops the guard; `main.rs` then exits 128+N).
 //! Every draw is wrapped in synchronized output so fast streams do not tear.
 
 use std::io::{self, Stdout, Write};
@@ -64,8 +65,10 @@ impl Tui {
         r
     }
 
-    /// Ctrl-Z: restores the terminal, stops the process (SIGTSTP), and on `fg` re-enters TUI
-    /// mode and clears so the next draw repaints everything.
+    /// Ctrl-Z or an outside SIGTSTP: restores the terminal, stops the process, and on `fg`
+    /// re-enters TUI mode and clears so the next draw repaints everything. It stops with SIGSTOP:
+    /// SIGTSTP has a handler while the screen runs (`crate::signals`), so raising it would not
+    /// stop anything.
     ///
     /// # Errors
     /// Re-entering TUI mode failed.
@@ -73,8 +76,17 @@ impl Tui {
         restore()?;
         #[cfg(unix)]
         {
-            let _ = signal_hook::low_level::raise(signal_hook::consts::SIGTSTP);
+            let _ = signal_hook::low_level::raise(signal_hook::consts::SIGSTOP);
         }
+        self.resume()
+    }
+
+    /// Re-enters TUI mode (raw, alternate screen, mouse; the shell may have reset them while
+    /// the process was stopped) and clears so the next draw repaints everything (SIGCONT).
+    ///
+    /// # Errors
+    /// Re-entering TUI mode failed.
+    pub fn resume(&mut self) -> io::Result<()> {
         enter()?;
         self.clear_screen()
     }

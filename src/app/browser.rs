@@ -3,8 +3,10 @@
 //! Enter opens the session in the viewer, and Esc (or q) in the viewer comes back to the list.
 //! Esc on an empty filter, or Ctrl-C, leaves.
 //!
-//! Who calls it: [`crate::app::run_browse`] (from `main.rs`). Invariant: one terminal owner; the
-//! list's input stream is dropped while the viewer runs (the viewer reads its own).
+//! Who calls it: [`crate::app::run_browse`] (from `main.rs`). Invariants: one terminal owner; the
+//! list's input stream is dropped while the viewer runs (the viewer reads its own); a fatal
+//! signal, in the list or in a viewer opened from it, ends the process (exit 128+N), and so does
+//! the end of terminal input.
 
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::{App, event_loop};
 use crate::browse::{self, Browser};
 use crate::config::Config;
+use crate::signals::{Sig, Signals};
 use crate::source::{CHANNEL_CAPACITY, NetConfig, SourceKind, spawn_source_with};
 use crate::tui::Tui;
 
@@ -28,12 +31,27 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
     let theme = config.theme(crate::config::no_color_env());
     let mut tui = Tui::init()?;
     let mut events = EventStream::new();
+    // Polled here too: once the viewer has registered handlers, a signal nobody polls is lost.
+    let mut signals = Signals::new()?;
     loop {
         tui.draw(|f| {
             let area = f.area();
             crate::ui::browser::render_browser(area, f.buffer_mut(), &browser, &theme);
         })?;
-        let Some(ev) = events.next().await else {
+        let ev = tokio::select! {
+            biased;
+            ev = events.next() => ev,
+            sig = signals.recv() => {
+                match sig {
+                    Sig::Fatal(_) => break,
+                    Sig::Stop => tui.suspend()?,
+                    Sig::Cont => tui.resume()?,
+                }
+                continue;
+            }
+        };
+        // The terminal went away (EOF) or cannot be read: leave, restoring what can be.
+        let Some(ev) = ev else {
             break;
         };
         let Event::Key(k) = ev? else {
@@ -62,6 +80,10 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
                 };
                 drop(events);
                 open_in_viewer(SourceKind::File(path), config, &mut tui).await?;
+                if crate::signals::fatal().is_some() {
+                    // The viewer quit on a fatal signal: the browser ends with it.
+                    break;
+                }
                 tui.clear_screen()?;
                 events = EventStream::new();
             }

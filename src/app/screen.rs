@@ -44,6 +44,15 @@ pub trait Screen {
     /// Re-entering TUI mode failed.
     fn suspend(&mut self) -> io::Result<()>;
 
+    /// SIGCONT after a stop rawpv did not see (SIGSTOP): sets the terminal up again and makes
+    /// the next draw repaint everything. The default does nothing.
+    ///
+    /// # Errors
+    /// Re-entering TUI mode failed.
+    fn resume(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Called right after each draw with the app as drawn (benches timestamp draws here).
     fn drew(&mut self, _app: &App) {}
 }
@@ -63,6 +72,10 @@ impl Screen for Tui {
 
     fn suspend(&mut self) -> io::Result<()> {
         Self::suspend(self)
+    }
+
+    fn resume(&mut self) -> io::Result<()> {
+        Self::resume(self)
     }
 }
 

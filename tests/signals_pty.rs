@@ -1,0 +1,282 @@
+//! Signals and terminal loss end to end on a real pseudo-terminal (issue 14.2 and 14.12): the
+//! binary runs in a pty (`portable-pty`, the child in its own session with the pty as its
+//! controlling terminal), the test reads everything it writes and sends it signals with
+//! `kill`. After a viewer opened from the session browser had quit, the browser ignored
+//! SIGTERM, SIGHUP and SIGINT and spun on a closed terminal; an outside SIGTSTP left the
+//! alternate screen on and SIGCONT did not redraw.
+//!
+//! Each case checks that rawpv exits within a second with 128+N and that its last words to the
+//! terminal undo what it set up: the alternate screen left, mouse reporting off, the cursor
+//! shown.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+const ENTER_ALT: &str = "\x1b[?1049h";
+const LEAVE_ALT: &str = "\x1b[?1049l";
+const MOUSE_OFF: &str = "\x1b[?1000l";
+const CURSOR_ON: &str = "\x1b[?25h";
+
+struct Term {
+    child: Box<dyn Child + Send + Sync>,
+    master: Option<Box<dyn MasterPty + Send>>,
+    writer: Option<Box<dyn Write + Send>>,
+    out: Arc<Mutex<Vec<u8>>>,
+    /// Tells the reader thread to drop its end of the pty after its next read.
+    stop_reading: Arc<std::sync::atomic::AtomicBool>,
+    _home: tempfile::TempDir,
+}
+
+impl Term {
+    /// `rawpv ARGS` in an 80x24 pty, HOME holding one Claude Code session.
+    fn spawn(args: &[&str]) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join(".claude/projects/-home-me-p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/tui_session.jsonl"
+            ),
+            project.join("s.jsonl"),
+        )
+        .unwrap();
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: 24,
+                cols: 80,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("rawpv"));
+        cmd.args(args);
+        cmd.cwd(home.path());
+        cmd.env("HOME", home.path());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env_remove("RAWPV_CONFIG");
+        cmd.env_remove("RAWP_TOKEN");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&out);
+        let stop_reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = Arc::clone(&stop_reading);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let writer = pty.master.take_writer().unwrap();
+        Self {
+            child,
+            master: Some(pty.master),
+            writer: Some(writer),
+            out,
+            stop_reading,
+            _home: home,
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the output after byte `from` contains `needle`; returns where it ends.
+    fn wait_for(&self, from: usize, needle: &str, what: &str) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let t = self.out.lock().unwrap().clone();
+            let hay = String::from_utf8_lossy(t.get(from..).unwrap_or_default()).into_owned();
+            if let Some(at) = hay.find(needle) {
+                return from + at + needle.len();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: no {needle:?} after byte {from}: {:?}",
+                String::from_utf8_lossy(&t[from.min(t.len()).saturating_sub(2000)..])
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.out.lock().unwrap().len()
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let w = self.writer.as_mut().unwrap();
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.process_id().unwrap()
+    }
+
+    fn kill(&self, sig: &str) {
+        let ok = std::process::Command::new("kill")
+            .args([&format!("-{sig}"), &self.pid().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{sig}");
+    }
+
+    /// The exit code, waiting at most `limit`.
+    fn exit_within(&mut self, limit: Duration) -> Option<u32> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status.exit_code());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// The output after the last time the alternate screen was entered restores every mode
+    /// (waiting a little: the reader thread may still be copying the last bytes).
+    fn assert_restored(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let t = self.text();
+            let tail = &t[t
+                .rfind(ENTER_ALT)
+                .expect("never entered the alternate screen")..];
+            let missing: Vec<&str> = [
+                (LEAVE_ALT, "alternate screen left"),
+                (MOUSE_OFF, "mouse reporting off"),
+                (CURSOR_ON, "cursor shown"),
+            ]
+            .into_iter()
+            .filter(|(seq, _)| !tail.contains(seq))
+            .map(|(_, name)| name)
+            .collect();
+            if missing.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not restored ({missing:?}): {tail:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// The browser → viewer → browser flow: Enter opens the session, `q` comes back.
+fn browser_after_viewer() -> Term {
+    let mut t = Term::spawn(&[]);
+    let at = t.wait_for(0, "Sessions", "browser");
+    t.send(b"\r");
+    // The viewer draws its feed pane.
+    let at = t.wait_for(at, "Feed ", "viewer");
+    t.send(b"q");
+    t.wait_for(at, "Sessions", "browser again");
+    // Let the browser settle on its input before the signal.
+    std::thread::sleep(Duration::from_millis(200));
+    t
+}
+
+#[test]
+fn the_browser_after_a_viewer_quits_on_term_hup_and_int() {
+    for (sig, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let mut t = browser_after_viewer();
+        t.kill(sig);
+        assert_eq!(
+            t.exit_within(Duration::from_secs(1)),
+            Some(code),
+            "SIG{sig}: {:?}",
+            t.text()
+        );
+        t.assert_restored(&format!("SIG{sig}"));
+    }
+}
+
+#[test]
+fn the_browser_after_a_viewer_quits_when_its_terminal_closes() {
+    let mut t = browser_after_viewer();
+    // Every master end must go: the reader thread drops its own after the redraw of one more
+    // key (Down, which changes nothing in a one-session list).
+    t.stop_reading
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    t.send(b"\x1b[B");
+    std::thread::sleep(Duration::from_millis(300));
+    drop(t.writer.take());
+    drop(t.master.take());
+    assert!(
+        t.exit_within(Duration::from_secs(1)).is_some(),
+        "rawpv still runs after its terminal closed"
+    );
+}
+
+#[test]
+fn the_viewer_quits_on_quit_and_user_signals() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
+    for (sig, code) in [("QUIT", 131), ("USR1", 138), ("USR2", 140), ("TERM", 143)] {
+        let mut t = Term::spawn(&[file]);
+        t.wait_for(0, "Feed ", "viewer");
+        t.kill(sig);
+        assert_eq!(
+            t.exit_within(Duration::from_secs(1)),
+            Some(code),
+            "SIG{sig}: {:?}",
+            t.text()
+        );
+        t.assert_restored(&format!("SIG{sig}"));
+    }
+}
+
+#[test]
+fn an_outside_stop_restores_the_terminal_and_continue_redraws() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
+    let mut t = Term::spawn(&[file]);
+    t.wait_for(0, "Feed ", "viewer");
+    let at = t.len();
+    t.kill("TSTP");
+    // Restored before it stops.
+    let at = t.wait_for(at, LEAVE_ALT, "SIGTSTP leaves the alternate screen");
+    t.wait_for(at - LEAVE_ALT.len(), CURSOR_ON, "SIGTSTP shows the cursor");
+    let stat = || std::fs::read_to_string(format!("/proc/{}/stat", t.pid())).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !stat().contains(") T ") {
+        assert!(Instant::now() < deadline, "not stopped: {}", stat());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.kill("CONT");
+    let at = t.wait_for(at, ENTER_ALT, "SIGCONT re-enters the alternate screen");
+    t.wait_for(at, "Feed ", "SIGCONT redraws");
+    // A stop rawpv cannot see (SIGSTOP): SIGCONT still sets the screen up and redraws.
+    let at = t.len();
+    t.kill("STOP");
+    std::thread::sleep(Duration::from_millis(200));
+    t.kill("CONT");
+    let at = t.wait_for(at, ENTER_ALT, "SIGCONT after SIGSTOP");
+    t.wait_for(at, "Feed ", "SIGCONT after SIGSTOP redraws");
+    t.send(b"q");
+    assert_eq!(t.exit_within(Duration::from_secs(5)), Some(0));
+    t.assert_restored("q");
+}
