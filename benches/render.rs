@@ -131,7 +131,7 @@ fn frame(app: &mut App, term: &mut Terminal<TestBackend>) {
 fn settle(app: &mut App, term: &mut Terminal<TestBackend>) {
     for _ in 0..10 {
         frame(app, term);
-        if app.jobs.is_empty() {
+        if app.queued_job().is_none() {
             return;
         }
         app.run_jobs_inline();
@@ -239,14 +239,14 @@ fn bench_app(c: &mut Criterion, diff: &str) {
         app.update(Msg::Action(Action::FocusNext));
         app.update(Msg::Action(Action::ToggleExpand));
         frame(&mut app, &mut term);
-        app.jobs.clear();
+        drop(app.take_jobs());
         let mut times = Vec::new();
         for _ in 0..200 {
             app.update(Msg::Action(Action::PageDown));
             let t = std::time::Instant::now();
             frame(&mut app, &mut term);
             times.push(t.elapsed().as_secs_f64() * 1000.0);
-            app.jobs.clear();
+            drop(app.take_jobs());
         }
         let mut sorted = times.clone();
         sorted.sort_by(f64::total_cmp);
@@ -267,7 +267,7 @@ fn bench_app(c: &mut Criterion, diff: &str) {
     app.update(Msg::Action(Action::FocusNext));
     app.update(Msg::Action(Action::ToggleExpand));
     settle(&mut app, &mut term);
-    eprintln!("expanded rows: {}", app.detail.lines.len());
+    eprintln!("expanded rows: {}", app.detail_lines().len());
     let mut k = 0usize;
     c.bench_function("app_diff_10k_scroll_frame", |b| {
         b.iter(|| {

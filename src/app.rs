@@ -43,6 +43,7 @@ pub use screen::{BackendScreen, CountingSink, Screen};
 
 use crate::action::Action;
 use crate::cli::OpenArgs;
+use crate::detail::{DetailKey, DetailOpts, Pipeline, RenderDone, RenderJob};
 use crate::import::{Decoded, Format};
 use crate::keymap::Keymap;
 use crate::protocol::Timestamp;
@@ -52,7 +53,6 @@ use crate::source::{
 };
 use crate::theme::Theme;
 use crate::tui::Tui;
-use crate::ui::detail::{self as detail_ui, DetailOpts, DetailSource};
 use crate::ui::{self, Areas};
 use crate::view::{self, Filter, Mode, Pane, Tab, ViewState};
 
@@ -94,106 +94,6 @@ pub enum Msg {
     ReplayTick(Instant),
     /// Run the next bounded step of a search or filter scan (`app/scan.rs`).
     Work,
-}
-
-/// What identifies a cached detail rendering.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DetailKey {
-    pub item: usize,
-    pub rev: u64,
-    pub opts: DetailOpts,
-    pub wrap: bool,
-    pub theme: u8,
-}
-
-impl DetailKey {
-    /// The same item drawn the same way, whatever its revision.
-    pub fn same_view(self, other: Self) -> bool {
-        Self {
-            rev: other.rev,
-            ..self
-        } == other
-    }
-}
-
-/// The detail pane's render cache: wrapped lines for one key.
-#[derive(Debug, Clone, Default)]
-pub struct DetailCache {
-    /// The key of a complete rendering in `lines` (`None` while a quick one is shown).
-    pub key: Option<DetailKey>,
-    pub lines: Vec<Line<'static>>,
-    /// A quick, partial rendering is shown (see [`detail_ui::QuickView`]).
-    pub quick: Option<detail_ui::QuickView<DetailKey>>,
-    /// `lines` is complete but not highlighted past its first screens (a heavy item's second
-    /// stage); the highlighted rendering is still to come.
-    pub unhighlighted: bool,
-}
-
-/// A heavy detail render to run off the app task.
-#[derive(Debug)]
-pub struct RenderJob {
-    pub generation: u64,
-    pub key: DetailKey,
-    pub src: DetailSource,
-    pub theme: Theme,
-    /// Only the first screens (this many output rows), highlighted; `None`: everything.
-    pub rows: Option<usize>,
-    /// Run syntect (everything) — off: the plain full rendering, with `first` (the highlighted
-    /// first screens already shown) spliced over its start.
-    pub highlight: bool,
-    pub first: Vec<Line<'static>>,
-}
-
-impl RenderJob {
-    /// Runs the render (blocking; call on `spawn_blocking`).
-    pub fn run(self) -> RenderDone {
-        let lines = match self.rows {
-            Some(rows) => wrap_if(
-                detail_ui::build_first_lines(&self.src, &self.theme, self.key.opts, rows),
-                self.key,
-            ),
-            None if self.highlight => build_wrapped(&self.src, &self.theme, self.key),
-            None => detail_ui::splice_first_screens(
-                &self.first,
-                wrap_if(
-                    detail_ui::build_plain_detail_lines(&self.src, &self.theme, self.key.opts),
-                    self.key,
-                ),
-            ),
-        };
-        RenderDone {
-            generation: self.generation,
-            key: self.key,
-            lines,
-            rows: self.rows,
-            highlight: self.highlight,
-        }
-    }
-}
-
-/// A finished render job.
-#[derive(Debug)]
-pub struct RenderDone {
-    pub generation: u64,
-    pub key: DetailKey,
-    pub lines: Vec<Line<'static>>,
-    /// [`RenderJob::rows`].
-    pub rows: Option<usize>,
-    /// [`RenderJob::highlight`].
-    pub highlight: bool,
-}
-
-fn build_wrapped(src: &DetailSource, theme: &Theme, key: DetailKey) -> Vec<Line<'static>> {
-    wrap_if(detail_ui::build_detail_lines(src, theme, key.opts), key)
-}
-
-fn wrap_if(lines: Vec<Line<'static>>, key: DetailKey) -> Vec<Line<'static>> {
-    if key.wrap {
-        let w = usize::from(key.opts.width);
-        lines.iter().flat_map(|l| ui::wrap_line(l, w)).collect()
-    } else {
-        lines
-    }
 }
 
 /// Coalesces draw requests: draws when dirty, at most once per `min` (STYLE 4.7).
@@ -262,7 +162,8 @@ pub struct App {
     pub hint: Option<String>,
     /// The compiled search (case-insensitive unless the query has an upper-case letter).
     pub search_re: Option<Regex>,
-    pub detail: DetailCache,
+    /// The detail pane's pipeline: shown lines, their key and stage, render jobs.
+    pub detail: Pipeline,
     pub areas: Areas,
     /// Wall clock from the last tick; `None` in tests (no elapsed times drawn).
     pub now: Option<Timestamp>,
@@ -271,13 +172,9 @@ pub struct App {
     pub suspend_requested: bool,
     /// The source is live (stdin, follow, network): select new rows as they arrive.
     pub live: bool,
-    generation: u64,
-    in_flight: bool,
     /// A search just selected a row: scroll its detail to the first matching line once the
     /// detail is rendered (cleared by the next action).
     pub(crate) scroll_to_match: bool,
-    /// Render jobs waiting to be spawned by the loop (or run inline by tests).
-    pub jobs: Vec<RenderJob>,
     /// The replay player (`rawpv --replay FILE`); `None` shows the whole session at once.
     pub replay: Option<crate::replay::Replay>,
     /// The instant the replay state is drawn at (set by replay ticks and actions).
@@ -298,8 +195,6 @@ pub struct App {
     pub scan_budget: Duration,
     /// A saved Claude Code file was read; its exact order is being computed (status bar).
     pub ordering: bool,
-    /// Render results of generations below this were started on a replaced session: ignored.
-    stale_before: u64,
 }
 
 impl App {
@@ -322,16 +217,13 @@ impl App {
             format: None,
             hint: None,
             search_re: None,
-            detail: DetailCache::default(),
+            detail: Pipeline::default(),
             areas: Areas::default(),
             now: None,
             quit: false,
             suspend_requested: false,
             live,
-            generation: 0,
-            in_flight: false,
             scroll_to_match: false,
-            jobs: Vec::new(),
             replay: None,
             clock: Instant::now(),
             timeline_area: Rect::default(),
@@ -342,7 +234,6 @@ impl App {
             scan: None,
             scan_budget: scan::SCAN_BUDGET,
             ordering: false,
-            stale_before: 0,
         }
     }
 
@@ -377,12 +268,23 @@ impl App {
 
     /// The detail pane's current lines (wrapped as drawn).
     pub fn detail_lines(&self) -> &[Line<'static>] {
-        &self.detail.lines
+        self.detail.lines()
     }
 
-    /// Takes the render jobs waiting to be spawned (the loop spawns them; tests run or hold them).
+    /// The detail pane's pipeline (stage, key; read-only).
+    pub fn detail(&self) -> &Pipeline {
+        &self.detail
+    }
+
+    /// The render job waiting to be spawned, if any.
+    pub fn queued_job(&self) -> Option<&RenderJob> {
+        self.detail.queued()
+    }
+
+    /// Takes the render jobs waiting to be spawned (the loop spawns them; tests run or hold
+    /// them). At most one: the newest queued.
     pub fn take_jobs(&mut self) -> Vec<RenderJob> {
-        std::mem::take(&mut self.jobs)
+        self.detail.take_job().into_iter().collect()
     }
 
     /// Whether the elapsed-time tick should run.
@@ -653,10 +555,7 @@ impl App {
     ///   rows, turns and token totals are recomputed at once. The session's `backing` and
     ///   `max_items` settings stay.
     fn rebase_view(&mut self, why: Rebase) {
-        self.generation += 1;
-        self.stale_before = self.generation;
-        self.in_flight = false;
-        self.detail = DetailCache::default();
+        self.detail.invalidate();
         let (tool, finding) = (self.view.catalog.selected, self.view.problems.selected);
         self.view.catalog = crate::ui::catalog::CatalogState::default();
         self.view.catalog.selected = tool;
@@ -771,40 +670,8 @@ impl App {
     }
 
     fn on_rendered(&mut self, done: RenderDone) -> bool {
-        if done.generation == self.generation {
-            self.in_flight = false;
-        }
-        if done.generation < self.stale_before {
-            // Rendered from a session since replaced: its item numbers mean other rows now.
-            return false;
-        }
-        if self.view.selected_item(&self.session) != Some(done.key.item) {
-            // Stale. If the selected row still shows a placeholder, draw again so `prepare`
-            // starts its render now that no job is in flight.
-            return self.detail.key.is_none() && !self.in_flight;
-        }
-        if let Some(rows) = done.rows {
-            // The highlighted first screens replace the plain ones they cover.
-            return match self.detail.quick {
-                Some(q) if q.key.same_view(done.key) && q.rows <= rows => {
-                    let cut = detail_ui::is_cut(&done.lines);
-                    self.detail.lines = done.lines;
-                    self.detail.quick = Some(detail_ui::QuickView {
-                        rows,
-                        highlighted: true,
-                        cut,
-                        ..q
-                    });
-                    true
-                }
-                _ => false,
-            };
-        }
-        self.detail.key = Some(done.key);
-        self.detail.lines = done.lines;
-        self.detail.quick = None;
-        self.detail.unhighlighted = !done.highlight;
-        true
+        let selected = self.view.selected_item(&self.session);
+        self.detail.on_done(done, selected)
     }
 
     fn row_count(&self) -> usize {
@@ -845,7 +712,7 @@ impl App {
         if down {
             let max = self
                 .detail
-                .lines
+                .lines()
                 .len()
                 .saturating_sub(usize::from(d.height));
             d.scroll = (d.scroll + n).min(max);
@@ -1248,7 +1115,7 @@ impl App {
         self.view.detail.follow_tail = true;
         self.view.detail.scroll = self
             .detail
-            .lines
+            .lines()
             .len()
             .saturating_sub(usize::from(self.view.detail.height));
     }
@@ -1302,23 +1169,24 @@ impl App {
         if self.view.tab == Tab::Detail
             && let Some(item) = self.view.selected_item(&self.session)
         {
-            let key = DetailKey {
-                item,
-                rev: detail_ui::item_rev(&self.session, item),
-                opts: DetailOpts {
-                    width: detail_inner.width.max(1),
-                    expanded: self.view.detail.expanded,
-                    side_by_side: self.view.detail.side_by_side,
-                    wrap: self.view.detail.wrap,
-                    limits: self.limits,
-                },
+            let opts = DetailOpts {
+                width: detail_inner.width.max(1),
+                expanded: self.view.detail.expanded,
+                side_by_side: self.view.detail.side_by_side,
                 wrap: self.view.detail.wrap,
-                theme: self.theme.id,
+                limits: self.limits,
             };
-            if self.detail.key != Some(key) || (self.detail.unhighlighted && !self.in_flight) {
-                self.refresh_detail(key);
-            }
-            if self.scroll_to_match && self.detail.key == Some(key) {
+            let key = DetailKey::of(&self.session, item, opts, &self.theme);
+            // Live: every render runs off the app task. Rows arrive faster than highlighting
+            // keeps up, and even a small detail can stall for 100+ ms the first time a syntax is
+            // used, which would hold up keys (measured: examples/live_load.rs, BENCHMARKS.md).
+            let view = (
+                self.view.detail.scroll,
+                usize::from(self.view.detail.height),
+            );
+            self.detail
+                .refresh(&self.session, key, &self.theme, self.live, view);
+            if self.scroll_to_match && self.detail.whole_key() == Some(key) {
                 self.scroll_to_match = false;
                 self.scroll_detail_to_match();
             }
@@ -1326,7 +1194,7 @@ impl App {
         let d = &mut self.view.detail;
         let max = self
             .detail
-            .lines
+            .lines()
             .len()
             .saturating_sub(usize::from(d.height));
         if d.follow_tail {
@@ -1342,7 +1210,7 @@ impl App {
         let Some(re) = &self.search_re else {
             return;
         };
-        let hit = self.detail.lines.iter().position(|l| {
+        let hit = self.detail.lines().iter().position(|l| {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
             re.is_match(&text)
         });
@@ -1370,89 +1238,9 @@ impl App {
         }
     }
 
-    fn refresh_detail(&mut self, key: DetailKey) {
-        // Live: every render runs off the app task. Rows arrive faster than highlighting keeps
-        // up, and even a small detail can stall for 100+ ms the first time a syntax is used, which
-        // would hold up keys (measured: examples/live_load.rs, BENCHMARKS.md).
-        if self.live || detail_ui::is_heavy(&self.session, key.item) {
-            // A live update of what is shown keeps it until the new rendering arrives; anything
-            // else shows the first screens at once (plain, bounded) while the full render runs.
-            let same_view = self.detail.key.is_some_and(|k| k.same_view(key));
-            if !same_view {
-                // (A live update of a quick view keeps it too: no re-render per chunk.)
-                let have = self
-                    .detail
-                    .quick
-                    .filter(|q| q.key.same_view(key))
-                    .map(|q| (q.rows, q.cut));
-                let (scroll, h) = (self.view.detail.scroll, self.view.detail.height);
-                if let Some(rows) = detail_ui::quick_rows(
-                    have,
-                    key.opts,
-                    scroll,
-                    usize::from(h),
-                    self.detail.lines.len(),
-                ) {
-                    let lines = detail_ui::build_quick_lines(
-                        &self.session,
-                        key.item,
-                        &self.theme,
-                        key.opts,
-                        rows,
-                    );
-                    let cut = detail_ui::is_cut(&lines);
-                    self.detail.lines = wrap_if(lines, key);
-                    self.detail.key = None;
-                    self.detail.quick = Some(detail_ui::QuickView {
-                        key,
-                        rows,
-                        highlighted: false,
-                        cut,
-                    });
-                }
-            }
-            if !self.in_flight {
-                let Some(src) = DetailSource::from_session(&self.session, key.item) else {
-                    return;
-                };
-                self.generation += 1;
-                self.in_flight = true;
-                // First the shown screens with colours, then everything plain (exact counts,
-                // every row; cheap), then everything with colours.
-                let (rows, highlight) = match self.detail.quick {
-                    Some(q) if q.key.same_view(key) && !q.highlighted => (Some(q.rows), true),
-                    Some(q) if q.key.same_view(key) && self.theme.colour => (None, false),
-                    _ => (None, true),
-                };
-                let first = if highlight {
-                    Vec::new()
-                } else {
-                    self.detail.lines.clone()
-                };
-                self.jobs.push(RenderJob {
-                    generation: self.generation,
-                    key,
-                    src,
-                    theme: self.theme,
-                    rows,
-                    highlight,
-                    first,
-                });
-            }
-            return;
-        }
-        let Some(src) = DetailSource::from_session(&self.session, key.item) else {
-            return;
-        };
-        self.detail.lines = build_wrapped(&src, &self.theme, key);
-        self.detail.key = Some(key);
-        self.detail.quick = None;
-        self.detail.unhighlighted = false;
-    }
-
     /// Runs queued render jobs inline (tests; the loop spawns them instead).
     pub fn run_jobs_inline(&mut self) {
-        for job in std::mem::take(&mut self.jobs) {
+        while let Some(job) = self.detail.take_job() {
             let done = job.run();
             self.update(Msg::Rendered(done));
         }
@@ -1635,7 +1423,7 @@ where
             () = sleep_until_opt(draw_at), if draw_at.is_some() => {
                 let size = screen.size()?;
                 app.prepare(Rect::new(0, 0, size.width, size.height));
-                for job in std::mem::take(&mut app.jobs) {
+                if let Some(job) = app.detail.take_job() {
                     let tx = render_tx.clone();
                     tokio::task::spawn_blocking(move || {
                         let _ = tx.blocking_send(job.run());

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod clipboard;
 pub mod cmd;
 pub mod config;
+pub mod detail;
 pub mod finding;
 pub mod fmt;
 pub mod import;

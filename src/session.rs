@@ -462,6 +462,122 @@ impl OpenFile {
     }
 }
 
+/// Reads deferred inputs and outputs back from a session's backing file, owned: made by
+/// [`Session::deferred`] for a render job, which reads on its own thread.
+#[derive(Debug, Clone, Default)]
+pub struct Deferred {
+    path: Option<Arc<Path>>,
+    file: OpenFile,
+}
+
+impl Deferred {
+    /// [`Session::with_input_output`], read on the caller's thread.
+    pub fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
+        Reader {
+            path: self.path.as_ref(),
+            file: &self.file,
+        }
+        .with_input_output(inv)
+    }
+}
+
+/// The backing file and its open handle, borrowed: what reading a deferred part needs.
+struct Reader<'s> {
+    path: Option<&'s Arc<Path>>,
+    file: &'s OpenFile,
+}
+
+impl Reader<'_> {
+    /// The result output of `inv`: borrowed when in memory, read again from
+    /// [`Session::backing`] when deferred (`inv.output_span`). `None`: no result, or a result
+    /// without an `output` field. When the file can no longer give the frame back (changed,
+    /// truncated, removed), the output is a string saying so.
+    fn output<'a>(&self, inv: &'a Invocation) -> Option<Cow<'a, Value>> {
+        if let Some(v) = inv.result.as_ref().and_then(|r| r.output.as_ref()) {
+            return Some(Cow::Borrowed(v));
+        }
+        let span = inv.output_span?;
+        let v = self.read_back(inv, span, inv.result_line.unwrap_or(0), |body| match body {
+            Body::Result(r) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
+                Some(r.output.unwrap_or(Value::Null))
+            }
+            _ => None,
+        });
+        Some(Cow::Owned(v))
+    }
+
+    /// The request input of `inv`: borrowed when in memory, read again from
+    /// [`Session::backing`] when deferred (`inv.input_span`); `Value::Null` when absent. When the
+    /// file can no longer give the frame back, a string saying so.
+    fn input<'a>(&self, inv: &'a Invocation) -> Cow<'a, Value> {
+        let Some(span) = inv.input_span else {
+            return Cow::Borrowed(&inv.input);
+        };
+        Cow::Owned(
+            self.read_back(inv, span, inv.request_line, |body| match body {
+                Body::Request(r)
+                    if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) =>
+                {
+                    Some(r.input.unwrap_or(Value::Null))
+                }
+                _ => None,
+            }),
+        )
+    }
+
+    /// Reads the frame at `span` of the backing file again and takes a part of its body
+    /// (`None`: not the frame that was read, so the file changed). Failures become a visible
+    /// "(… not available: why)" string, never an error.
+    fn read_back(
+        &self,
+        inv: &Invocation,
+        span: ByteSpan,
+        line: u64,
+        take: impl FnOnce(Body) -> Option<Value>,
+    ) -> Value {
+        let what = if line == inv.request_line {
+            "input"
+        } else {
+            "output"
+        };
+        let unavailable = |why: String| Value::String(format!("({what} not available: {why})"));
+        let Some(path) = self.path else {
+            return unavailable("no file to read it from".into());
+        };
+        match self.file.read_span(path, span) {
+            Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
+            Ok(text) => crate::protocol::parse_line(line, &text)
+                .ok()
+                .and_then(|f| take(f.body))
+                .unwrap_or_else(|| {
+                    unavailable(format!("{} changed since it was read", path.display()))
+                }),
+        }
+    }
+
+    /// `inv` with its input and output in place: borrowed when both are in memory, else a copy
+    /// with the deferred ones read back ([`Session::input`], [`Session::output`]). For
+    /// renderers that take an [`Invocation`].
+    fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
+        if inv.output_span.is_none() && inv.input_span.is_none() {
+            return Cow::Borrowed(inv);
+        }
+        let mut owned = inv.clone();
+        if inv.input_span.is_some() {
+            owned.input = self.input(inv).into_owned();
+            owned.input_span = None;
+        }
+        if inv.output_span.is_some() {
+            let out = self.output(inv).map(Cow::into_owned);
+            if let Some(r) = owned.result.as_mut() {
+                r.output = out;
+            }
+            owned.output_span = None;
+        }
+        Cow::Owned(owned)
+    }
+}
+
 #[cfg(unix)]
 fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
@@ -591,88 +707,37 @@ impl Session {
     /// without an `output` field. When the file can no longer give the frame back (changed,
     /// truncated, removed), the output is a string saying so.
     pub fn output<'a>(&self, inv: &'a Invocation) -> Option<Cow<'a, Value>> {
-        if let Some(v) = inv.result.as_ref().and_then(|r| r.output.as_ref()) {
-            return Some(Cow::Borrowed(v));
-        }
-        let span = inv.output_span?;
-        let v = self.read_back(inv, span, inv.result_line.unwrap_or(0), |body| match body {
-            Body::Result(r) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
-                Some(r.output.unwrap_or(Value::Null))
-            }
-            _ => None,
-        });
-        Some(Cow::Owned(v))
+        self.reader().output(inv)
     }
 
     /// The request input of `inv`: borrowed when in memory, read again from
     /// [`Session::backing`] when deferred (`inv.input_span`); `Value::Null` when absent. When the
     /// file can no longer give the frame back, a string saying so.
     pub fn input<'a>(&self, inv: &'a Invocation) -> Cow<'a, Value> {
-        let Some(span) = inv.input_span else {
-            return Cow::Borrowed(&inv.input);
-        };
-        Cow::Owned(
-            self.read_back(inv, span, inv.request_line, |body| match body {
-                Body::Request(r)
-                    if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) =>
-                {
-                    Some(r.input.unwrap_or(Value::Null))
-                }
-                _ => None,
-            }),
-        )
-    }
-
-    /// Reads the frame at `span` of the backing file again and takes a part of its body
-    /// (`None`: not the frame that was read, so the file changed). Failures become a visible
-    /// "(… not available: why)" string, never an error.
-    fn read_back(
-        &self,
-        inv: &Invocation,
-        span: ByteSpan,
-        line: u64,
-        take: impl FnOnce(Body) -> Option<Value>,
-    ) -> Value {
-        let what = if line == inv.request_line {
-            "input"
-        } else {
-            "output"
-        };
-        let unavailable = |why: String| Value::String(format!("({what} not available: {why})"));
-        let Some(path) = &self.backing else {
-            return unavailable("no file to read it from".into());
-        };
-        match self.open_file.read_span(path, span) {
-            Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
-            Ok(text) => crate::protocol::parse_line(line, &text)
-                .ok()
-                .and_then(|f| take(f.body))
-                .unwrap_or_else(|| {
-                    unavailable(format!("{} changed since it was read", path.display()))
-                }),
-        }
+        self.reader().input(inv)
     }
 
     /// `inv` with its input and output in place: borrowed when both are in memory, else a copy
     /// with the deferred ones read back ([`Session::input`], [`Session::output`]). For
     /// renderers that take an [`Invocation`].
     pub fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
-        if inv.output_span.is_none() && inv.input_span.is_none() {
-            return Cow::Borrowed(inv);
+        self.reader().with_input_output(inv)
+    }
+
+    /// A reader of this session's deferred inputs and outputs that can be moved to another
+    /// thread (a render job reads them back there, off the app task). It opens the file itself.
+    pub fn deferred(&self) -> Deferred {
+        Deferred {
+            path: self.backing.clone(),
+            file: OpenFile::default(),
         }
-        let mut owned = inv.clone();
-        if inv.input_span.is_some() {
-            owned.input = self.input(inv).into_owned();
-            owned.input_span = None;
+    }
+
+    fn reader(&self) -> Reader<'_> {
+        Reader {
+            path: self.backing.as_ref(),
+            file: &self.open_file,
         }
-        if inv.output_span.is_some() {
-            let out = self.output(inv).map(Cow::into_owned);
-            if let Some(r) = owned.result.as_mut() {
-                r.output = out;
-            }
-            owned.output_span = None;
-        }
-        Cow::Owned(owned)
     }
 
     /// Bytes of `inv`'s deferred input and output (their frames' line lengths); 0 when both are

@@ -1,10 +1,13 @@
 //! Theme: semantic style roles (STYLE 4.9), shared by renderers and widgets.
 //!
-//! Who uses it: `crate::render` (diff colours, dim text) and `crate::ui` (borders, badges).
+//! Who uses it: `crate::render` (diff colours, dim text), `crate::detail` (headers) and `crate::ui`
+//! (borders, badges).
 //! Invariant: no code outside this file hard-codes colours; `NO_COLOR` (or `--color never`) gives
 //! [`Theme::mono`], which uses modifiers only.
 
 use ratatui::style::{Color, Modifier, Style};
+
+use crate::session::CallStatus;
 
 /// Semantic roles. `Copy` so render jobs can take one by value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +59,23 @@ impl Default for Theme {
 }
 
 impl Theme {
+    /// The badge text and style for a call status (the feed's status column, the detail's
+    /// header). After the source ended, an open call reads "no result".
+    pub fn call_badge<'a>(&self, status: &'a CallStatus, ended: bool) -> (&'a str, Style) {
+        match status {
+            CallStatus::Requested | CallStatus::Streaming if ended => {
+                ("no res", self.status_failed)
+            }
+            CallStatus::Requested => ("pending", self.status_running),
+            CallStatus::Streaming => ("running", self.status_running),
+            CallStatus::Succeeded => ("ok", self.status_ok),
+            CallStatus::Failed => ("error", self.status_failed),
+            CallStatus::TimedOut => ("timeout", self.status_failed),
+            CallStatus::Cancelled => ("cancel", self.status_cancelled),
+            CallStatus::Other(s) => (s.as_str(), self.status_failed),
+        }
+    }
+
     /// The default palette: ANSI colours (codex `styles.md`), works on dark and light terminals.
     pub fn dark() -> Self {
         let s = Style::new();

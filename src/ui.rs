@@ -16,7 +16,6 @@ pub mod feed;
 pub mod help;
 pub mod problems;
 pub mod status_bar;
-pub mod stream;
 pub mod timeline;
 
 use ratatui::Frame;
@@ -191,16 +190,6 @@ pub fn highlight_matches(line: Line<'static>, re: &Regex, style: Style) -> Line<
     }
 }
 
-/// Splits a line into rows of at most `width` columns: word wrap, hard wrap for longer words
-/// (`render::wrap::wrap_line`); each row keeps the line's own style.
-pub fn wrap_line(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
-    let width = u16::try_from(width).unwrap_or(u16::MAX);
-    crate::render::wrap::wrap_line(line, width)
-        .into_iter()
-        .map(|row| row.style(line.style))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,13 +201,5 @@ mod tests {
         let out = highlight_matches(line, &re, Style::new().bold());
         let parts: Vec<&str> = out.spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(parts, ["hel", "lo", " w", "orld"]);
-    }
-
-    #[test]
-    fn wrap_counts_columns() {
-        let l = Line::from("abcdefg");
-        let w = wrap_line(&l, 3);
-        assert_eq!(w.len(), 3);
-        assert_eq!(w[2].spans[0].content, "g");
     }
 }

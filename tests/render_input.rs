@@ -80,8 +80,12 @@ fn print_detail_plain_and_colour() {
     };
     let plain = run("never");
     assert!(!plain.contains('\x1b'));
-    assert!(plain.contains("── output (diff) "));
-    assert!(plain.contains("━━ Edit  ok  "));
+    // The viewer's detail lines (the same builder): sections, then the header of each call.
+    assert!(plain.contains("── Output (diff) ──"), "{plain}");
+    assert!(
+        plain.lines().any(|l| l.starts_with("Edit  ok  ")),
+        "{plain}"
+    );
     let colour = run("always");
     // Only our own SGR: every ESC starts `ESC[0;…m` or `ESC[0m`.
     assert!(

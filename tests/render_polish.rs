@@ -6,6 +6,7 @@
 use ratatui::style::Color;
 use ratatui::text::Line;
 use rawpv::app::App;
+use rawpv::detail::{JobKind, Stage};
 use rawpv::import;
 use rawpv::protocol::OutputType;
 use rawpv::render::{RenderCtx, lines_to_string, render_input_beside, render_output, sgr, wrap};
@@ -176,65 +177,88 @@ fn heavy_diff_shows_its_first_screen_at_once() {
     let area = ratatui::layout::Rect::new(0, 0, 160, 40);
     app.prepare(area);
     // The first frame: rendered rows (gutter, sign), folded, while the full render is queued.
-    let text = lines_to_string(&app.detail.lines);
+    let text = lines_to_string(app.detail_lines());
     assert!(text.contains("   1      │-let v0 = old(0);"), "{text}");
     assert!(text.contains("rendering"), "{text}");
-    assert!(app.detail.lines.len() < 400, "{}", app.detail.lines.len());
-    assert_eq!(app.jobs.len(), 1);
-    assert_eq!(app.jobs[0].rows, app.detail.quick.map(|q| q.rows));
+    assert!(
+        app.detail_lines().len() < 400,
+        "{}",
+        app.detail_lines().len()
+    );
+    assert!(
+        matches!(
+            (app.queued_job().map(|j| &j.kind), app.detail().stage()),
+            (Some(JobKind::FirstScreens { rows }), Stage::Quick { rows: q, .. }) if *rows == q
+        ),
+        "{:?}",
+        app.detail().stage()
+    );
     // Job 1: those screens highlighted (still partial); job 2: everything plain, the shown
     // screens spliced in; job 3: everything highlighted.
     app.run_jobs_inline();
-    assert!(app.detail.quick.is_some_and(|q| q.highlighted));
-    let first = app.detail.lines.clone();
+    assert!(matches!(app.detail().stage(), Stage::FirstScreens { .. }));
+    let first = app.detail_lines().to_vec();
     app.prepare(area);
-    assert_eq!(app.jobs.len(), 1);
-    assert!(app.jobs[0].rows.is_none() && !app.jobs[0].highlight);
+    assert!(matches!(
+        app.queued_job().map(|j| &j.kind),
+        Some(JobKind::Plain { .. })
+    ));
     app.run_jobs_inline();
-    assert!(app.detail.unhighlighted && app.detail.quick.is_none());
+    assert_eq!(app.detail().stage(), Stage::Plain);
     let marker = first
         .iter()
         .position(|l| lines_to_string(std::slice::from_ref(l)).contains("rendering"))
         .unwrap_or(0);
     assert!(marker > 50, "{marker}");
-    assert_eq!(app.detail.lines[..marker], first[..marker]);
+    assert_eq!(app.detail_lines()[..marker], first[..marker]);
     app.prepare(area);
-    assert!(app.jobs.len() == 1 && app.jobs[0].highlight);
+    assert!(matches!(
+        app.queued_job().map(|j| &j.kind),
+        Some(JobKind::Highlighted)
+    ));
     settle(&mut app, area);
-    assert!(!app.detail.unhighlighted);
-    let text = lines_to_string(&app.detail.lines);
+    assert_eq!(app.detail().stage(), Stage::Complete);
+    let text = lines_to_string(app.detail_lines());
     assert!(!text.contains("rendering"), "{text}");
     assert!(text.contains("more lines (press o to expand)"), "{text}");
     // Expanded: the quick rendering grows as the view scrolls, before the full one lands.
     app.update(rawpv::app::Msg::Action(rawpv::action::Action::FocusNext));
     app.update(rawpv::app::Msg::Action(rawpv::action::Action::ToggleExpand));
     app.prepare(area);
-    let first = app.detail.lines.len();
+    let first = app.detail_lines().len();
     assert!(first < 1000, "{first}");
     for _ in 0..20 {
         app.update(rawpv::app::Msg::Action(rawpv::action::Action::PageDown));
         app.prepare(area);
     }
     assert!(app.view.detail.scroll > 600, "{}", app.view.detail.scroll);
-    assert!(app.detail.lines.len() > first);
+    assert!(app.detail_lines().len() > first);
     // Following the bottom: the quick rendering grows until it is complete, then stays.
     app.update(rawpv::app::Msg::Action(rawpv::action::Action::Bottom));
     for _ in 0..30 {
         app.prepare(area);
     }
-    let q = app.detail.quick.map(|q| (q.rows, q.cut));
+    let quick = |app: &App| match app.detail().stage() {
+        Stage::Quick { rows, cut } | Stage::FirstScreens { rows, cut } => Some((rows, cut)),
+        Stage::Empty | Stage::Plain | Stage::Complete => None,
+    };
+    let q = quick(&app);
     app.prepare(area);
-    assert_eq!(app.detail.quick.map(|q| (q.rows, q.cut)), q);
+    assert_eq!(quick(&app), q);
     assert_eq!(q.map(|q| q.1), Some(false), "{q:?}");
     settle(&mut app, area);
-    assert!(app.detail.lines.len() > 6000, "{}", app.detail.lines.len());
+    assert!(
+        app.detail_lines().len() > 6000,
+        "{}",
+        app.detail_lines().len()
+    );
 }
 
 /// Prepares and runs render jobs until none is left (the loop would spawn them).
 fn settle(app: &mut App, area: ratatui::layout::Rect) {
     for _ in 0..10 {
         app.prepare(area);
-        if app.jobs.is_empty() {
+        if app.queued_job().is_none() {
             return;
         }
         app.run_jobs_inline();

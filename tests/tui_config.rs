@@ -40,7 +40,7 @@ fn limits_cut_the_detail_pane() {
     app.select(4); // c1: three lines of output
     app.prepare(Rect::new(0, 0, 120, 40));
     app.run_jobs_inline();
-    let text = lines_to_string(&app.detail.lines);
+    let text = lines_to_string(app.detail_lines());
     assert!(text.contains("running 3 tests"), "{text}");
     assert!(text.contains("… 2 more lines"), "{text}");
     assert!(!text.contains("test empty ... FAILED"), "{text}");

@@ -355,7 +355,7 @@ fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
     assert_eq!(app.view.feed.selected, 1);
     let (scroll, h) = (app.view.detail.scroll, usize::from(app.view.detail.height));
     assert!(scroll > 0, "detail not scrolled");
-    let shown: Vec<String> = app.detail.lines[scroll..(scroll + h).min(app.detail.lines.len())]
+    let shown: Vec<String> = app.detail_lines()[scroll..(scroll + h).min(app.detail_lines().len())]
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -380,7 +380,7 @@ fn a_search_hit_past_the_folded_part_of_an_output_expands_it_and_scrolls_to_it()
     assert_eq!(app.view.feed.selected, 1);
     assert!(app.view.detail.expanded, "output not expanded");
     let (scroll, h) = (app.view.detail.scroll, usize::from(app.view.detail.height));
-    let shown: Vec<String> = app.detail.lines[scroll..(scroll + h).min(app.detail.lines.len())]
+    let shown: Vec<String> = app.detail_lines()[scroll..(scroll + h).min(app.detail_lines().len())]
         .iter()
         .map(ToString::to_string)
         .collect();

@@ -14,7 +14,7 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{App, DetailCache, Msg, SourceStatus, event_loop};
+use super::{App, Msg, SourceStatus, event_loop};
 use crate::action::Action;
 use crate::cli::OpenArgs;
 use crate::config::Config;
@@ -152,7 +152,7 @@ impl App {
                     return;
                 };
                 self.session = session;
-                self.detail = DetailCache::default();
+                self.detail.invalidate();
                 self.rebuild_rows();
                 if self.view.feed.follow {
                     self.view.feed.selected = self.row_count().saturating_sub(1);

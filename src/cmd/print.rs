@@ -1,6 +1,6 @@
 //! `rawpv print INPUT [--detail] [--color auto|always|never] [--width N]`: the feed as text on
-//! stdout, or with `--detail` every invocation's header, input and output drawn by the viewer's
-//! renderers (`crate::render`).
+//! stdout, or with `--detail` every invocation's detail as the viewer's detail pane shows it with
+//! every block expanded: the same builder (`crate::detail::build`), so the same lines.
 //!
 //! Colour: `always` writes our styles as SGR ([`crate::render::sgr::lines_to_ansi`]); `auto` does
 //! so only when stdout is a terminal and `NO_COLOR` is unset; otherwise plain text. Either way the
@@ -9,13 +9,11 @@
 
 use std::io::{IsTerminal, Write};
 
-use ratatui::text::{Line, Span};
-use serde_json::Value;
+use ratatui::text::Line;
 
 use crate::cli::{ColorChoice, InputArgs};
-use crate::protocol::OutputType;
-use crate::render::{RenderCtx, lines_to_string, render_input_beside, render_output, sgr, wrap};
-use crate::session::{Invocation, Item, MessageKind, Session};
+use crate::render::{lines_to_string, sgr};
+use crate::session::{Item, MessageKind, Session};
 use crate::theme::Theme;
 
 /// Default width when stdout is not a terminal and no `--width` is given.
@@ -147,13 +145,8 @@ pub fn write_detail_with(
     limits: crate::render::Limits,
 ) -> std::io::Result<()> {
     let theme = if colour { Theme::dark() } else { Theme::mono() };
-    let mut cx = RenderCtx::new(width, &theme);
-    cx.highlight = colour;
-    cx.limits = limits;
     for inv in &session.invocations {
-        // A deferred output is read back from the file for this call only.
-        let lines = build_invocation_lines(&session.with_input_output(inv), &cx);
-        let wrapped = wrap::wrap_lines(&lines, width);
+        let wrapped = detail_lines(session, inv.item, width, &theme, limits);
         let text = if colour {
             sgr::lines_to_ansi(&wrapped)
         } else {
@@ -165,64 +158,33 @@ pub fn write_detail_with(
     Ok(())
 }
 
-/// One invocation's detail: header, input, then the output (or streamed text while open).
-pub fn build_invocation_lines(inv: &Invocation, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
-    let theme = cx.theme;
-    let status_style = if inv.status.is_failure() {
-        theme.status_failed
-    } else if inv.status.is_open() {
-        theme.status_running
-    } else {
-        theme.status_ok
+/// The detail of item `item` as the viewer's detail pane shows it `width` columns wide with
+/// every block expanded (the same builder, [`crate::detail::build`]), wrapped at `width`.
+/// Highlighted when `theme` has colour; a deferred input or output is read back from the file.
+pub fn detail_lines(
+    session: &Session,
+    item: usize,
+    width: u16,
+    theme: &Theme,
+    limits: crate::render::Limits,
+) -> Vec<Line<'static>> {
+    let Some(src) = crate::detail::DetailSource::from_session(session, item) else {
+        return Vec::new();
     };
-    let mut header = vec![
-        Span::styled("━━ ", theme.border),
-        Span::styled(crate::render::text::visible(&inv.tool_name), theme.title),
-        Span::raw("  "),
-        Span::styled(inv.status.label().to_owned(), status_style),
-        Span::raw("  "),
-        Span::styled(crate::render::text::visible(&inv.invocation_id), theme.dim),
-    ];
-    if let Some(ms) = inv.duration_ms() {
-        header.push(Span::styled(format!("  {ms:.0} ms"), theme.dim));
-    }
-    let mut lines = vec![Line::from(header)];
-    lines.push(crate::render::text::rule("input", theme.hint, cx));
-    let output_type = inv
-        .result
-        .as_ref()
-        .and_then(|r| r.output_type.clone())
-        .unwrap_or(OutputType::Text);
-    let shown_output = inv
-        .result
-        .as_ref()
-        .and_then(|r| r.output.as_ref())
-        .map(|o| (&output_type, o));
-    lines.extend(render_input_beside(&inv.tool_name, &inv.input, shown_output, cx).lines);
-    match inv.result.as_ref().and_then(|r| r.output.as_ref()) {
-        Some(output) => {
-            lines.push(crate::render::text::rule(
-                &format!("output ({output_type})"),
-                theme.hint,
-                cx,
-            ));
-            lines.extend(render_output(&output_type, output, &inv.tool_name, &inv.input, cx).lines);
-        }
-        None if !inv.stream.is_empty() => {
-            lines.push(crate::render::text::rule("stream", theme.hint, cx));
-            let text = inv.stream.text(None);
-            lines.extend(
-                render_output(
-                    &OutputType::Text,
-                    &Value::String(text),
-                    &inv.tool_name,
-                    &inv.input,
-                    cx,
-                )
-                .lines,
-            );
-        }
-        None => {}
-    }
+    let opts = crate::detail::DetailOpts {
+        width,
+        expanded: true,
+        side_by_side: false,
+        wrap: true,
+        limits,
+    };
+    let lines = if theme.colour {
+        crate::detail::build::build_detail_lines(&src, theme, opts)
+    } else {
+        crate::detail::build::build_plain_detail_lines(&src, theme, opts)
+    };
     lines
+        .iter()
+        .flat_map(|l| crate::render::wrap::wrap_line_styled(l, usize::from(width)))
+        .collect()
 }

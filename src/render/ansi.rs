@@ -49,6 +49,57 @@ pub fn ansi_to_lines(input: &str, theme: &Theme, max_lines: usize) -> (Vec<Line<
     screen.finish()
 }
 
+/// A terminal screen fed piece by piece (a call's stream chunks as they arrive), each piece
+/// drawn over a base style (stderr apart from stdout) with its own SGR on top. The parser state
+/// carries across pieces, so an escape sequence split over two chunks is still one sequence, and
+/// a redraw (`CSI 1 A`, `CSI 2 K`, `\r`) in a later chunk edits the lines of an earlier one:
+/// a stream shows the same final lines as its text would as a `text` result.
+pub struct Terminal<'t> {
+    screen: Screen<'t>,
+    parser: Parser,
+}
+
+impl std::fmt::Debug for Terminal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Terminal")
+    }
+}
+
+impl<'t> Terminal<'t> {
+    /// An empty screen keeping at most `max_lines` finished lines.
+    pub fn new(theme: &'t Theme, max_lines: usize) -> Self {
+        Self {
+            screen: Screen::new(theme, max_lines),
+            parser: Parser::new(),
+        }
+    }
+
+    /// Feeds terminal output drawn over `base` (SGR in it patches over `base`).
+    pub fn feed(&mut self, text: &str, base: Style) {
+        self.screen.set_base(base);
+        let text = strip_string_controls(text);
+        self.parser.advance(&mut self.screen, text.as_bytes());
+    }
+
+    /// A whole line of our own (a "chunks missing" marker) in `style`, on a line of its own.
+    pub fn marker(&mut self, text: &str, style: Style) {
+        let s = &mut self.screen;
+        if s.row.dirty || !s.row.cells.is_empty() {
+            s.newline();
+        }
+        let id = s.intern(style);
+        for c in text.chars() {
+            s.put(c, id);
+        }
+        s.newline();
+    }
+
+    /// The lines (at most `max_lines`) and the number of further lines not kept.
+    pub fn finish(self) -> (Vec<Line<'static>>, usize) {
+        self.screen.finish()
+    }
+}
+
 /// One line of untrusted text as plain visible text, for one-line rows (feed summaries, prompts,
 /// agent text, browser entries, `rawpv print`): escape sequences (SGR colours in hook output,
 /// OSC titles, cursor moves) are dropped *without being obeyed*, and every other control
@@ -159,6 +210,8 @@ struct Screen<'t> {
     style_ids: std::collections::HashMap<Style, u16>,
     cur: u16,
     sgr: Style,
+    /// Style under the SGR ([`Terminal::feed`]); default for a whole text.
+    base: Style,
     /// The cursor's line.
     row: Row,
     col: usize,
@@ -190,6 +243,7 @@ impl<'t> Screen<'t> {
             style_ids: std::collections::HashMap::from([(Style::default(), 0)]),
             cur: 0,
             sgr: Style::default(),
+            base: Style::default(),
             row: Row::default(),
             col: 0,
             prev: None,
@@ -226,7 +280,14 @@ impl<'t> Screen<'t> {
             }
         };
         self.sgr = st;
-        self.cur = self.intern(st);
+        self.cur = self.intern(self.base.patch(st));
+    }
+
+    fn set_base(&mut self, base: Style) {
+        if base != self.base {
+            self.base = base;
+            self.cur = self.intern(base.patch(self.sgr));
+        }
     }
 
     fn put(&mut self, c: char, style: u16) {

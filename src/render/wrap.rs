@@ -92,6 +92,16 @@ fn build_row(cells: &[(char, Style, usize)]) -> Line<'static> {
     Line::from(spans)
 }
 
+/// [`wrap_line`] at `width` columns (saturating), each row keeping the line's own style too:
+/// how the detail pipeline wraps, for the viewer and `print --detail` alike.
+pub fn wrap_line_styled(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let width = u16::try_from(width).unwrap_or(u16::MAX);
+    wrap_line(line, width)
+        .into_iter()
+        .map(|row| row.style(line.style))
+        .collect()
+}
+
 /// Wraps every line at `width`.
 pub fn wrap_lines(lines: &[Line<'_>], width: u16) -> Vec<Line<'static>> {
     let mut out = Vec::with_capacity(lines.len());

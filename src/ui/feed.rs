@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::fmt::{fit, fit_right, plural_s, truncate};
 use crate::protocol::{Frame, FrameType, Timestamp};
 use crate::render::text::visible;
-use crate::session::{CallStatus, Invocation, Item, MessageKind, Session};
+use crate::session::{Invocation, Item, MessageKind, Session};
 use crate::theme::Theme;
 use crate::view::{self, Pane, TurnSummary};
 
@@ -244,7 +244,7 @@ fn build_invocation_row(
     now: Option<Timestamp>,
 ) -> Line<'static> {
     let depth = inv.delegation_chain.len().min(MAX_DEPTH);
-    let (badge, badge_style) = badge(&inv.status, session.ended, theme);
+    let (badge, badge_style) = theme.call_badge(&inv.status, session.ended);
     let duration = match inv.duration_ms() {
         Some(ms) => crate::fmt::duration_ms(ms),
         None if inv.status.is_open() && !session.ended => match (now, inv.requested_at) {
@@ -279,21 +279,6 @@ fn build_invocation_row(
         Span::raw(" "),
         Span::styled(fit_right(&duration, DUR_W), theme.dim),
     ])
-}
-
-/// The badge text and style for a call status. After the source ended, an open call reads
-/// "no result".
-pub fn badge<'a>(status: &'a CallStatus, ended: bool, theme: &Theme) -> (&'a str, Style) {
-    match status {
-        CallStatus::Requested | CallStatus::Streaming if ended => ("no res", theme.status_failed),
-        CallStatus::Requested => ("pending", theme.status_running),
-        CallStatus::Streaming => ("running", theme.status_running),
-        CallStatus::Succeeded => ("ok", theme.status_ok),
-        CallStatus::Failed => ("error", theme.status_failed),
-        CallStatus::TimedOut => ("timeout", theme.status_failed),
-        CallStatus::Cancelled => ("cancel", theme.status_cancelled),
-        CallStatus::Other(s) => (s.as_str(), theme.status_failed),
-    }
 }
 
 /// The catalog row's summary: `1 tool published`, `4 tools published` (a live Claude Code

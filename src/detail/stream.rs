@@ -1,19 +1,19 @@
-//! The live stream view of a call: its `tool.invoke.stream` chunks as lines (SPEC 3.3).
+//! A call's stream section: its `tool.invoke.stream` chunks as lines (SPEC 3.3).
 //!
-//! Who calls it: [`crate::ui::detail`] while a call runs (or when its result carries no output).
-//! Invariants: chunks are drawn in `sequence` order (the [`ChunkBuffer`] keeps them sorted);
-//! `stderr` is styled apart from `stdout`, `progress` is dim; a missing `sequence` range shows a
-//! `⋯ chunks N–M missing` marker where it belongs; text goes through `visible` (no control
-//! sequences reach the terminal). Chunk boundaries are not line boundaries: a line may be built
-//! from several chunks, each keeping its own style.
-
-use ratatui::style::Style;
-use ratatui::text::{Line, Span};
+//! Who calls it: [`super::build`] for the Stream section of a call (live while it runs, folded
+//! under its output after), so the viewer and `print --detail` show the same lines.
+//! Invariants: chunks are drawn in `sequence` order (the [`ChunkBuffer`] keeps them sorted)
+//! through the same terminal emulator as `text` results ([`crate::render::ansi::Terminal`]), so
+//! a `docker pull` redraw shows its final lines, never `␛[1A␛[2K␍…`; `stderr` is styled apart
+//! from `stdout`, `progress` is dim; a missing `sequence` range shows a `⋯ chunks N–M missing`
+//! marker where it belongs; no control sequence reaches the terminal. Chunk boundaries are not
+//! line boundaries: a line may be built from several chunks, each keeping its own style.
 
 use crate::protocol::StreamType;
-use crate::render::text::visible;
+use crate::render::ansi::Terminal;
 use crate::session::ChunkBuffer;
 use crate::theme::Theme;
+use ratatui::text::Line;
 
 /// Builds the stream's lines, at most `max_lines` (the *last* ones: a live tail matters most);
 /// returns the lines and how many earlier lines were left out.
@@ -22,21 +22,19 @@ pub fn build_stream_lines(
     theme: &Theme,
     max_lines: usize,
 ) -> (Vec<Line<'static>>, usize) {
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut cur: Vec<Span<'static>> = Vec::new();
+    // Every line is kept while the screen is built (the stream is capped in bytes), then only
+    // the tail.
+    let mut term = Terminal::new(theme, usize::MAX);
     let mut next_seq = 0u64;
     for c in stream.chunks() {
         if let Some(s) = c.sequence {
             if s > next_seq {
-                if !cur.is_empty() {
-                    lines.push(Line::from(std::mem::take(&mut cur)));
-                }
                 let label = if s - 1 == next_seq {
                     format!("⋯ chunk {next_seq} missing")
                 } else {
                     format!("⋯ chunks {next_seq}–{} missing", s - 1)
                 };
-                lines.push(Line::from(Span::styled(label, theme.finding_warning)));
+                term.marker(&label, theme.finding_warning);
             }
             next_seq = next_seq.max(s + 1);
         }
@@ -45,49 +43,29 @@ pub fn build_stream_lines(
             StreamType::Stderr => theme.finding_error,
             StreamType::Progress => theme.dim,
         };
-        push_text(&mut lines, &mut cur, &c.text, style);
-    }
-    if !cur.is_empty() {
-        lines.push(Line::from(cur));
+        term.feed(&c.text, style);
     }
     if stream.duplicates > 0 {
-        lines.push(Line::from(Span::styled(
-            format!("⋯ {} duplicate chunks dropped", stream.duplicates),
+        term.marker(
+            &format!("⋯ {} duplicate chunks dropped", stream.duplicates),
             theme.finding_warning,
-        )));
+        );
     }
     if stream.dropped_bytes > 0 {
-        lines.push(Line::from(Span::styled(
-            format!(
+        term.marker(
+            &format!(
                 "⋯ {} bytes over the stream cap not kept",
                 stream.dropped_bytes
             ),
             theme.finding_warning,
-        )));
+        );
     }
+    let (mut lines, _) = term.finish();
     let skipped = lines.len().saturating_sub(max_lines);
     if skipped > 0 {
         lines.drain(..skipped);
     }
     (lines, skipped)
-}
-
-fn push_text(
-    lines: &mut Vec<Line<'static>>,
-    cur: &mut Vec<Span<'static>>,
-    text: &str,
-    style: Style,
-) {
-    let mut parts = text.split('\n').peekable();
-    while let Some(p) = parts.next() {
-        let p = p.strip_suffix('\r').unwrap_or(p);
-        if !p.is_empty() {
-            cur.push(Span::styled(visible(p), style));
-        }
-        if parts.peek().is_some() {
-            lines.push(Line::from(std::mem::take(cur)));
-        }
-    }
 }
 
 #[cfg(test)]
@@ -122,5 +100,19 @@ mod tests {
         let (tail, skipped) = build_stream_lines(&b, &theme, 2);
         assert_eq!(skipped, 2);
         assert_eq!(texts(&tail), ["⋯ chunk 2 missing", "warn"]);
+        // A redraw in a later chunk edits the lines an earlier one wrote (docker pull).
+        let mut b = ChunkBuffer::default();
+        b.insert(chunk(
+            0,
+            StreamType::Stdout,
+            "layer 1: Waiting\nlayer 2: Waiting\n",
+        ));
+        b.insert(chunk(
+            1,
+            StreamType::Stdout,
+            "\x1b[2A\x1b[2K\rlayer 1: Done\x1b[2B",
+        ));
+        let (lines, _) = build_stream_lines(&b, &theme, 100);
+        assert_eq!(texts(&lines), ["layer 1: Done", "layer 2: Waiting"]);
     }
 }
