@@ -163,5 +163,41 @@ fn bench_corpus(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_parse, bench_reduce, bench_corpus);
+/// Stream chunks in and out of `sequence` order (issue 14.7: descending order was quadratic,
+/// 26 s for 100k chunks; the ratio of the two is the figure to watch).
+fn bench_chunks(c: &mut Criterion) {
+    use rawpv::protocol::StreamType;
+    use rawpv::session::{Chunk, ChunkBuffer};
+    let chunk = |s: u64| Chunk {
+        sequence: Some(s),
+        stream_type: StreamType::Stdout,
+        text: "x".into(),
+        line: s,
+    };
+    let n = 100_000u64;
+    let mut g = c.benchmark_group("chunks");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n));
+    for (name, descending) in [("in_order_100k", false), ("descending_100k", true)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut buf = ChunkBuffer::default();
+                for i in 0..n {
+                    let s = if descending { n - 1 - i } else { i };
+                    black_box(buf.insert(chunk(s)));
+                }
+                buf
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_parse,
+    bench_reduce,
+    bench_corpus,
+    bench_chunks
+);
 criterion_main!(benches);

@@ -335,25 +335,15 @@ fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
     };
     name_mismatch(inv, s.tool_name.as_deref(), "stream chunk", out);
     if let Some(seq) = s.sequence {
-        let chunks = inv.stream.chunks();
-        // Same search as `ChunkBuffer::insert`, so this agrees with what the buffer drops: the
-        // first sequenced chunk after the last one below `seq` (O(1) for in-order chunks).
-        let after = chunks
-            .iter()
-            .rposition(|c| c.sequence.is_some_and(|x| x < seq))
-            .map_or(0, |j| j + 1);
-        let pos = chunks[after..]
-            .iter()
-            .position(|c| c.sequence.is_some())
-            .map_or(chunks.len(), |k| after + k);
-        if chunks.get(pos).is_some_and(|c| c.sequence == Some(seq)) {
+        // The lookup `ChunkBuffer::insert` makes, so this agrees with what the buffer drops.
+        if let Some(kept) = inv.stream.get(seq) {
             out.push(
                 Level::Error,
                 code::STREAM_SEQUENCE_DUPLICATE,
                 "SPEC 3.7",
                 format!(
                     "stream sequence {seq} of {:?} was already received (line {}); this chunk is dropped",
-                    inv.invocation_id, chunks[pos].line
+                    inv.invocation_id, kept.line
                 ),
             );
         }

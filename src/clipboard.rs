@@ -6,7 +6,7 @@
 //! inside OSC 52); payloads over [`MAX_OSC52_BYTES`] go to a file instead, since terminals cap
 //! OSC 52 (xterm and tmux drop or truncate big ones).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -152,22 +152,78 @@ pub fn copy_result(session: &Session, i: usize, what: CopyWhat) -> Result<Option
     })
 }
 
+/// Copied text made safe to paste: escape sequences dropped (not obeyed), other C0 controls
+/// but `\n` and `\t` removed, and C1 controls, DEL and invisible or reordering characters
+/// (bidi overrides, zero-width) removed. Returns the text and how many characters went.
+///
+/// A copied `ESC[201~` and a newline would end a shell's bracketed paste and run what follows
+/// on paste (issue 14.10); a bidi override makes pasted code read differently from what runs.
+pub fn clean(text: &str) -> (String, usize) {
+    let clean = |c: char| {
+        matches!(c, '\n' | '\t')
+            || !(c.is_control() || crate::render::ansi::is_invisible_format(c))
+    };
+    if text.chars().all(clean) {
+        return (text.to_owned(), 0);
+    }
+    let stripped = crate::render::ansi::strip_escapes(text);
+    let out: String = stripped.chars().filter(|&c| clean(c)).collect();
+    let removed = text.chars().count() - out.chars().count();
+    (out, removed)
+}
+
 /// The OSC 52 sequence that puts `text` on the system clipboard.
 pub fn osc52(text: &str) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
     format!("\x1b]52;c;{b64}\x07")
 }
 
-/// Writes `text` to a new file in the temp directory (the fallback for big payloads).
+/// Writes `text` to a new file (the fallback for payloads too big for OSC 52), in a directory
+/// only this user can enter: `$XDG_RUNTIME_DIR/rawpv` when there is one, else the user's cache
+/// directory (`~/.cache/rawpv/copies`), else the temp directory. The file is created new-only
+/// (`O_EXCL`, so a planted symlink is never followed) with mode 0600 under a random name
+/// (`tempfile`); it used to be `/tmp/rawpv-copy-<pid>-<ms>.txt`, mode 0644 and guessable,
+/// written through whatever was at that path (issue 14.3).
 ///
 /// # Errors
-/// The file cannot be written.
+/// The directory or the file cannot be created or written.
 pub fn write_fallback(text: &str) -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir();
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f");
-    let path = dir.join(format!("rawpv-copy-{}-{stamp}.txt", std::process::id()));
-    std::fs::write(&path, text)?;
+    write_fallback_in(&copy_dir(), text)
+}
+
+/// [`write_fallback`] into `dir` (created with mode 0700 when missing).
+///
+/// # Errors
+/// The directory or the file cannot be created or written.
+pub fn write_fallback_in(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
+    private_dir(dir)?;
+    let mut f = tempfile::Builder::new()
+        .prefix("rawpv-copy-")
+        .suffix(".txt")
+        .tempfile_in(dir)?;
+    std::io::Write::write_all(&mut f, text.as_bytes())?;
+    let (_, path) = f.keep().map_err(|e| e.error)?;
     Ok(path)
+}
+
+/// Where copy files go (see [`write_fallback`]).
+fn copy_dir() -> PathBuf {
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(run).join("rawpv");
+    }
+    directories::ProjectDirs::from("", "", "rawpv").map_or_else(
+        || std::env::temp_dir(),
+        |d| d.cache_dir().join("copies"),
+    )
+}
+
+/// Creates `dir` (and its parents) with mode 0700 on Unix when it is missing.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
 }
 
 #[cfg(test)]
@@ -232,6 +288,28 @@ mod tests {
         let result: Value = serde_json::from_str(raw.lines().nth(1).unwrap()).unwrap();
         assert_eq!(result["payload"]["output"], want);
         assert_ne!(want, Value::Null);
+    }
+
+    #[test]
+    fn copied_text_loses_escapes_controls_and_bidi() {
+        let (t, n) = clean("ok\x1b[201~\nrm -rf ~\r\n\u{9b}x\u{202e}y\tz\x07");
+        assert_eq!((t.as_str(), n), ("ok\nrm -rf ~\nxy\tz", 10));
+        assert_eq!(clean("plain\ttext\n"), ("plain\ttext\n".to_owned(), 0));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fallback_file_is_private_and_randomly_named() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("copies");
+        let p = write_fallback_in(&dir, "big text").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "big text");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(mode(&dir), 0o700);
+        let q = write_fallback_in(&dir, "again").unwrap();
+        assert_ne!(p, q, "a fresh random name each time");
     }
 
     #[test]

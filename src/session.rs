@@ -115,73 +115,84 @@ pub enum ChunkInsert {
     SlottedIn,
     /// Same `sequence` as a kept chunk: dropped.
     Duplicate,
-    /// Over [`MAX_STREAM_BYTES`]: counted, not kept.
+    /// Over [`MAX_STREAM_BYTES`] or [`MAX_STREAM_CHUNKS`]: counted, not kept.
     OverCap,
 }
 
-/// A stream's chunks kept in `sequence` order (SPEC 3.3: frames may arrive out of order).
+/// Per-invocation cap on kept stream chunks (empty ones too); past it chunks are counted, not
+/// kept. 100k chunks of a few bytes each already outgrow any screen.
+pub const MAX_STREAM_CHUNKS: usize = 100_000;
+
+/// Where a chunk sorts in its stream: sequenced chunks by `sequence`; a chunk without one right
+/// after the highest sequence received before it, in arrival order among such chunks. Sequenced
+/// keys are `(sequence + 1, 0)`, unsequenced ones `(highest + 1, n)` with `n ≥ 1` (`(0, n)`
+/// before any sequenced chunk), so a late chunk lands before every later sequenced one and
+/// after the unsequenced ones that arrived between (as a list searched from its end would).
+type ChunkKey = (u64, u64);
+
+/// A stream's chunks kept in `sequence` order (SPEC 3.3: frames may arrive out of order), in an
+/// ordered map: a chunk arriving out of order costs O(log n), not a shift of the list (100k
+/// chunks in descending order took 26 s in a vector, issue 14.7).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChunkBuffer {
-    chunks: Vec<Chunk>,
+    chunks: std::collections::BTreeMap<ChunkKey, Chunk>,
     bytes: usize,
+    /// Highest `sequence + 1` kept so far (0: none).
+    top: u64,
+    /// Unsequenced chunks received so far (their tie-breaker).
+    unsequenced: u64,
     /// Chunks dropped because their `sequence` was already kept.
     pub duplicates: u64,
-    /// Bytes not kept because of [`MAX_STREAM_BYTES`].
+    /// Bytes not kept because of [`MAX_STREAM_BYTES`] or [`MAX_STREAM_CHUNKS`].
     pub dropped_bytes: u64,
+    /// Chunks not kept because of [`MAX_STREAM_BYTES`] or [`MAX_STREAM_CHUNKS`].
+    pub dropped_chunks: u64,
 }
 
 impl ChunkBuffer {
     /// Inserts a chunk in `sequence` order.
     pub fn insert(&mut self, chunk: Chunk) -> ChunkInsert {
-        if self.bytes + chunk.text.len() > MAX_STREAM_BYTES {
+        let key = match chunk.sequence {
+            Some(seq) => (seq.saturating_add(1), 0),
+            None => (self.top, self.unsequenced + 1),
+        };
+        if chunk.sequence.is_some() && self.chunks.contains_key(&key) {
+            self.duplicates += 1;
+            return ChunkInsert::Duplicate;
+        }
+        if self.bytes + chunk.text.len() > MAX_STREAM_BYTES || self.chunks.len() >= MAX_STREAM_CHUNKS
+        {
             self.dropped_bytes += chunk.text.len() as u64;
+            self.dropped_chunks += 1;
             return ChunkInsert::OverCap;
         }
-        let Some(seq) = chunk.sequence else {
-            self.bytes += chunk.text.len();
-            self.chunks.push(chunk);
-            return ChunkInsert::Appended;
-        };
-        // Chunks without a sequence stay where they arrived; sequenced ones stay sorted among
-        // themselves. (A binary search is wrong here: with unsequenced chunks mixed in, the
-        // buffer is not partitioned by `s < seq`.) Search back from the end, where in-order and
-        // slightly late chunks land, so the common case is O(1); `Vec::insert` is O(n) anyway.
-        let after = self
-            .chunks
-            .iter()
-            .rposition(|c| c.sequence.is_some_and(|s| s < seq))
-            .map_or(0, |j| j + 1);
-        let next = self.chunks[after..]
-            .iter()
-            .position(|c| c.sequence.is_some())
-            .map(|k| after + k);
-        match next {
-            Some(k) if self.chunks[k].sequence == Some(seq) => {
-                self.duplicates += 1;
-                ChunkInsert::Duplicate
-            }
-            Some(k) => {
-                self.bytes += chunk.text.len();
-                self.chunks.insert(k, chunk);
-                ChunkInsert::SlottedIn
-            }
-            None => {
-                self.bytes += chunk.text.len();
-                self.chunks.push(chunk);
-                ChunkInsert::Appended
-            }
+        if chunk.sequence.is_none() {
+            self.unsequenced += 1;
         }
-    }
-
-    /// Gives back the chunk list's growth room (called when the call ends: no more chunks are
-    /// expected, and late ones still insert).
-    pub fn shrink_to_fit(&mut self) {
-        self.chunks.shrink_to_fit();
+        let late = key.0 < self.top;
+        self.top = self.top.max(key.0);
+        self.bytes += chunk.text.len();
+        self.chunks.insert(key, chunk);
+        if late {
+            ChunkInsert::SlottedIn
+        } else {
+            ChunkInsert::Appended
+        }
     }
 
     /// The kept chunks in order.
-    pub fn chunks(&self) -> &[Chunk] {
-        &self.chunks
+    pub fn chunks(&self) -> impl DoubleEndedIterator<Item = &Chunk> + ExactSizeIterator {
+        self.chunks.values()
+    }
+
+    /// The kept chunk with this `sequence`, if any (O(log n)).
+    pub fn get(&self, sequence: u64) -> Option<&Chunk> {
+        self.chunks.get(&(sequence.saturating_add(1), 0))
+    }
+
+    /// Number of kept chunks.
+    pub fn len(&self) -> usize {
+        self.chunks.len()
     }
 
     /// Total kept bytes.
@@ -197,11 +208,11 @@ impl ChunkBuffer {
     pub fn gaps(&self) -> Vec<(u64, u64)> {
         let mut gaps = Vec::new();
         let mut next = 0u64;
-        for s in self.chunks.iter().filter_map(|c| c.sequence) {
+        for s in self.chunks.values().filter_map(|c| c.sequence) {
             if s > next {
                 gaps.push((next, s - 1));
             }
-            next = next.max(s + 1);
+            next = next.max(s.saturating_add(1));
         }
         gaps
     }
@@ -209,7 +220,7 @@ impl ChunkBuffer {
     /// The concatenated text of the chunks of the given stream types (all when `None`).
     pub fn text(&self, only: Option<&StreamType>) -> String {
         let mut s = String::with_capacity(self.bytes);
-        for c in &self.chunks {
+        for c in self.chunks.values() {
             if only.is_none_or(|t| *t == c.stream_type) {
                 s.push_str(&c.text);
             }
@@ -1182,7 +1193,6 @@ impl Session {
         let inv = &mut self.invocations[idx];
         inv.status = status;
         inv.result = Some(Box::new(r));
-        inv.stream.shrink_to_fit();
         if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
             && r.output.take().is_some()
         {
@@ -1374,6 +1384,64 @@ mod tests {
         .expect("frame");
         s.apply_frame(frame);
         s.invocations.remove(0)
+    }
+
+    fn chunk(sequence: Option<u64>, text: &str) -> Chunk {
+        Chunk {
+            sequence,
+            stream_type: StreamType::Stdout,
+            text: text.to_owned(),
+            line: 1,
+        }
+    }
+
+    /// Issue 14.7: 100k chunks in descending `sequence` took 26 s in release (a shift of the
+    /// list and a scan of it per chunk; this debug-build test did not finish in minutes); in an
+    /// ordered map they take as long as in order (`benches/ingest.rs` measures).
+    #[test]
+    fn out_of_order_chunks_are_ordered_without_a_shift_per_chunk() {
+        let mut b = ChunkBuffer::default();
+        let n = 100_000u64;
+        for s in (0..n).rev() {
+            assert_eq!(
+                b.insert(chunk(Some(s), "x")),
+                if s + 1 == n {
+                    ChunkInsert::Appended
+                } else {
+                    ChunkInsert::SlottedIn
+                }
+            );
+        }
+        assert_eq!(b.len(), 100_000);
+        assert!(b.chunks().map(|c| c.sequence).eq((0..n).map(Some)));
+        assert!(b.gaps().is_empty());
+        assert_eq!(b.insert(chunk(Some(7), "dup")), ChunkInsert::Duplicate);
+        assert_eq!(b.get(7).map(|c| c.text.as_str()), Some("x"));
+    }
+
+    /// Empty chunks count toward the per-call cap; past it they are counted, not kept.
+    #[test]
+    fn the_chunk_count_is_capped_empty_chunks_included() {
+        let mut b = ChunkBuffer::default();
+        for _ in 0..MAX_STREAM_CHUNKS {
+            assert_eq!(b.insert(chunk(None, "")), ChunkInsert::Appended);
+        }
+        assert_eq!(b.insert(chunk(None, "")), ChunkInsert::OverCap);
+        assert_eq!(b.insert(chunk(Some(3), "late")), ChunkInsert::OverCap);
+        assert_eq!((b.len(), b.dropped_chunks, b.dropped_bytes), (MAX_STREAM_CHUNKS, 2, 4));
+    }
+
+    /// Chunks without a sequence stay where they arrived among the sequenced ones.
+    #[test]
+    fn unsequenced_chunks_keep_their_place() {
+        let mut b = ChunkBuffer::default();
+        b.insert(chunk(None, "a"));
+        b.insert(chunk(Some(0), "b"));
+        b.insert(chunk(Some(2), "d"));
+        b.insert(chunk(None, "e"));
+        b.insert(chunk(Some(1), "c"));
+        b.insert(chunk(Some(3), "f"));
+        assert_eq!(b.text(None), "abcdef");
     }
 
     /// Ids whose hashes collide are told apart by the id kept in the invocation.

@@ -307,9 +307,9 @@ pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
                 || json_matches(&session.input(inv), re)
                 // A deferred output is read back from the file (one read per such call).
                 || session.output(inv).is_some_and(|o| json_matches(&o, re))
-                || match inv.stream.chunks() {
-                    [] => false,
-                    [one] => re.is_match(&one.text),
+                || match inv.stream.len() {
+                    0 => false,
+                    1 => inv.stream.chunks().any(|one| re.is_match(&one.text)),
                     _ => re.is_match(&inv.stream.text(None)),
                 }
         }
@@ -552,9 +552,13 @@ impl Tokens {
             }
         };
         let n = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-        self.input += n("input_tokens") + n("cache_creation_input_tokens");
-        self.output += n("output_tokens");
-        self.cache_read += n("cache_read_input_tokens");
+        // Saturating: two usage rows of 2^63 tokens wrapped to `0 in · 0 out` (issue 14.15).
+        self.input = self
+            .input
+            .saturating_add(n("input_tokens"))
+            .saturating_add(n("cache_creation_input_tokens"));
+        self.output = self.output.saturating_add(n("output_tokens"));
+        self.cache_read = self.cache_read.saturating_add(n("cache_read_input_tokens"));
         self.rows += 1;
     }
 }

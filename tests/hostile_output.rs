@@ -170,3 +170,16 @@ fn print_rows_never_obey_cursor_motion() {
         ]
     );
 }
+
+#[test]
+fn cursor_forward_cannot_amplify_print_detail() {
+    // Issue 14.9: `ESC[16383C.` lines made print --detail write ~1000× the file (331 MB from
+    // 320 KB). The file here is 34 KB; its block is bounded by the input plus 1 Mi pad cells.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hostile_cursor_forward.ndjson"
+    );
+    let (out, _) = run(&["print", "--detail", path]);
+    assert!(out.len() < 4 * 1024 * 1024, "{} bytes", out.len());
+    assert!(out.contains("more lines"), "the cut is said");
+}

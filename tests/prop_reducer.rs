@@ -221,7 +221,6 @@ fn check(items: Vec<Decoded>, finish: bool) -> Result<(), TestCaseError> {
         let seqs: Vec<u64> = inv
             .stream
             .chunks()
-            .iter()
             .filter_map(|c| c.sequence)
             .collect();
         prop_assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{:?}", seqs);

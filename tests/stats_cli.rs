@@ -87,3 +87,17 @@ fn print_rows_show_the_summary_and_the_id() {
         "Bash       requested echo bold done  [a]\nprompt     red prompt …\n"
     );
 }
+
+#[test]
+fn token_totals_saturate_instead_of_wrapping() {
+    // Issue 14.15: two usage rows of 2^63 tokens summed to `0 in · 0 out` (a debug build
+    // panicked on the overflow).
+    let out = stats(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hostile_token_overflow.ndjson"
+    ));
+    assert!(
+        out.contains("tokens       18446744073709551615 in · 18446744073709551615 out · 0 cached"),
+        "{out}"
+    );
+}

@@ -28,10 +28,17 @@ impl App {
                 return;
             }
         };
+        // Never raw controls on the clipboard (a pasted `ESC[201~` ends bracketed paste).
+        let (text, removed) = clipboard::clean(&text);
+        let note = if removed == 0 {
+            String::new()
+        } else {
+            format!("; {} removed", crate::fmt::plural(removed, "control character"))
+        };
         if text.len() <= MAX_OSC52_BYTES {
             self.clipboard_out = Some(clipboard::osc52(&text));
             self.view.message = Some(format!(
-                "copied the {} ({} bytes) to the clipboard",
+                "copied the {} ({} bytes) to the clipboard{note}",
                 what.label(),
                 text.len()
             ));
@@ -39,10 +46,10 @@ impl App {
         }
         self.view.message = Some(match clipboard::write_fallback(&text) {
             Ok(p) => format!(
-                "{} is {} bytes, too big for the clipboard: written to {}",
+                "{} is {} bytes, too big for the clipboard: written to {}{note}",
                 what.label(),
                 text.len(),
-                p.display()
+                crate::render::text::visible(&p.display().to_string())
             ),
             Err(e) => format!("cannot write the {} to a file: {e}", what.label()),
         });

@@ -51,11 +51,11 @@ pub fn build_stream_lines(
             theme.finding_warning,
         );
     }
-    if stream.dropped_bytes > 0 {
+    if stream.dropped_chunks > 0 {
         term.marker(
             &format!(
-                "⋯ {} bytes over the stream cap not kept",
-                stream.dropped_bytes
+                "⋯ {} chunks ({} bytes) over the stream cap not kept",
+                stream.dropped_chunks, stream.dropped_bytes
             ),
             theme.finding_warning,
         );

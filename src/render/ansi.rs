@@ -38,11 +38,17 @@ pub const MAX_LINE_CELLS: usize = 16 * 1024;
 /// Lines above the cursor that cursor-up can still reach (a `docker pull` redraws one line per
 /// layer; 256 covers any progress display while bounding memory to 256 editable lines).
 pub const EDIT_WINDOW: usize = 256;
+/// Cells a block may hold beyond its input's length: cursor moves and tabs pad lines with
+/// blanks, so `ESC[16383C.` lines of a 320 KB file made 331 MB of `print --detail` output while
+/// every line and cell limit held (issue 14.9). Past `input length + MAX_PAD_CELLS` cells the
+/// remaining lines are counted as not shown.
+pub const MAX_PAD_CELLS: usize = 1024 * 1024;
 
 /// Converts terminal output to lines. Returns the lines (at most `max_lines`) and the number of
 /// further lines that were not kept.
 pub fn ansi_to_lines(input: &str, theme: &Theme, max_lines: usize) -> (Vec<Line<'static>>, usize) {
     let mut screen = Screen::new(theme, max_lines);
+    screen.cell_budget = input.len().saturating_add(MAX_PAD_CELLS);
     let mut parser = Parser::new();
     let input = strip_string_controls(input);
     parser.advance(&mut screen, input.as_bytes());
@@ -109,6 +115,15 @@ impl<'t> Terminal<'t> {
 /// so `curl … | sh ESC[31m \r ESC[K ls -la` reads as what it is, not as `ls -la`; only multi-line
 /// panes (detail, stream) interpret cursor motion, where the whole output stays visible.
 pub fn visible_plain(s: &str) -> String {
+    if !s.contains('\x1b') {
+        return crate::render::text::visible(s);
+    }
+    crate::render::text::visible(&strip_escapes(s))
+}
+
+/// `s` with every escape sequence (CSI, OSC, DCS, SOS/PM/APC, two-byte `ESC x`) removed and
+/// not obeyed; printable characters and lone C0/C1 controls are kept as they are.
+pub fn strip_escapes(s: &str) -> String {
     /// Keeps printed characters and C0/C1 controls; drops every escape sequence.
     struct Strip(String);
     impl Perform for Strip {
@@ -120,12 +135,12 @@ pub fn visible_plain(s: &str) -> String {
         }
     }
     if !s.contains('\x1b') {
-        return crate::render::text::visible(s);
+        return s.to_owned();
     }
     let input = strip_string_controls(s);
     let mut strip = Strip(String::with_capacity(input.len()));
     Parser::new().advance(&mut strip, input.as_bytes());
-    crate::render::text::visible(&strip.0)
+    strip.0
 }
 
 /// Removes SOS / PM / APC strings (`ESC X`, `ESC ^`, `ESC _` … up to `ESC \\` *or BEL*).
@@ -223,6 +238,9 @@ struct Screen<'t> {
     lines: Vec<Line<'static>>,
     max_lines: usize,
     dropped: usize,
+    /// Cells the emitted lines may hold in all ([`MAX_PAD_CELLS`]); what is left of it.
+    cell_budget: usize,
+    over_budget: bool,
 }
 
 /// One line of cells.
@@ -252,6 +270,8 @@ impl<'t> Screen<'t> {
             lines: Vec::new(),
             max_lines,
             dropped: 0,
+            cell_budget: usize::MAX,
+            over_budget: false,
         }
     }
 
@@ -350,9 +370,13 @@ impl<'t> Screen<'t> {
 
     /// Finalises one line.
     fn emit(&mut self, row: &Row) {
-        if self.lines.len() >= self.max_lines {
+        if self.lines.len() >= self.max_lines || self.over_budget || row.cells.len() > self.cell_budget
+        {
             self.dropped += 1;
+            // Once over, every later line is dropped too (a block never has holes).
+            self.over_budget = true;
         } else {
+            self.cell_budget -= row.cells.len();
             let line = self.build_line(row);
             self.lines.push(line);
         }
@@ -523,6 +547,20 @@ mod tests {
             crate::render::text::visible("a\x07b")
         );
         assert!(!visible_plain("\x1b]0;title\x07x\x1b[2Jy").contains('\x1b'));
+    }
+
+    #[test]
+    fn cursor_forward_cannot_amplify_a_block() {
+        // Issue 14.9: 20k lines of `ESC[16383C.` (320 KB) became 20k lines of 16k cells.
+        let input = "\x1b[16383C.\n".repeat(20_000);
+        let (lines, dropped) = ansi_to_lines(&input, &Theme::dark(), 20_000);
+        let cells: usize = lines.iter().map(Line::width).sum();
+        assert!(cells <= input.len() + MAX_PAD_CELLS, "{cells} cells");
+        assert_eq!(lines.len(), (input.len() + MAX_PAD_CELLS) / 16_384);
+        assert_eq!(lines.len() + dropped, 20_000);
+        // Ordinary output is not affected.
+        let (lines, dropped) = ansi_to_lines(&"\tcol\n".repeat(1000), &Theme::dark(), 20_000);
+        assert_eq!((lines.len(), dropped), (1000, 0));
     }
 
     #[test]
