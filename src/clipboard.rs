@@ -160,8 +160,7 @@ pub fn copy_result(session: &Session, i: usize, what: CopyWhat) -> Result<Option
 /// on paste (issue 14.10); a bidi override makes pasted code read differently from what runs.
 pub fn clean(text: &str) -> (String, usize) {
     let clean = |c: char| {
-        matches!(c, '\n' | '\t')
-            || !(c.is_control() || crate::render::ansi::is_invisible_format(c))
+        matches!(c, '\n' | '\t') || !(c.is_control() || crate::render::ansi::is_invisible_format(c))
     };
     if text.chars().all(clean) {
         return (text.to_owned(), 0);
@@ -211,10 +210,8 @@ fn copy_dir() -> PathBuf {
     if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(run).join("rawpv");
     }
-    directories::ProjectDirs::from("", "", "rawpv").map_or_else(
-        || std::env::temp_dir(),
-        |d| d.cache_dir().join("copies"),
-    )
+    directories::ProjectDirs::from("", "", "rawpv")
+        .map_or_else(std::env::temp_dir, |d| d.cache_dir().join("copies"))
 }
 
 /// Creates `dir` (and its parents) with mode 0700 on Unix when it is missing.

@@ -5,7 +5,11 @@
 //!
 //! Wire (the same rules `crate::source::net` reads; \[ours\]):
 //! * `GET /ws` (or any path with `Upgrade: websocket`): one RAWP JSON frame ([`Frame::to_json`])
-//!   per text message; after the last frame a close frame with code 1000.
+//!   per text message, its 1-based index in the stream in `metadata.stream_index`
+//!   (`source::net::STREAM_INDEX`, the same number as SSE's `id:`); after the last frame a close frame with
+//!   code 1000. Clients resume from the last index received, so frames skipped by
+//!   `max_frame_bytes` never shift the position (counting received messages doubled frames on
+//!   resume, issue 14.5); the client removes the key again.
 //! * `GET /events` or `/sse`: `text/event-stream`; each frame is an event with `id:` = its 1-based
 //!   frame index and `data:` = the frame's JSON; after the last frame `event: end`, then the
 //!   response ends.
@@ -19,6 +23,12 @@
 //!   recording does not trip a client's read timeout.
 //! * At most `max_clients` streams at once (503 past it); frames over `max_frame_bytes` are
 //!   skipped (they keep their index, so ids never shift).
+//! * Connections: a request head must arrive within 10 s, and the open connections are capped
+//!   (`serve/gate.rs`).
+//! * Without a token, a request must name this server in `Host` (a loopback name or address, or
+//!   the listen address) and, when it has an `Origin`, come from a loopback origin: otherwise
+//!   any web page in the user's browser could open `ws://127.0.0.1:7878/ws` and read the stream,
+//!   and DNS rebinding could reach `/events` (issue 14.4). Refused with HTTP 403.
 //!
 //! Invariants: the served data never contains the token; each connection plays independently.
 
@@ -37,6 +47,8 @@ use tokio_util::sync::CancellationToken;
 use crate::import::{Decoded, Loaded};
 use crate::protocol::Frame;
 use crate::source::Token;
+
+mod gate;
 
 /// Longest pause between two frames, after the speed factor.
 pub const MAX_IDLE: Duration = Duration::from_secs(2);
@@ -94,7 +106,19 @@ impl Recording {
 }
 
 fn served(f: &Frame, idx: usize, cap: usize, warnings: &mut Vec<String>) -> Served {
-    let json = f.to_json().to_string();
+    let mut v = f.to_json();
+    if let Some(obj) = v.as_object_mut() {
+        let meta = obj
+            .entry("metadata")
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert(
+                crate::source::net::STREAM_INDEX.into(),
+                serde_json::Value::from(idx),
+            );
+        }
+    }
+    let json = v.to_string();
     let ts = f.envelope.timestamp.map(|t| t.0);
     if json.len() > cap {
         warnings.push(format!(
@@ -139,6 +163,8 @@ struct Shared {
     rec: Recording,
     cfg: ServeConfig,
     clients: Arc<Semaphore>,
+    /// The address the server listens on (a `Host` naming it is ours).
+    local: std::net::SocketAddr,
 }
 
 /// Serves `rec` on `listener` until `shutdown` fires.
@@ -151,13 +177,15 @@ pub async fn serve(
     cfg: ServeConfig,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    let local = listener.local_addr()?;
     let shared = Arc::new(Shared {
         clients: Arc::new(Semaphore::new(cfg.max_clients.max(1))),
         rec,
         cfg,
+        local,
     });
     let app = Router::new().fallback(handle).with_state(shared);
-    axum::serve(listener, app)
+    axum::serve(gate::Gated::new(listener)?, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
 }
@@ -216,8 +244,51 @@ fn authorized(token: Option<&Token>, headers: &HeaderMap) -> bool {
         .is_some_and(|(_, t)| token.matches(t.trim()))
 }
 
+/// Whether `host` (a `Host` header or an origin's authority, port included or not) names a
+/// loopback address, `localhost`, or the address the server listens on.
+fn is_own_host(host: &str, local: std::net::SocketAddr) -> bool {
+    let name = match host.rsplit_once(':') {
+        // `[::1]:7878`, `127.0.0.1:7878`, `localhost:7878`; a bare IPv6 literal has no brackets.
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) && !h.ends_with(':') => h,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    if name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost") {
+        return true;
+    }
+    name.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback() || (ip == local.ip() && !ip.is_unspecified()))
+}
+
+/// Without a token: refuses a foreign `Origin` and a `Host` that does not name this server
+/// (see the module rules). `None` when the request may go on.
+fn foreign(headers: &HeaderMap, local: std::net::SocketAddr) -> Option<&'static str> {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    if !host.is_some_and(|h| is_own_host(h, local)) {
+        return Some(
+            "the Host header does not name this server (a loopback name or the listen address)",
+        );
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let own = origin
+            .to_str()
+            .ok()
+            .and_then(|o| o.split_once("://"))
+            .is_some_and(|(_, authority)| is_own_host(authority, local));
+        if !own {
+            return Some("requests from a web page on another origin are refused without a token");
+        }
+    }
+    None
+}
+
 async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     let (mut parts, _body) = req.into_parts();
+    if s.cfg.token.is_none()
+        && let Some(why) = foreign(&parts.headers, s.local)
+    {
+        return (StatusCode::FORBIDDEN, format!("{why}\n")).into_response();
+    }
     if !authorized(s.cfg.token.as_ref(), &parts.headers) {
         return (
             StatusCode::UNAUTHORIZED,
@@ -382,6 +453,68 @@ fn play_sse(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_and_the_listen_address_are_own_hosts() {
+        let local: std::net::SocketAddr = "127.0.0.1:7878".parse().unwrap();
+        for own in [
+            "127.0.0.1:7878",
+            "localhost:7878",
+            "localhost",
+            "[::1]:7878",
+            "127.0.0.2",
+        ] {
+            assert!(is_own_host(own, local), "{own}");
+        }
+        for foreign in [
+            "evil.example",
+            "evil.example:7878",
+            "10.0.0.1:7878",
+            "127.0.0.1.evil.example",
+        ] {
+            assert!(!is_own_host(foreign, local), "{foreign}");
+        }
+        let lan: std::net::SocketAddr = "192.168.1.5:7878".parse().unwrap();
+        assert!(is_own_host("192.168.1.5:7878", lan));
+        let any: std::net::SocketAddr = "0.0.0.0:7878".parse().unwrap();
+        assert!(!is_own_host("0.0.0.0:7878", any));
+    }
+
+    #[test]
+    fn foreign_origins_and_hosts_are_refused() {
+        let local: std::net::SocketAddr = "127.0.0.1:7878".parse().unwrap();
+        let h = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, v.parse().unwrap());
+            }
+            h
+        };
+        assert_eq!(foreign(&h(&[("host", "127.0.0.1:7878")]), local), None);
+        assert_eq!(
+            foreign(
+                &h(&[
+                    ("host", "127.0.0.1:7878"),
+                    ("origin", "http://localhost:3000")
+                ]),
+                local
+            ),
+            None
+        );
+        assert!(
+            foreign(
+                &h(&[
+                    ("host", "127.0.0.1:7878"),
+                    ("origin", "https://evil.example")
+                ]),
+                local
+            )
+            .is_some()
+        );
+        assert!(foreign(&h(&[("host", "127.0.0.1:7878"), ("origin", "null")]), local).is_some());
+        assert!(foreign(&h(&[("host", "rebind.evil.example:7878")]), local).is_some());
+        assert!(foreign(&h(&[]), local).is_some());
+    }
 
     #[test]
     fn gaps_follow_timestamps_speed_and_the_idle_cap() {

@@ -160,7 +160,8 @@ impl ChunkBuffer {
             self.duplicates += 1;
             return ChunkInsert::Duplicate;
         }
-        if self.bytes + chunk.text.len() > MAX_STREAM_BYTES || self.chunks.len() >= MAX_STREAM_CHUNKS
+        if self.bytes + chunk.text.len() > MAX_STREAM_BYTES
+            || self.chunks.len() >= MAX_STREAM_CHUNKS
         {
             self.dropped_bytes += chunk.text.len() as u64;
             self.dropped_chunks += 1;
@@ -1428,7 +1429,10 @@ mod tests {
         }
         assert_eq!(b.insert(chunk(None, "")), ChunkInsert::OverCap);
         assert_eq!(b.insert(chunk(Some(3), "late")), ChunkInsert::OverCap);
-        assert_eq!((b.len(), b.dropped_chunks, b.dropped_bytes), (MAX_STREAM_CHUNKS, 2, 4));
+        assert_eq!(
+            (b.len(), b.dropped_chunks, b.dropped_bytes),
+            (MAX_STREAM_CHUNKS, 2, 4)
+        );
     }
 
     /// Chunks without a sequence stay where they arrived among the sequenced ones.

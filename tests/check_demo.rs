@@ -116,18 +116,10 @@ fn demo_session_shape() {
         .iter()
         .position(|i| i.tool_name == "Bash")
         .unwrap()];
-    let seqs: Vec<_> = bash
-        .stream
-        .chunks()
-        .filter_map(|c| c.sequence)
-        .collect();
+    let seqs: Vec<_> = bash.stream.chunks().filter_map(|c| c.sequence).collect();
     assert_eq!(seqs, (0..8).collect::<Vec<_>>());
     let arrival: Vec<_> = {
-        let mut v: Vec<_> = bash
-            .stream
-            .chunks()
-            .map(|c| (c.line, c.sequence))
-            .collect();
+        let mut v: Vec<_> = bash.stream.chunks().map(|c| (c.line, c.sequence)).collect();
         v.sort_unstable();
         v.into_iter().filter_map(|(_, s)| s).collect()
     };

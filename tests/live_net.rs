@@ -171,17 +171,28 @@ async fn a_wrong_token_is_an_auth_error_without_retry() {
 
 /// `rawpv serve` as a child process; returns it and its bound address (read from stderr).
 fn spawn_server(listen: &str, speed: &str) -> (Child, String) {
+    spawn_server_with(listen, speed, &[])
+}
+
+/// [`spawn_server`] with more `rawpv serve` arguments.
+fn spawn_server_with(listen: &str, speed: &str, extra: &[&str]) -> (Child, String) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rawpv"))
         .args(["serve"])
         .arg(fixture())
         .args(["--listen", listen, "--speed", speed])
+        .args(extra)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     let mut reader = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
+    // Warnings (skipped frames) come first; the address line says " on ".
+    while reader.read_line(&mut line).unwrap() > 0 && line.starts_with("rawpv: warning:") {
+        line.clear();
+    }
+    // Keep reading stderr so a chatty server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
     let addr = line
         .split(" on ")
         .nth(1)
@@ -193,8 +204,14 @@ fn spawn_server(listen: &str, speed: &str) -> (Child, String) {
 
 async fn kill_and_restart(scheme_path: &str) {
     let expected = Session::from_decoded(file_loaded().await.items);
+    kill_and_restart_with(scheme_path, &[], &expected).await;
+}
+
+/// A source on a `rawpv serve EXTRA` child that is killed and restarted after 10 items ends
+/// with `expected`.
+async fn kill_and_restart_with(scheme_path: &str, extra: &[&str], expected: &Session) {
     // 36 frames 25 ms apart at speed 0.5: ~1.8 s of playback.
-    let (mut child, addr) = spawn_server("127.0.0.1:0", "0.5");
+    let (mut child, addr) = spawn_server_with("127.0.0.1:0", "0.5", extra);
     let url = format!("{}{addr}{}", scheme_path.split('|').next().unwrap(), {
         scheme_path.split('|').nth(1).unwrap()
     });
@@ -219,7 +236,7 @@ async fn kill_and_restart(scheme_path: &str) {
         if restarted.is_none() && items.len() >= 10 {
             child.kill().unwrap();
             child.wait().unwrap();
-            let (c, a) = spawn_server(&addr, "0.5");
+            let (c, a) = spawn_server_with(&addr, "0.5", extra);
             assert_eq!(a, addr);
             restarted = Some(c);
         }
@@ -232,7 +249,7 @@ async fn kill_and_restart(scheme_path: &str) {
     );
     let got = Session::from_decoded(items);
     assert_eq!(got.invocations, expected.invocations, "{url}");
-    assert_eq!(got, expected, "{url}");
+    assert_eq!(&got, expected, "{url}");
     if let Some(mut c) = restarted {
         let _ = c.kill();
         let _ = c.wait();
@@ -250,6 +267,196 @@ async fn sse_survives_a_server_restart_without_loss_or_doubles() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ws_resumes_exactly_when_the_server_skipped_frames() {
+    // Issue 14.5: with frames skipped by --max-frame-bytes, `?after=N` was short by the number
+    // skipped and the resumed stream doubled frames. What an unbroken SSE read of the same
+    // server gives is the reference (SSE's ids were always the server's index).
+    let cap = ["--max-frame-bytes", "250"];
+    let (mut child, addr) = spawn_server_with("127.0.0.1:0", "50", &cap);
+    let reference = load_input_with(
+        &SourceKind::Url(format!("http://{addr}/events")),
+        &net(None),
+    )
+    .await
+    .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let frames = reference.items.len();
+    assert!(
+        frames > 10 && frames < 36,
+        "some frames are skipped: {frames}"
+    );
+    let expected = Session::from_decoded(reference.items);
+    kill_and_restart_with("ws://|/ws", &cap, &expected).await;
+}
+
+/// A server that completes every handshake and drops the connection before any frame.
+async fn accept_and_drop_server(ws: bool) -> String {
+    let (addr, _) = test_server(move |_, mut tcp, _| async move {
+        if ws {
+            let conn = tokio_tungstenite::accept_async(tcp).await;
+            drop(conn);
+        } else {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut buf = [0u8; 4096];
+            let _ = tcp.read(&mut buf).await;
+            let _ = tcp
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+        }
+    })
+    .await;
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_drops_is_given_up_on() {
+    // Issue 14.6: the attempt counter reset on every connection, so one-shot commands said
+    // "retry 1 of 6" forever. Only a connection that delivered frames resets it now.
+    for ws in [true, false] {
+        let addr = accept_and_drop_server(ws).await;
+        let url = if ws {
+            format!("ws://{addr}/ws")
+        } else {
+            format!("http://{addr}/events")
+        };
+        let cfg = NetConfig {
+            max_attempts: Some(2),
+            ..net(None)
+        };
+        let r = tokio::time::timeout(WAIT, load_input_with(&SourceKind::Url(url.clone()), &cfg))
+            .await
+            .unwrap_or_else(|_| panic!("{url}: never gave up"));
+        assert!(
+            matches!(&r, Err(SourceError::Other(m)) if m.contains("gave up after 3 failed attempts in a row (2 retries)")),
+            "{url}: {r:?}"
+        );
+    }
+}
+
+/// An HTTP server answers the first request `429` with `Retry-After: 1`, the next with one
+/// frame and `event: end`: the client waits the second it was asked for (issue 14.16).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_is_honoured_on_429() {
+    let (addr, _) = test_server(|conn, mut tcp, _| async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut buf = [0u8; 4096];
+        let _ = tcp.read(&mut buf).await;
+        let reply = if conn == 0 {
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+        } else {
+            let body = format!("id: 1\ndata: {}\n\nevent: end\ndata:\n\n", frame(1));
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        let _ = tcp.write_all(reply.as_bytes()).await;
+    })
+    .await;
+    let start = std::time::Instant::now();
+    let (seqs, reasons) = run_source(format!("http://{addr}/events"), net(None)).await;
+    assert_eq!(seqs, [1]);
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(
+        reasons[0].contains("429") && reasons[0].contains("asked to wait 1.0s"),
+        "{reasons:?}"
+    );
+    // The backoff of these tests is 50 ms; the server asked for a second.
+    assert!(
+        start.elapsed() >= Duration::from_millis(950),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// `openssl s_server` on a loopback port with a fresh self-signed certificate; `None` when the
+/// `openssl` tool is missing (CI installs it, `.ci/run`).
+fn self_signed_tls_server() -> Option<(Child, u16, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, cert) = (dir.path().join("k.pem"), dir.path().join("c.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    assert!(made.success(), "openssl req failed");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new("openssl")
+        .args(["s_server", "-quiet", "-www", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(&cert)
+        .arg("-key")
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "s_server never listened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some((child, port, dir))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_certificate_is_final_and_says_why() {
+    // Issue 14.16: a certificate failure printed only "error sending request for url" and was
+    // retried six times as if transient.
+    let Some((mut server, port, _dir)) = self_signed_tls_server() else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have openssl");
+        eprintln!("skipped: no openssl to run a TLS server");
+        return;
+    };
+    for url in [
+        format!("https://localhost:{port}/events"),
+        format!("wss://localhost:{port}/ws"),
+    ] {
+        let cfg = NetConfig {
+            max_attempts: Some(5),
+            ..net(None)
+        };
+        let r = tokio::time::timeout(WAIT, load_input_with(&SourceKind::Url(url.clone()), &cfg))
+            .await
+            .unwrap();
+        let Err(SourceError::Other(m)) = &r else {
+            panic!("{url}: {r:?}");
+        };
+        assert!(
+            m.contains("the TLS certificate was refused") && m.contains("invalid peer certificate"),
+            "{url}: {m}"
+        );
+        assert!(!m.contains("gave up"), "{url}: retried: {m}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_over_the_caps_are_findings_or_skipped_never_a_crash() {
     use rawpv::import::Decoded;
     use rawpv::protocol::ParseErrorKind;
@@ -257,12 +464,19 @@ async fn frames_over_the_caps_are_findings_or_skipped_never_a_crash() {
     let sizes: Vec<usize> = std::fs::read_to_string(fixture())
         .unwrap()
         .lines()
-        .map(|l| {
-            rawpv::protocol::parse_line(1, l)
+        .enumerate()
+        .map(|(i, l)| {
+            // As served: with the frame's index in `metadata.stream_index`.
+            let mut v = rawpv::protocol::parse_line(1, l).unwrap().to_json();
+            let meta = v
+                .as_object_mut()
                 .unwrap()
-                .to_json()
-                .to_string()
-                .len()
+                .entry("metadata")
+                .or_insert_with(|| serde_json::json!({}));
+            meta.as_object_mut()
+                .unwrap()
+                .insert("stream_index".into(), serde_json::json!(i + 1));
+            v.to_string().len()
         })
         .collect();
     let cap = 200;
@@ -312,21 +526,31 @@ async fn frames_over_the_caps_are_findings_or_skipped_never_a_crash() {
         ..ServeConfig::default()
     };
     tokio::spawn(serve(listener, rec, cfg, stop.clone()));
-    let got = load_input_with(&SourceKind::Url(format!("http://{addr}/sse")), &net(None))
-        .await
-        .unwrap();
-    let lines: Vec<u64> = got
-        .items
-        .iter()
-        .map(|d| match d {
-            Decoded::Frame(f) => f.origin.line,
-            other => panic!("unexpected {other:?}"),
-        })
-        .collect();
     let expected: Vec<u64> = (1..=sizes.len() as u64)
         .filter(|i| !over.contains(i))
         .collect();
-    assert_eq!(lines, expected);
+    // Both transports number frames by the server's index (issue 14.5: a WebSocket client
+    // counted received messages, so its resume position was short by the skipped frames).
+    for url in [format!("http://{addr}/sse"), format!("ws://{addr}/ws")] {
+        let got = load_input_with(&SourceKind::Url(url.clone()), &net(None))
+            .await
+            .unwrap();
+        let lines: Vec<u64> = got
+            .items
+            .iter()
+            .map(|d| match d {
+                Decoded::Frame(f) => {
+                    assert!(
+                        !f.envelope.metadata.contains_key("stream_index"),
+                        "{url}: the index stays on the wire"
+                    );
+                    f.origin.line
+                }
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(lines, expected, "{url}");
+    }
     stop.cancel();
 }
 
@@ -785,4 +1009,107 @@ async fn serve_answers_a_bad_resume_value_with_400() {
     );
     child.kill().unwrap();
     let _ = child.wait();
+}
+
+/// Sends raw `request` to `addr`; returns the status line of the answer ("" when closed).
+async fn raw_status(addr: &str, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 512];
+    let n = tokio::time::timeout(WAIT, tcp.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap_or(0);
+    String::from_utf8_lossy(&buf[..n])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_token_foreign_origins_and_hosts_are_refused() {
+    // Issue 14.4: any web page could open ws://127.0.0.1:7878/ws and read the stream, and DNS
+    // rebinding reached /events.
+    let (addr, stop) = start(50.0, None).await;
+    let port = addr.rsplit(':').next().unwrap();
+    let req = |host: &str, origin: Option<&str>| {
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        format!("GET /events HTTP/1.1\r\nHost: {host}\r\n{origin}Connection: close\r\n\r\n")
+    };
+    assert_eq!(
+        raw_status(&addr, &req(&format!("rebind.evil.example:{port}"), None)).await,
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        raw_status(&addr, &req(&addr, Some("https://evil.example"))).await,
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        raw_status(
+            &addr,
+            &req(&addr, Some(&format!("http://localhost:{port}")))
+        )
+        .await,
+        "HTTP/1.1 200 OK"
+    );
+    // A browser's WebSocket from a foreign page carries its Origin: refused at the handshake.
+    let mut ws_req =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+            "ws://{addr}/ws"
+        ))
+        .unwrap();
+    ws_req
+        .headers_mut()
+        .insert("origin", "https://evil.example".parse().unwrap());
+    match tokio_tungstenite::connect_async(ws_req).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 403),
+        other => panic!("a foreign origin was let in: {:?}", other.map(|_| ())),
+    }
+    // rawpv's own client (no Origin, Host = the address) still reads the stream.
+    let got = load_input_with(&SourceKind::Url(format!("ws://{addr}/ws")), &net(None))
+        .await
+        .unwrap();
+    assert_eq!(got.items.len(), 36);
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_requests_do_not_lock_real_clients_out() {
+    // Issue 14.14: 1,100 requests that never finished their headers used every descriptor.
+    let (addr, stop) = start(50.0, None).await;
+    let mut held = Vec::new();
+    for _ in 0..600 {
+        use tokio::io::AsyncWriteExt;
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        tcp.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        held.push(tcp);
+    }
+    let got = tokio::time::timeout(
+        WAIT,
+        load_input_with(
+            &SourceKind::Url(format!("http://{addr}/events")),
+            &net(None),
+        ),
+    )
+    .await
+    .expect("a real client got nothing")
+    .unwrap();
+    assert_eq!(got.items.len(), 36);
+    // The oldest of the half-open ones were closed to make room.
+    let mut buf = [0u8; 16];
+    let closed = tokio::time::timeout(
+        Duration::from_secs(2),
+        tokio::io::AsyncReadExt::read(&mut held[0], &mut buf),
+    )
+    .await
+    .expect("the oldest half-open request is still open");
+    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+    drop(held);
+    stop.cancel();
 }

@@ -218,11 +218,7 @@ fn check(items: Vec<Decoded>, finish: bool) -> Result<(), TestCaseError> {
             prop_assert_eq!(r.output.clone(), Some(json!(l)));
         }
         // Chunks: sequenced ones strictly increasing, no duplicate sequence.
-        let seqs: Vec<u64> = inv
-            .stream
-            .chunks()
-            .filter_map(|c| c.sequence)
-            .collect();
+        let seqs: Vec<u64> = inv.stream.chunks().filter_map(|c| c.sequence).collect();
         prop_assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{:?}", seqs);
     }
 

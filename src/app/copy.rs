@@ -33,7 +33,10 @@ impl App {
         let note = if removed == 0 {
             String::new()
         } else {
-            format!("; {} removed", crate::fmt::plural(removed, "control character"))
+            format!(
+                "; {} removed",
+                crate::fmt::plural(removed, "control character")
+            )
         };
         if text.len() <= MAX_OSC52_BYTES {
             self.clipboard_out = Some(clipboard::osc52(&text));

@@ -370,7 +370,9 @@ impl<'t> Screen<'t> {
 
     /// Finalises one line.
     fn emit(&mut self, row: &Row) {
-        if self.lines.len() >= self.max_lines || self.over_budget || row.cells.len() > self.cell_budget
+        if self.lines.len() >= self.max_lines
+            || self.over_budget
+            || row.cells.len() > self.cell_budget
         {
             self.dropped += 1;
             // Once over, every later line is dropped too (a block never has holes).

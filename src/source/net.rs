@@ -42,6 +42,10 @@ use crate::import::{Decoded, Format, Loaded};
 
 /// Environment variable holding the Bearer token when no `--token-file` is given.
 pub const TOKEN_ENV: &str = "RAWP_TOKEN";
+/// The `metadata` key in which `rawpv serve` (and a relay) numbers each frame it sends over a
+/// WebSocket, 1-based, as SSE's `id:` does; the client resumes from it and removes it.
+pub const STREAM_INDEX: &str = "stream_index";
+
 /// Failed attempts in a row after which the one-shot commands give up.
 pub const ONE_SHOT_ATTEMPTS: u32 = 6;
 /// Default [`NetConfig::ping_interval`]: 15 s.
@@ -190,8 +194,13 @@ impl NetConfig {
 pub(crate) enum Outcome {
     /// Normal end (see the module rules).
     Closed,
-    /// Abnormal drop; `connected` says whether the connection was established first.
-    Dropped { reason: String, connected: bool },
+    /// Abnormal drop; `retry_after` is the wait the server asked for (HTTP `Retry-After` on a
+    /// 429 or 503), else the backoff applies. Whether the connection delivered frames is
+    /// measured by [`run`] (the resume position moved), not said here.
+    Dropped {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
     /// Do not retry.
     Fatal(SourceError),
     /// The app is gone.
@@ -225,6 +234,18 @@ impl Resume {
         dec.flush(out);
         let mut i = start;
         while i < out.len() {
+            // `rawpv serve` numbers its frames (`metadata.stream_index`): the position is the
+            // server's, so frames it skipped do not shift a resume.
+            if let Decoded::Frame(f) = &mut out[i]
+                && let Some(idx) = f
+                    .envelope
+                    .metadata
+                    .remove(STREAM_INDEX)
+                    .and_then(|v| v.as_u64())
+            {
+                f.origin.line = idx;
+                self.pos = self.pos.max(idx);
+            }
             let seq = match &out[i] {
                 Decoded::Frame(f) => f.envelope.seq,
                 Decoded::Malformed(_) | Decoded::Finding(_) => None,
@@ -268,10 +289,9 @@ pub(crate) async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
 /// The abnormal drop for a server silent past `read_timeout`.
 pub(crate) fn silent(cfg: &NetConfig) -> Outcome {
     let secs = cfg.read_timeout.unwrap_or_default().as_secs_f64();
-    Outcome::Dropped {
-        reason: format!("nothing from the server for {secs} s (read timeout)"),
-        connected: true,
-    }
+    Outcome::dropped(format!(
+        "nothing from the server for {secs} s (read timeout)"
+    ))
 }
 
 /// True for `ws://` / `wss://` URLs.
@@ -314,6 +334,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
         return;
     }
     loop {
+        let before = resume.pos;
         let outcome = match &client {
             None => super::ws::connection(url, cfg, &mut resume, &mut dec, tx).await,
             Some(c) => super::sse::connection(c, url, cfg, &mut resume, &mut dec, tx).await,
@@ -333,8 +354,14 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
                 let _ = tx.send(SourceMsg::Failed(e)).await;
                 return;
             }
-            Outcome::Dropped { reason, connected } => {
-                if connected {
+            Outcome::Dropped {
+                reason,
+                retry_after,
+            } => {
+                // Only a connection that delivered frames resets the count: a server that
+                // accepts and drops at once was retried forever by the one-shot commands,
+                // "retry 1 of 6" each time (issue 14.6).
+                if resume.pos > before {
                     attempt = 0;
                 }
                 attempt += 1;
@@ -351,7 +378,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
                 if tx.send(SourceMsg::State(st)).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(cfg.backoff(attempt)).await;
+                tokio::time::sleep(retry_after.unwrap_or_else(|| cfg.backoff(attempt))).await;
                 resume.resumed = true;
                 resume.floor = resume.pos;
             }
@@ -434,18 +461,81 @@ fn http_reason(code: u16) -> &'static str {
     }
 }
 
-/// Classifies an HTTP error status of a (re)connect.
-pub(crate) fn status_outcome(url: &str, code: u16) -> Outcome {
+/// Longest `Retry-After` wait honoured (a server asking for more is retried after this).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_mins(5);
+
+/// `Retry-After` as a wait: delay-seconds, or an HTTP date (RFC 9110 10.2.3), at most
+/// [`MAX_RETRY_AFTER`]. `None` when absent or unreadable.
+pub(crate) fn retry_after(value: Option<&str>) -> Option<Duration> {
+    let v = value?.trim();
+    let wait = if let Ok(secs) = v.parse::<u64>() {
+        Duration::from_secs(secs)
+    } else {
+        let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+        (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+            .to_std()
+            .unwrap_or_default()
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+impl Outcome {
+    /// An abnormal drop, retried after the backoff.
+    pub(crate) fn dropped(reason: impl Into<String>) -> Self {
+        Self::Dropped {
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// A connect that failed below HTTP (DNS, TCP, TLS, the WebSocket handshake): the whole cause
+/// chain in the reason (`… : invalid peer certificate: UnknownIssuer`); a certificate that
+/// does not verify is final (retrying cannot fix it), anything else is retried.
+pub(crate) fn connect_failed(url: &str, e: &(dyn std::error::Error + 'static)) -> Outcome {
+    let chain = cause_chain(e);
+    if chain.to_ascii_lowercase().contains("certificate") {
+        return Outcome::Fatal(SourceError::Other(format!(
+            "{url}: the TLS certificate was refused: {chain}"
+        )));
+    }
+    Outcome::dropped(format!("cannot connect: {chain}"))
+}
+
+/// `e` and its sources joined with `: `, each said once (reqwest repeats its inner message).
+pub(crate) fn cause_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = err.source();
+    }
+    crate::render::text::visible(&parts.join(": "))
+}
+
+/// Classifies an HTTP error status of a (re)connect; `retry_after` is the response's
+/// `Retry-After` header, honoured on 429 and 503.
+pub(crate) fn status_outcome(url: &str, code: u16, retry_after_header: Option<&str>) -> Outcome {
     let text = status_text(code);
     match code {
         401 | 403 => Outcome::Fatal(SourceError::Auth {
             url: url.to_owned(),
             reason: format!("the server answered {text}; check --token-file or {TOKEN_ENV}"),
         }),
-        408 | 429 | 500..=599 => Outcome::Dropped {
-            reason: format!("the server answered {text}"),
-            connected: false,
-        },
+        429 | 503 if retry_after(retry_after_header).is_some() => {
+            let wait = retry_after(retry_after_header);
+            Outcome::Dropped {
+                reason: format!(
+                    "the server answered {text} and asked to wait {}",
+                    crate::fmt::duration_ms(wait.unwrap_or_default().as_secs_f64() * 1000.0)
+                ),
+                retry_after: wait,
+            }
+        }
+        408 | 429 | 500..=599 => Outcome::dropped(format!("the server answered {text}")),
         _ => Outcome::Fatal(SourceError::Other(format!(
             "{url}: the server answered {text}"
         ))),

@@ -10,10 +10,14 @@
 //! Parsing follows the WHATWG `EventSource` rules: lines end with `\n`, `\r\n` or `\r`; `:` starts
 //! a comment; `data:` lines are joined with `\n`; `id:` (without NUL) sets the last event id,
 //! which persists across events; a blank line dispatches; an event without data is not
-//! dispatched. `retry:` is ignored (rawpv uses its own backoff).
+//! dispatched. `retry:` is ignored (rawpv uses its own backoff). \[ours\] An `id:` longer than
+//! [`MAX_ID_BYTES`] is ignored like one holding NUL (the previous id stays).
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
+
+/// Longest SSE `id:` kept (1 KiB); a longer one is ignored.
+pub const MAX_ID_BYTES: usize = 1024;
 
 use super::lines::LineDecoder;
 use super::net::{
@@ -132,7 +136,11 @@ impl SseParser {
                 }
             }
             "event" => value.clone_into(&mut self.event),
-            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
+            // Capped: an 8 MB id was cloned into every later event and sent back as
+            // `Last-Event-ID` (2 GB RSS for 20k events, issue 14.8). A longer one is ignored.
+            "id" if !value.contains('\0') && value.len() <= MAX_ID_BYTES => {
+                self.last_id = Some(value.to_owned());
+            }
             _ => {}
         }
     }
@@ -205,29 +213,23 @@ pub(crate) async fn connection(
     }
     // A server that accepts and never answers is a failed set-up, like a WebSocket handshake.
     let resp = match tokio::time::timeout(cfg.connect_timeout, req.send()).await {
-        Err(_) => {
-            return Outcome::Dropped {
-                reason: "no response in time".into(),
-                connected: false,
-            };
-        }
+        Err(_) => return Outcome::dropped("no response in time"),
         Ok(Ok(r)) => r,
         Ok(Err(e)) if e.is_builder() => {
             return Outcome::Fatal(SourceError::Other(format!("{url}: {e}")));
         }
-        Ok(Err(e)) => {
-            return Outcome::Dropped {
-                reason: format!("cannot connect: {e}"),
-                connected: false,
-            };
-        }
+        Ok(Err(e)) => return super::net::connect_failed(url, &e),
     };
     let status = resp.status().as_u16();
     if status == 204 {
         return Outcome::Closed;
     }
     if !resp.status().is_success() {
-        return status_outcome(url, status);
+        let wait = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok());
+        return status_outcome(url, status, wait);
     }
     let ctype = resp
         .headers()
@@ -256,17 +258,12 @@ pub(crate) async fn connection(
             () = sleep_until_opt(read_deadline(cfg)) => return silent(cfg),
         };
         let chunk = match next {
-            None => {
-                return Outcome::Dropped {
-                    reason: "the stream ended without `event: end`".into(),
-                    connected: true,
-                };
-            }
+            None => return Outcome::dropped("the stream ended without `event: end`"),
             Some(Err(e)) => {
-                return Outcome::Dropped {
-                    reason: format!("connection lost: {e}"),
-                    connected: true,
-                };
+                return Outcome::dropped(format!(
+                    "connection lost: {}",
+                    super::net::cause_chain(&e)
+                ));
             }
             Some(Ok(c)) => c,
         };
@@ -349,6 +346,15 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn an_id_over_a_kibibyte_is_ignored() {
+        let long = "9".repeat(8 * 1024);
+        let text = format!("id: 7\ndata: a\n\nid: {long}\ndata: b\n\n");
+        let ev = parse(&[text.as_bytes()], 64 * 1024);
+        assert_eq!(ev.len(), 2);
+        assert!(ev.iter().all(|e| e.id.as_deref() == Some("7")), "{ev:?}");
     }
 
     #[test]

@@ -80,22 +80,18 @@ pub(crate) async fn connection(
         .max_frame_size(Some(cfg.max_frame_bytes));
     let connect = tokio_tungstenite::connect_async_with_config(req, Some(config), true);
     let mut ws = match tokio::time::timeout(cfg.connect_timeout, connect).await {
-        Err(_) => {
-            return Outcome::Dropped {
-                reason: "connection timed out".into(),
-                connected: false,
-            };
+        Err(_) => return Outcome::dropped("connection timed out"),
+        Ok(Err(WsError::Http(resp))) => {
+            let wait = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok());
+            return status_outcome(url, resp.status().as_u16(), wait);
         }
-        Ok(Err(WsError::Http(resp))) => return status_outcome(url, resp.status().as_u16()),
         Ok(Err(WsError::Url(e))) => {
             return Outcome::Fatal(SourceError::Other(format!("{url}: {e}")));
         }
-        Ok(Err(e)) => {
-            return Outcome::Dropped {
-                reason: format!("cannot connect: {e}"),
-                connected: false,
-            };
-        }
+        Ok(Err(e)) => return super::net::connect_failed(url, &e),
         Ok(Ok((ws, _resp))) => ws,
     };
     if tx.send(SourceMsg::State(SourceState::Live)).await.is_err() {
@@ -199,8 +195,5 @@ fn far_future() -> tokio::time::Instant {
 }
 
 fn dropped(reason: &str) -> Outcome {
-    Outcome::Dropped {
-        reason: reason.to_owned(),
-        connected: true,
-    }
+    Outcome::dropped(reason)
 }
