@@ -3,7 +3,7 @@
 //!
 //! Each step moves the selection (alternating page and line moves, so the detail pane changes
 //! and the feed window scrolls), then runs `App::prepare` (layout + detail render of the selected
-//! call) and `ui::draw`. Besides criterion's mean, the bench prints p50/p99/max of 1,000
+//! call) and `App::draw`. Besides criterion's mean, the bench prints p50/p99/max of 1,000
 //! individually timed steps, which is what the target speaks of.
 //!
 //! Run: `cargo bench --bench draw` (`RAWPV_DRAW_CALLS=N` to change the feed size).
@@ -55,7 +55,7 @@ fn step(app: &mut App, term: &mut Terminal<TestBackend>, k: usize) {
     app.update(Msg::Action(a));
     app.prepare(Rect::new(0, 0, WIDTH, HEIGHT));
     app.run_jobs_inline();
-    let _ = term.draw(|f| rawpv::ui::draw(f, app));
+    let _ = term.draw(|f| app.draw(f));
 }
 
 fn bench_draw(c: &mut Criterion) {

@@ -2,7 +2,7 @@
 //! answer within one frame"; one frame = 16 ms).
 //!
 //! Each action runs end to end the way a key press does: `App::update` with the action (and the
-//! typed text for `/` and `f`), then `App::prepare` and one `ui::draw` into a 160×48
+//! typed text for `/` and `f`), then `App::prepare` and one `App::draw` into a 160×48
 //! `TestBackend`. Heavy detail renders queued by `prepare` run off the frame in the app
 //! (`spawn_blocking`), so here they run after the timed part. Resets between iterations (back
 //! to the top, clearing the search or filter) are not timed.
@@ -85,7 +85,7 @@ struct Nav {
 
 fn frame(app: &mut App, term: &mut Terminal<TestBackend>) {
     app.prepare(Rect::new(0, 0, WIDTH, HEIGHT));
-    let _ = term.draw(|f| rawpv::ui::draw(f, app));
+    let _ = term.draw(|f| app.draw(f));
 }
 
 fn act(app: &mut App, a: Action) {

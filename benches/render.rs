@@ -124,7 +124,7 @@ fn shows_diff(term: &Terminal<TestBackend>) -> bool {
 
 fn frame(app: &mut App, term: &mut Terminal<TestBackend>) {
     app.prepare(AREA);
-    let _ = term.draw(|f| rawpv::ui::draw(f, app));
+    let _ = term.draw(|f| app.draw(f));
 }
 
 /// Draws and runs render jobs until none is left (the loop would spawn them).

@@ -65,7 +65,7 @@ async fn main() {
         let t = Instant::now();
         app.prepare(area);
         app.run_jobs_inline();
-        term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
+        term.draw(|f| app.draw(f)).expect("draw");
         slowest = slowest.max(t.elapsed());
         draws += 1;
     };

@@ -27,7 +27,7 @@ use crossterm::event::{
 use futures::StreamExt;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -38,7 +38,9 @@ mod player;
 mod scan;
 mod screen;
 
-pub use scan::{MatchStatus, SCAN_BUDGET};
+pub use crate::ui::SourceStatus;
+pub use crate::ui::status_bar::MatchStatus;
+pub use scan::SCAN_BUDGET;
 pub use screen::{BackendScreen, CountingSink, Screen};
 
 use crate::action::Action;
@@ -47,6 +49,7 @@ use crate::detail::{DetailKey, DetailOpts, Pipeline, RenderDone, RenderJob};
 use crate::import::{Decoded, Format};
 use crate::keymap::Keymap;
 use crate::protocol::Timestamp;
+use crate::query::{Filter, compile_search};
 use crate::session::{Applied, Session};
 use crate::source::{
     CHANNEL_CAPACITY, NetConfig, SourceKind, SourceMsg, SourceState, spawn_source_with,
@@ -54,7 +57,7 @@ use crate::source::{
 use crate::theme::Theme;
 use crate::tui::Tui;
 use crate::ui::{self, Areas};
-use crate::view::{self, Filter, Mode, Pane, Tab, ViewState};
+use crate::view::{self, Mode, Pane, Tab, ViewState};
 
 /// Shortest time between two draws (STYLE 4.7: 16 ms).
 pub const MIN_FRAME: Duration = Duration::from_millis(16);
@@ -67,17 +70,6 @@ pub const BATCHES_PER_TURN: usize = 4;
 pub const APPLY_PER_TURN: usize = 256;
 /// Rows a mouse wheel notch moves.
 const WHEEL_ROWS: usize = 3;
-
-/// Reading state of the source, for the status bar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceStatus {
-    Loading,
-    Live,
-    /// A network source lost its connection and is retrying (attempt 1, 2, …).
-    Reconnecting(u32),
-    Ended,
-    Failed(String),
-}
 
 /// A message into the app.
 #[derive(Debug)]
@@ -164,6 +156,8 @@ pub struct App {
     pub search_re: Option<Regex>,
     /// The detail pane's pipeline: shown lines, their key and stage, render jobs.
     pub detail: Pipeline,
+    /// The catalog and problems panels' caches (the view keeps only their selections).
+    pub panels: ui::Panels,
     pub areas: Areas,
     /// Wall clock from the last tick; `None` in tests (no elapsed times drawn).
     pub now: Option<Timestamp>,
@@ -179,8 +173,6 @@ pub struct App {
     pub replay: Option<crate::replay::Replay>,
     /// The instant the replay state is drawn at (set by replay ticks and actions).
     pub clock: Instant,
-    /// The timeline bar's row (replay mode only; zero-sized otherwise).
-    pub timeline_area: Rect,
     /// An OSC 52 sequence for the loop to write to the terminal (copy).
     pub clipboard_out: Option<String>,
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
@@ -218,6 +210,7 @@ impl App {
             hint: None,
             search_re: None,
             detail: Pipeline::default(),
+            panels: ui::Panels::default(),
             areas: Areas::default(),
             now: None,
             quit: false,
@@ -226,7 +219,6 @@ impl App {
             scroll_to_match: false,
             replay: None,
             clock: Instant::now(),
-            timeline_area: Rect::default(),
             clipboard_out: None,
             from_browser: false,
             limits: crate::render::Limits::default(),
@@ -285,6 +277,42 @@ impl App {
     /// them). At most one: the newest queued.
     pub fn take_jobs(&mut self) -> Vec<RenderJob> {
         self.detail.take_job().into_iter().collect()
+    }
+
+    /// What the widgets draw from this frame (after [`App::prepare`]).
+    pub fn draw_ctx(&self) -> ui::DrawCtx<'_> {
+        ui::DrawCtx {
+            shown: self.view.shown,
+            session: &self.session,
+            view: &self.view,
+            panels: &self.panels,
+            theme: &self.theme,
+            keymap: &self.keymap,
+            search: self.search_re.as_ref(),
+            detail: self.detail.lines(),
+            areas: self.areas,
+            source: ui::SourceInfo {
+                label: &self.source_label,
+                status: &self.source_status,
+                load_progress: self.load_progress,
+                format: self.format,
+                hint: self.hint.as_deref(),
+                ordering: self.ordering,
+            },
+            matches: self.match_status(),
+            now: self.now,
+            replay: self.replay.as_ref().map(|r| (r, r.state(self.clock))),
+        }
+    }
+
+    /// Draws the screen laid out by the last [`App::prepare`].
+    pub fn draw(&self, frame: &mut ratatui::Frame<'_>) {
+        ui::draw(frame, &self.draw_ctx());
+    }
+
+    /// Where each part of the screen went in the last [`App::prepare`] (mouse hit tests).
+    pub fn areas(&self) -> Areas {
+        self.areas
     }
 
     /// Whether the elapsed-time tick should run.
@@ -400,7 +428,7 @@ impl App {
                 Ok(re) => (re, None),
                 Err(e) => {
                     let insensitive = !q.chars().any(char::is_uppercase);
-                    (None, Some(view::regex_problem(q, insensitive, &e)))
+                    (None, Some(crate::query::regex_problem(q, insensitive, &e)))
                 }
             };
         }
@@ -442,7 +470,7 @@ impl App {
             }
             Err(e) => {
                 let insensitive = !query.chars().any(char::is_uppercase);
-                let why = view::regex_problem(query, insensitive, &e);
+                let why = crate::query::regex_problem(query, insensitive, &e);
                 self.view.message = Some(format!("bad regex: {why}"));
                 // The committed search stays (typing replaced its highlighting).
                 let q = self.view.search.clone().unwrap_or_default();
@@ -470,7 +498,7 @@ impl App {
 
     fn current_matches(&self) -> bool {
         match (&self.search_re, self.view.selected_item(&self.session)) {
-            (Some(re), Some(i)) => view::item_matches(&self.session, i, re),
+            (Some(re), Some(i)) => crate::session::query::item_matches(&self.session, i, re),
             _ => false,
         }
     }
@@ -556,11 +584,7 @@ impl App {
     ///   `max_items` settings stay.
     fn rebase_view(&mut self, why: Rebase) {
         self.detail.invalidate();
-        let (tool, finding) = (self.view.catalog.selected, self.view.problems.selected);
-        self.view.catalog = crate::ui::catalog::CatalogState::default();
-        self.view.catalog.selected = tool;
-        self.view.problems = crate::ui::problems::ProblemsState::default();
-        self.view.problems.selected = finding;
+        self.panels = ui::Panels::default();
         match why {
             Rebase::Restarted { reason } => {
                 self.session = Session::new();
@@ -835,7 +859,7 @@ impl App {
                     && self
                         .view
                         .item_at(r)
-                        .is_some_and(|i| view::is_turn_start(&self.session, i))
+                        .is_some_and(|i| crate::session::query::is_turn_start(&self.session, i))
                 {
                     self.fold_selected(None);
                 }
@@ -1036,12 +1060,20 @@ impl App {
             Action::SearchNext => self.search_step(true),
             Action::SearchPrev => self.search_step(false),
             Action::NextError | Action::PrevError => {
-                if !self.jump(a == Action::NextError, false, view::is_error) {
+                if !self.jump(
+                    a == Action::NextError,
+                    false,
+                    crate::session::query::is_error,
+                ) {
                     self.view.message = Some("no more errors".into());
                 }
             }
             Action::NextPrompt | Action::PrevPrompt => {
-                if !self.jump(a == Action::NextPrompt, false, view::is_prompt) {
+                if !self.jump(
+                    a == Action::NextPrompt,
+                    false,
+                    crate::session::query::is_prompt,
+                ) {
                     self.view.message = Some("no more prompts".into());
                 }
             }
@@ -1133,8 +1165,7 @@ impl App {
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
     pub fn prepare(&mut self, area: Rect) {
-        let area = self.reserve_timeline(area);
-        self.areas = Areas::compute(area, self.view.zoom);
+        self.areas = Areas::compute(area, self.view.zoom, self.replay.is_some());
         let feed_h = Areas::inner(self.areas.feed).height;
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.feed.height = feed_h;
@@ -1160,11 +1191,17 @@ impl App {
             .min(self.panel_len().saturating_sub(1));
         match self.view.tab {
             Tab::Detail => {}
-            Tab::Catalog => self
-                .view
-                .catalog
-                .prepare(&self.session, &self.theme, detail_inner),
-            Tab::Problems => self.view.problems.prepare(&self.session, detail_inner),
+            Tab::Catalog => self.view.catalog.prepare(
+                &mut self.panels.catalog,
+                &self.session,
+                &self.theme,
+                detail_inner,
+            ),
+            Tab::Problems => {
+                self.view
+                    .problems
+                    .prepare(&mut self.panels.problems, &self.session, detail_inner);
+            }
         }
         if self.view.tab == Tab::Detail
             && let Some(item) = self.view.selected_item(&self.session)
@@ -1245,23 +1282,6 @@ impl App {
             self.update(Msg::Rendered(done));
         }
     }
-}
-
-/// Compiles a search query: smart case (case-insensitive unless it has an upper-case letter).
-/// Empty gives `Ok(None)`.
-///
-/// # Errors
-/// The regex does not compile (message from the `regex` crate).
-pub fn compile_search(q: &str) -> Result<Option<Regex>, regex::Error> {
-    if q.is_empty() {
-        return Ok(None);
-    }
-    let insensitive = !q.chars().any(char::is_uppercase);
-    RegexBuilder::new(q)
-        .case_insensitive(insensitive)
-        .size_limit(1 << 20)
-        .build()
-        .map(Some)
 }
 
 /// `rawpv` with no input on a terminal: the session browser (see `app/browser.rs`).
@@ -1429,7 +1449,7 @@ where
                         let _ = tx.blocking_send(job.run());
                     });
                 }
-                screen.draw(|f| ui::draw(f, app))?;
+                screen.draw(|f| app.draw(f))?;
                 screen.drew(app);
                 sched.drew(Instant::now());
             }
@@ -1660,15 +1680,5 @@ mod tests {
             Some(t0 + MIN_FRAME),
             "urgency ends with the draw"
         );
-    }
-
-    #[test]
-    fn smart_case() {
-        let re = compile_search("foo").unwrap().unwrap();
-        assert!(re.is_match("FOO"));
-        let re = compile_search("Foo").unwrap().unwrap();
-        assert!(!re.is_match("foo"));
-        assert!(compile_search("(").is_err());
-        assert!(compile_search("").unwrap().is_none());
     }
 }

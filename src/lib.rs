@@ -17,7 +17,8 @@
 pub mod action;
 pub mod app;
 pub mod browse;
-pub mod check;
+/// The conformance checker, re-exported: it lives beside the reducer (`session::check`).
+pub use session::check;
 pub mod cli;
 pub mod clipboard;
 pub mod cmd;
@@ -28,6 +29,7 @@ pub mod fmt;
 pub mod import;
 pub mod keymap;
 pub mod protocol;
+pub mod query;
 pub mod render;
 pub mod replay;
 pub mod serve;

@@ -35,6 +35,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub mod check;
+pub mod query;
 pub mod summary;
 
 use crate::finding::{Finding, Level, code};
@@ -851,7 +853,7 @@ impl Session {
         }
         self.ended = true;
         self.revision += 1;
-        for f in crate::check::end_findings(self) {
+        for f in check::end_findings(self) {
             self.push_finding(f);
         }
         self.findings.shrink_to_fit();
@@ -993,7 +995,7 @@ impl Session {
         let line = frame.origin.line;
         // Checked against the session *before* the frame; pushed after it is folded, so findings
         // about a new request count on its invocation.
-        let checked = crate::check::frame_findings(self, &frame);
+        let checked = check::frame_findings(self, &frame);
         // `x-` types are extension frames (importers use them for records with no RAWP type).
         if let FrameType::Unknown(t) = &frame.frame_type
             && !t.starts_with("x-")

@@ -1,13 +1,13 @@
-//! Top-level layout and drawing: `draw(frame, &App)` places the feed, the right-hand pane
-//! (detail, catalog or problems), the status bar and popups (STYLE 4.2, 4.6).
+//! Top-level layout and drawing: [`draw`] places the feed, the right-hand pane (detail, catalog
+//! or problems), the status bar, the replay timeline and popups (STYLE 4.2, 4.6).
 //!
-//! Who calls it: [`crate::app::run`] inside `Tui::draw`, and the screen tests on `TestBackend`.
-//! Invariants: drawing is a pure function of the app (no I/O, no state changes); every widget
-//! builds only what is visible (the feed's visible rows, the detail's visible lines), so nothing
-//! on the draw path is proportional to the session's size. [`App::prepare`] must have run for the
-//! current size first (it computes [`Areas`] and scroll offsets).
-//!
-//! [`App::prepare`]: crate::app::App::prepare
+//! Who calls it: the app (`App::draw`, in the loop and the screen tests), which lends every
+//! widget a [`DrawCtx`]: borrowed data, one frame long. Nothing here imports the app; the layout
+//! ([`Areas::compute`]) is a pure function the app also uses for mouse hit tests.
+//! Invariants: drawing is a pure function of the context (no I/O, no state changes); every
+//! widget builds only what is visible (the feed's visible rows, the detail's visible lines), so
+//! nothing on the draw path is proportional to the session's size. The app must have laid the
+//! screen out for the current size first (`App::prepare`: areas, scroll offsets, panel caches).
 
 pub mod browser;
 pub mod catalog;
@@ -24,7 +24,71 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use regex::Regex;
 
-use crate::app::App;
+use crate::import::Format;
+use crate::keymap::Keymap;
+use crate::protocol::Timestamp;
+use crate::replay::{Replay, ReplayState};
+use crate::session::Session;
+use crate::theme::Theme;
+use crate::view::{Shown, ViewState};
+
+/// What one frame draws from, lent by the app: the shown session(s), the view, the panel
+/// caches, the detail lines and the status bar's facts.
+#[derive(Debug, Clone, Copy)]
+pub struct DrawCtx<'a> {
+    /// Which session(s) are shown (`ViewState::shown`); `session` is the one drawn.
+    pub shown: Shown,
+    pub session: &'a Session,
+    pub view: &'a ViewState,
+    pub panels: &'a Panels,
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    /// The search (or the one being typed), compiled.
+    pub search: Option<&'a Regex>,
+    /// The detail pipeline's lines for the selected row (`crate::detail`).
+    pub detail: &'a [Line<'static>],
+    pub areas: Areas,
+    pub source: SourceInfo<'a>,
+    /// The search's match count, for the status bar.
+    pub matches: Option<status_bar::MatchStatus>,
+    /// Wall clock from the last tick; `None`: no elapsed times drawn.
+    pub now: Option<Timestamp>,
+    /// The replay player and its state at the app's clock (`rawpv --replay`).
+    pub replay: Option<(&'a Replay, ReplayState)>,
+}
+
+/// The source, as the status bar tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceInfo<'a> {
+    pub label: &'a str,
+    pub status: &'a SourceStatus,
+    /// While a saved file is read: (bytes read, file size).
+    pub load_progress: Option<(u64, u64)>,
+    pub format: Option<Format>,
+    /// A standing hint ("demo session: …").
+    pub hint: Option<&'a str>,
+    /// A saved Claude Code file's exact order is being computed.
+    pub ordering: bool,
+}
+
+/// What the panels compute from the session and keep between frames; owned by the app, safe to
+/// drop at any time.
+#[derive(Debug, Clone, Default)]
+pub struct Panels {
+    pub catalog: catalog::CatalogCache,
+    pub problems: problems::ProblemsCache,
+}
+
+/// Reading state of the source, for the status bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceStatus {
+    Loading,
+    Live,
+    /// A network source lost its connection and is retrying (attempt 1, 2, …).
+    Reconnecting(u32),
+    Ended,
+    Failed(String),
+}
 
 /// Rows taken by the status bar.
 pub const STATUS_HEIGHT: u16 = 2;
@@ -37,18 +101,30 @@ pub const FEED_MIN_WIDTH: u16 = 56;
 /// Where each part goes for a terminal size. Pane areas include their borders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Areas {
+    /// The replay timeline bar (zero rows outside replay mode).
+    pub timeline: Rect,
     pub feed: Rect,
     pub detail: Rect,
     pub status: Rect,
 }
 
 impl Areas {
-    /// The layout for a terminal area; with `zoom` the detail pane takes the feed's room too.
-    pub fn compute(area: Rect, zoom: bool) -> Self {
+    /// The layout for a terminal area; with `zoom` the detail pane takes the feed's room too;
+    /// with `timeline` (replay mode) the first row is the timeline bar when there is room.
+    pub fn compute(area: Rect, zoom: bool, timeline: bool) -> Self {
+        let (timeline, area) = if timeline && area.height >= 4 {
+            (
+                Rect::new(area.x, area.y, area.width, 1),
+                Rect::new(area.x, area.y + 1, area.width, area.height - 1),
+            )
+        } else {
+            (Rect::new(area.x, area.y, area.width, 0), area)
+        };
         let [main, status] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(STATUS_HEIGHT)]).areas(area);
         if zoom {
             return Self {
+                timeline,
                 feed: Rect::new(main.x, main.y, 0, 0),
                 detail: main,
                 status,
@@ -73,6 +149,7 @@ impl Areas {
             .constraints([Constraint::Length(feed_size), Constraint::Min(0)])
             .split(main);
         Self {
+            timeline,
             feed: parts[0],
             detail: parts[1],
             status,
@@ -96,49 +173,53 @@ impl Areas {
 }
 
 /// Draws the whole screen.
-pub fn draw(frame: &mut Frame<'_>, app: &App) {
-    let areas = app.areas;
+pub fn draw(frame: &mut Frame<'_>, ctx: &DrawCtx<'_>) {
+    let areas = ctx.areas;
     let buf = frame.buffer_mut();
-    feed::render_feed(areas.feed, buf, app);
-    match app.view.tab {
-        crate::view::Tab::Detail => detail::render_detail(areas.detail, buf, app),
+    feed::render_feed(areas.feed, buf, ctx);
+    match ctx.view.tab {
+        crate::view::Tab::Detail => detail::render_detail(areas.detail, buf, ctx),
         crate::view::Tab::Catalog => {
-            let block = pane_block(app, " Catalog ", crate::view::Pane::Detail);
+            let block = pane_block(ctx, " Catalog ", crate::view::Pane::Detail);
             let inner = block.inner(areas.detail);
             ratatui::widgets::Widget::render(block, areas.detail, buf);
-            catalog::CatalogView::new(&app.session, &app.theme).render_with(
+            catalog::CatalogView::new(ctx.session, ctx.theme).render_with(
                 inner,
                 buf,
-                &app.view.catalog,
+                &ctx.view.catalog,
+                &ctx.panels.catalog,
             );
         }
         crate::view::Tab::Problems => {
-            let block = pane_block(app, " Problems ", crate::view::Pane::Detail);
+            let block = pane_block(ctx, " Problems ", crate::view::Pane::Detail);
             let inner = block.inner(areas.detail);
             ratatui::widgets::Widget::render(block, areas.detail, buf);
-            problems::ProblemsView::new(&app.session, &app.theme).render_with(
+            problems::ProblemsView::new(ctx.session, ctx.theme).render_with(
                 inner,
                 buf,
-                &app.view.problems,
+                &ctx.view.problems,
+                &ctx.panels.problems,
             );
         }
     }
-    status_bar::render_status(areas.status, buf, app);
-    app.render_timeline(buf);
-    if app.view.help {
-        help::render_help(frame.area(), frame.buffer_mut(), app);
+    status_bar::render_status(areas.status, buf, ctx);
+    if let Some((r, st)) = &ctx.replay {
+        timeline::render_timeline(areas.timeline, buf, r, st, ctx.theme);
+    }
+    if ctx.view.help {
+        help::render_help(frame.area(), frame.buffer_mut(), ctx);
     }
 }
 
 /// A bordered block whose border shows focus.
 pub fn pane_block<'a>(
-    app: &App,
+    ctx: &DrawCtx<'_>,
     title: impl Into<Line<'a>>,
     pane: crate::view::Pane,
 ) -> ratatui::widgets::Block<'a> {
-    let focused = app.view.focus == pane && !app.view.help;
+    let focused = ctx.view.focus == pane && !ctx.view.help;
     ratatui::widgets::Block::bordered()
-        .border_style(app.theme.border(focused))
+        .border_style(ctx.theme.border(focused))
         .title(title)
 }
 

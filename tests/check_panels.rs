@@ -57,8 +57,10 @@ fn shown_with(buf: &Buffer, needle: &str, want: Style) -> bool {
 fn catalog_panel_on_the_demo() {
     let s = demo();
     let tools = &s.catalog().unwrap().tools;
-    let mut state = CatalogState::default();
-    state.selected = tools.iter().position(|t| t.name == "WebFetch").unwrap();
+    let mut state = CatalogState {
+        selected: tools.iter().position(|t| t.name == "WebFetch").unwrap(),
+        ..CatalogState::default()
+    };
     let t = draw_catalog(&s, &mut state, 112, 46);
     insta::assert_snapshot!("catalog_demo_webfetch", t.backend());
     let buf = t.backend().buffer();
@@ -88,8 +90,10 @@ fn catalog_panel_on_the_demo() {
 fn catalog_panel_selected_tool_usage_and_schema() {
     let s = demo();
     let tools = &s.catalog().unwrap().tools;
-    let mut state = CatalogState::default();
-    state.selected = tools.iter().position(|t| t.name == "Bash").unwrap();
+    let mut state = CatalogState {
+        selected: tools.iter().position(|t| t.name == "Bash").unwrap(),
+        ..CatalogState::default()
+    };
     let t = draw_catalog(&s, &mut state, 100, 40);
     insta::assert_snapshot!("catalog_demo_bash", t.backend());
 }
@@ -113,9 +117,9 @@ fn tool_usage_numbers() {
     assert_eq!((bash.median_ms, bash.p95_ms), (Some(2140.0), Some(3003.0)));
     let grep = ToolUsage::compute(&s, "Grep");
     assert_eq!(grep.calls, 3, "subagent calls count too");
-    let mut state = CatalogState::default();
-    assert_eq!(state.usage(&s, "Bash"), &bash);
-    assert_eq!(state.usage(&s, "Bash"), &bash, "cached");
+    let mut cache = rawpv::ui::catalog::CatalogCache::default();
+    assert_eq!(cache.usage(&s, "Bash"), &bash);
+    assert_eq!(cache.usage(&s, "Bash"), &bash, "cached");
 }
 
 #[test]
@@ -133,9 +137,11 @@ fn republish_history_shows_what_changed() {
     assert_eq!(publish_changes(None, &s.publishes[0].catalog), []);
     // The panel shows the history, and the table shows the current status.
     let tools = &s.catalog().unwrap().tools;
-    let mut state = CatalogState::default();
-    state.selected = tools.iter().position(|t| t.name == "Grep").unwrap();
-    state.scroll = usize::MAX;
+    let mut state = CatalogState {
+        selected: tools.iter().position(|t| t.name == "Grep").unwrap(),
+        scroll: usize::MAX,
+        ..CatalogState::default()
+    };
     let t = draw_catalog(&s, &mut state, 100, 30);
     let text = format!("{}", t.backend());
     assert!(text.contains("Grep degraded → available"), "{text}");
@@ -148,8 +154,10 @@ fn republish_history_shows_what_changed() {
 fn problems_panel_on_the_demo() {
     let s = demo();
     let theme = Theme::dark();
-    let mut state = ProblemsState::default();
-    state.selected = 1;
+    let mut state = ProblemsState {
+        selected: 1,
+        ..ProblemsState::default()
+    };
     let mut t = Terminal::new(TestBackend::new(120, 10)).unwrap();
     t.draw(|f| f.render_stateful_widget(ProblemsView::new(&s, &theme), f.area(), &mut state))
         .unwrap();
@@ -225,9 +233,11 @@ fn big_catalog_with_many_publishes_stays_bounded() {
     let s = Session::from_decoded(items);
     assert_eq!(s.publishes.len(), 55);
     assert_eq!(s.publishes[54].tool("tool_0599").unwrap().name, "tool_0599");
-    let mut state = CatalogState::default();
-    state.selected = 599;
-    state.scroll = usize::MAX;
+    let mut state = CatalogState {
+        selected: 599,
+        scroll: usize::MAX,
+        ..CatalogState::default()
+    };
     let t = draw_catalog(&s, &mut state, 100, 60);
     let text = format!("{}", t.backend());
     assert!(text.contains("▶tool_0599"), "{text}");

@@ -31,7 +31,7 @@ fn draw(app: &mut App) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(120, 32)).unwrap();
     app.prepare(Rect::new(0, 0, 120, 32));
     app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
     term
 }
 
@@ -136,7 +136,7 @@ fn clicks_select_panel_rows() {
     };
     let mut app = demo();
     act(&mut app, &[Action::ShowProblems]);
-    let d = app.areas.detail;
+    let d = app.areas().detail;
     // Border, summary line, then findings 0, 1, 2: click the third.
     click(&mut app, d.x + 3, d.y + 1 + 1 + 2);
     assert_eq!(app.view.focus, Pane::Detail);

@@ -17,7 +17,7 @@ const FIXTURE: &[u8] = include_bytes!("fixtures/hostile_controls.ndjson");
 fn draw(app: &mut App, term: &mut Terminal<TestBackend>, w: u16, h: u16) {
     app.prepare(Rect::new(0, 0, w, h));
     app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app))
+    term.draw(|f| app.draw(f))
         .unwrap_or_else(|e| panic!("draw: {e}"));
 }
 

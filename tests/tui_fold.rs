@@ -18,8 +18,9 @@ use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
+use rawpv::query::Filter;
 use rawpv::source::SourceMsg;
-use rawpv::view::{Filter, TurnSummary};
+use rawpv::view::TurnSummary;
 
 const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
 
@@ -40,7 +41,7 @@ fn draw(app: &mut App) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(100, 30)).expect("test backend");
     app.prepare(Rect::new(0, 0, 100, 30));
     app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
+    term.draw(|f| app.draw(f)).expect("draw");
     term
 }
 
@@ -217,7 +218,7 @@ fn compaction_remaps_folded_turns() {
     assert!(app.session.dropped_items > 0);
     let dropped = app.session.dropped_items as usize;
     let prompts: Vec<usize> = (0..app.session.items.len())
-        .filter(|&i| rawpv::view::is_turn_start(&app.session, i))
+        .filter(|&i| rawpv::session::query::is_turn_start(&app.session, i))
         .collect();
     assert_eq!(app.view.folds.prompts, prompts, "remapped, not rescanned");
     let p = 8 - dropped;

@@ -47,7 +47,7 @@ fn draw_cost(n: usize) -> f64 {
         app.prepare(Rect::new(0, 0, 200, 60));
         prep += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        term.draw(|f| rawpv::ui::draw(f, &app)).expect("draw");
+        term.draw(|f| app.draw(f)).expect("draw");
         draw += t.elapsed().as_secs_f64();
     }
     let per = (prep + draw) * 1000.0 / f64::from(rounds);

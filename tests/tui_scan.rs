@@ -15,8 +15,8 @@ use pretty_assertions::assert_eq;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import::{self, Decoded};
+use rawpv::query::Filter;
 use rawpv::source::SourceMsg;
-use rawpv::view::Filter;
 
 #[path = "support/headless.rs"]
 mod headless;
@@ -271,10 +271,10 @@ fn the_match_count_follows_a_compaction() {
     app.set_search("echo");
     app.finish_scans();
     let truth = |app: &App| {
-        let re = rawpv::app::compile_search("echo").unwrap().unwrap();
+        let re = rawpv::query::compile_search("echo").unwrap().unwrap();
         (0..app.view.filtered_count(&app.session))
             .filter_map(|k| app.view.filtered_at(k))
-            .filter(|&i| rawpv::view::item_matches(&app.session, i, &re))
+            .filter(|&i| rawpv::session::query::item_matches(&app.session, i, &re))
             .count()
     };
     let before = app.match_status().unwrap().total;

@@ -213,7 +213,7 @@ fn a_narrow_status_bar_keeps_the_filter_search_and_count() {
         import::load_bytes(SESSION.as_bytes()).items,
         "/home/user/projects/some-long-project-name/sessions/tui_session.jsonl",
     );
-    app.set_filter(rawpv::view::Filter::parse("tool:Read"));
+    app.set_filter(rawpv::query::Filter::parse("tool:Read"));
     app.set_search("unwrap");
     act(&mut app, &[Action::SearchNext]);
     let narrow = status_rows(&draw(&mut app, 80, 24));

@@ -6,9 +6,10 @@ use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::import;
+use rawpv::query::Filter;
 use rawpv::source::SourceMsg;
 use rawpv::ui::Areas;
-use rawpv::view::{DetailState, FeedState, Filter, Folds, Mode, Pane, Tab, ViewState};
+use rawpv::view::{DetailState, FeedState, Folds, Mode, Pane, Tab, ViewState};
 
 const SESSION: &str = include_str!("fixtures/tui_session.jsonl");
 
@@ -130,7 +131,7 @@ fn focus_scroll_and_toggles() {
             // The 100-column screen's detail is too narrow for side by side: it says so.
             message: Some(format!(
                 "diffs show side by side when the detail is 140 columns wide or more (it has {}; z zooms it)",
-                Areas::inner(app.areas.detail).width
+                Areas::inner(app.areas().detail).width
             )),
             ..base()
         }
@@ -265,7 +266,7 @@ fn zoom_gives_the_detail_the_screen() {
             ..base()
         }
     );
-    assert_eq!(app.areas.detail.width, 100);
+    assert_eq!(app.areas().detail.width, 100);
     // Switching to the hidden feed unzooms.
     let v = step(&mut app, &[Action::FocusNext]);
     assert_eq!(v, base());
@@ -394,7 +395,7 @@ fn side_by_side_on_a_narrow_detail_says_how_wide_it_must_be() {
     let mut app = app();
     let v = step(&mut app, &[Action::ToggleSideBySide]);
     assert!(v.detail.side_by_side);
-    let width = Areas::inner(app.areas.detail).width;
+    let width = Areas::inner(app.areas().detail).width;
     assert!(width < rawpv::render::SIDE_BY_SIDE_MIN_WIDTH, "{width}");
     assert_eq!(
         v.message.as_deref(),

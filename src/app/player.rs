@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -165,24 +164,6 @@ impl App {
         } else {
             SourceStatus::Live
         };
-    }
-
-    /// In replay mode, takes the top row of `area` for the timeline bar; returns the rest.
-    pub(super) fn reserve_timeline(&mut self, area: Rect) -> Rect {
-        if self.replay.is_none() || area.height < 4 {
-            self.timeline_area = Rect::new(area.x, area.y, area.width, 0);
-            return area;
-        }
-        self.timeline_area = Rect::new(area.x, area.y, area.width, 1);
-        Rect::new(area.x, area.y + 1, area.width, area.height - 1)
-    }
-
-    /// Draws the timeline bar (replay mode only; called by `ui::draw`).
-    pub fn render_timeline(&self, buf: &mut ratatui::buffer::Buffer) {
-        if let Some(r) = &self.replay {
-            let st = r.state(self.clock);
-            crate::ui::timeline::render_timeline(self.timeline_area, buf, r, &st, &self.theme);
-        }
     }
 }
 

@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use super::App;
-use crate::view::{self, Tokens};
+use crate::ui::status_bar::MatchStatus;
+use crate::view::Tokens;
 
 /// Longest step of a scan: a quarter of a 16 ms frame, so the step, the draw and the detail
 /// render of a new selection fit in one frame even when the machine is busy.
@@ -91,37 +92,6 @@ impl Count {
             upto: 0,
             recheck: BTreeSet::new(),
             caught_up: false,
-        }
-    }
-}
-
-/// What the status bar says about the search's matches (see [`App::match_status`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MatchStatus {
-    /// 1-based rank of the selected row among the matches; `None` when it is no match or not
-    /// counted yet.
-    pub at: Option<usize>,
-    /// Matches counted so far.
-    pub total: usize,
-    /// While the count runs: the share of the filtered rows counted, in percent (0–99). `None`
-    /// once the count reached the end (rows arriving later are counted as they come).
-    pub scanning: Option<usize>,
-}
-
-impl std::fmt::Display for MatchStatus {
-    /// `match 3/17`, `17 matches`, `no match`; while counting `match 3/17+ (scanning 40%)` or
-    /// `17+ matches (scanning 40%)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let more = if self.scanning.is_some() { "+" } else { "" };
-        match (self.at, self.total) {
-            (Some(k), n) => write!(f, "match {k}/{n}{more}")?,
-            (None, 0) if self.scanning.is_none() => f.write_str("no match")?,
-            (None, 1) if self.scanning.is_none() => f.write_str("1 match")?,
-            (None, n) => write!(f, "{n}{more} matches")?,
-        }
-        match self.scanning {
-            Some(pct) => write!(f, " (scanning {pct}%)"),
-            None => Ok(()),
         }
     }
 }
@@ -229,7 +199,7 @@ impl App {
             if let Some(i) = c.recheck.pop_first() {
                 let hit = i < self.session.items.len()
                     && self.view.filtered_pos(i).is_ok()
-                    && view::item_matches(&self.session, i, &c.re);
+                    && crate::session::query::item_matches(&self.session, i, &c.re);
                 match (c.hits.binary_search(&i), hit) {
                     (Ok(p), false) => {
                         c.hits.remove(p);
@@ -246,7 +216,7 @@ impl App {
                 let Some(i) = self.view.filtered_at(k) else {
                     break;
                 };
-                if view::item_matches(&self.session, i, &c.re) {
+                if crate::session::query::item_matches(&self.session, i, &c.re) {
                     c.hits.push(i);
                 }
                 c.upto = i + 1;
@@ -404,7 +374,7 @@ impl App {
                     let k = search_pos(forward, from, count, done);
                     done += 1;
                     if let Some(i) = self.view.filtered_at(k)
-                        && view::item_matches(&self.session, i, &re)
+                        && crate::session::query::item_matches(&self.session, i, &re)
                     {
                         self.view.progress = None;
                         self.view.focus = crate::view::Pane::Feed;
@@ -446,9 +416,9 @@ impl App {
                 while next < self.session.items.len() {
                     let i = next;
                     next += 1;
-                    let q = view::is_quiet(&self.session, i);
+                    let q = crate::session::query::is_quiet(&self.session, i);
                     quiet += usize::from(q);
-                    if view::is_turn_start(&self.session, i) {
+                    if crate::session::query::is_turn_start(&self.session, i) {
                         prompts.push(i);
                     }
                     tokens.add(&self.session, i);

@@ -95,7 +95,7 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
                 )?;
             }
             // An agent turn with only whitespace text is a quiet row in the viewer too.
-            Item::Message(_) if crate::view::is_quiet(session, idx) => {}
+            Item::Message(_) if crate::session::query::is_quiet(session, idx) => {}
             Item::Message(m) => {
                 let kind = match m.kind {
                     MessageKind::Prompt => "prompt",

@@ -199,8 +199,7 @@ pub fn history_changes(session: &Session) -> Vec<Vec<CatalogChange>> {
 /// finished one changes it; stream chunks do not.
 type UsageKey = (String, usize, u64);
 
-/// View state of the catalog panel (plus its usage cache; `Eq` holds because cached durations
-/// are finite).
+/// View state of the catalog panel: plain data (part of `ViewState`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CatalogState {
     /// Index of the selected tool in the current catalog's `tools` (clamped when drawn).
@@ -209,6 +208,12 @@ pub struct CatalogState {
     pub scroll: usize,
     /// Offset of the table's first visible row (kept so the selection stays visible).
     pub offset: usize,
+}
+
+/// What the catalog panel computes from the session and keeps between frames (owned by the
+/// app; safe to drop at any time).
+#[derive(Debug, Clone, Default)]
+pub struct CatalogCache {
     usage: Option<(UsageKey, ToolUsage)>,
     /// [`history_changes`] and the number of publishes it was computed for.
     history: Option<(usize, Vec<Vec<CatalogChange>>)>,
@@ -239,7 +244,9 @@ impl CatalogState {
             .get(self.selected.min(tools.len().saturating_sub(1)))
             .map(|t| t.name.as_str())
     }
+}
 
+impl CatalogCache {
     /// The usage of `tool`, from the cache when the session has not changed in a way that
     /// matters.
     pub fn usage(&mut self, session: &Session, tool: &str) -> &ToolUsage {
@@ -727,7 +734,13 @@ impl CatalogState {
     /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
     /// visible in the table, fills the usage cache and clamps the detail scroll. Called by the
     /// app before each draw (and by the `StatefulWidget` impl).
-    pub fn prepare(&mut self, session: &Session, theme: &Theme, area: Rect) {
+    pub fn prepare(
+        &mut self,
+        cache: &mut CatalogCache,
+        session: &Session,
+        theme: &Theme,
+        area: Rect,
+    ) {
         let Some(catalog) = session.catalog() else {
             self.selected = 0;
             self.offset = 0;
@@ -746,12 +759,19 @@ impl CatalogState {
         }
         self.offset = self.offset.min(n.saturating_sub(rows));
         let n_publishes = session.publishes.len();
-        if self.history.as_ref().is_none_or(|(k, _)| *k != n_publishes) {
-            self.history = Some((n_publishes, history_changes(session)));
+        if cache
+            .history
+            .as_ref()
+            .is_none_or(|(k, _)| *k != n_publishes)
+        {
+            cache.history = Some((n_publishes, history_changes(session)));
         }
         let tool = catalog.tools.get(self.selected);
-        let usage = tool.map(|t| self.usage(session, &t.name).clone());
-        let history = self.history.as_ref().map_or(&[][..], |(_, h)| h.as_slice());
+        let usage = tool.map(|t| cache.usage(session, &t.name).clone());
+        let history = cache
+            .history
+            .as_ref()
+            .map_or(&[][..], |(_, h)| h.as_slice());
         let lines = detail_lines(
             session,
             catalog,
@@ -774,7 +794,9 @@ impl CatalogState {
             .then_some(self.offset + k)
             .filter(|&i| i < n)
     }
+}
 
+impl CatalogCache {
     /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
     fn usage_for_draw(&self, session: &Session, tool: &str) -> ToolUsage {
         match &self.usage {
@@ -787,7 +809,13 @@ impl CatalogState {
 impl CatalogView<'_> {
     /// Draws the panel for a state already [`CatalogState::prepare`]d for this area. Pure: the
     /// state is only read.
-    pub fn render_with(self, area: Rect, buf: &mut Buffer, state: &CatalogState) {
+    pub fn render_with(
+        self,
+        area: Rect,
+        buf: &mut Buffer,
+        state: &CatalogState,
+        cache: &CatalogCache,
+    ) {
         if area.is_empty() {
             return;
         }
@@ -849,9 +877,9 @@ impl CatalogView<'_> {
             return;
         }
         let tool = tools.get(selected);
-        let usage = tool.map(|t| state.usage_for_draw(self.session, &t.name));
+        let usage = tool.map(|t| cache.usage_for_draw(self.session, &t.name));
         let fresh;
-        let history = match &state.history {
+        let history = match &cache.history {
             Some((k, h)) if *k == self.session.publishes.len() => h.as_slice(),
             _ => {
                 fresh = history_changes(self.session);
@@ -879,9 +907,11 @@ impl CatalogView<'_> {
 impl StatefulWidget for CatalogView<'_> {
     type State = CatalogState;
 
+    /// Draws with a cache of its own (tests, one-off drawings); the app keeps its cache.
     fn render(self, area: Rect, buf: &mut Buffer, state: &mut CatalogState) {
-        state.prepare(self.session, self.theme, area);
-        self.render_with(area, buf, state);
+        let mut cache = CatalogCache::default();
+        state.prepare(&mut cache, self.session, self.theme, area);
+        self.render_with(area, buf, state, &cache);
     }
 }
 

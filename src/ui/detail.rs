@@ -9,37 +9,37 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+use super::DrawCtx;
 use super::pane_block;
-use crate::app::App;
 use crate::view::{Pane, Tab};
 
 /// Draws the bordered detail pane from the app's cached lines.
-pub fn render_detail(area: Rect, buf: &mut Buffer, app: &App) {
-    let lines = app.detail.lines();
+pub fn render_detail(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
+    let lines = ctx.detail;
     let total = lines.len();
-    let scroll = app.view.detail.scroll;
-    let mut title = vec![Span::raw(" "), tab_span("Detail", app, Tab::Detail)];
-    title.push(Span::styled(" │ ", app.theme.border));
-    title.push(tab_span("Catalog c", app, Tab::Catalog));
-    title.push(Span::styled(" │ ", app.theme.border));
-    title.push(tab_span("Problems !", app, Tab::Problems));
+    let scroll = ctx.view.detail.scroll;
+    let mut title = vec![Span::raw(" "), tab_span("Detail", ctx, Tab::Detail)];
+    title.push(Span::styled(" │ ", ctx.theme.border));
+    title.push(tab_span("Catalog c", ctx, Tab::Catalog));
+    title.push(Span::styled(" │ ", ctx.theme.border));
+    title.push(tab_span("Problems !", ctx, Tab::Problems));
     title.push(Span::raw(" "));
-    let mut block = pane_block(app, Line::from(title), Pane::Detail);
-    let h = usize::from(app.view.detail.height);
+    let mut block = pane_block(ctx, Line::from(title), Pane::Detail);
+    let h = usize::from(ctx.view.detail.height);
     if total > h {
         let mut pos = format!(" {}–{}/{total} ", scroll + 1, (scroll + h).min(total));
-        if app.view.detail.follow_tail {
+        if ctx.view.detail.follow_tail {
             pos.push_str("follow ");
         }
-        block = block.title_bottom(Line::from(Span::styled(pos, app.theme.dim)).right_aligned());
+        block = block.title_bottom(Line::from(Span::styled(pos, ctx.theme.dim)).right_aligned());
     }
     let inner = block.inner(area);
     block.render(area, buf);
-    if app.view.selected_item(&app.session).is_none() {
+    if ctx.view.selected_item(ctx.session).is_none() {
         buf.set_span(
             inner.x,
             inner.y,
-            &Span::styled("nothing selected", app.theme.dim),
+            &Span::styled("nothing selected", ctx.theme.dim),
             inner.width,
         );
         return;
@@ -51,18 +51,18 @@ pub fn render_detail(area: Rect, buf: &mut Buffer, app: &App) {
         .iter()
         .enumerate()
     {
-        let line = match &app.search_re {
-            Some(re) => super::highlight_matches(line.clone(), re, app.theme.search_match),
+        let line = match ctx.search {
+            Some(re) => super::highlight_matches(line.clone(), re, ctx.theme.search_match),
             None => line.clone(),
         };
         buf.set_line(inner.x, inner.y + k as u16, &line, inner.width);
     }
 }
 
-fn tab_span(label: &'static str, app: &App, tab: Tab) -> Span<'static> {
-    if app.view.tab == tab {
-        Span::styled(label, app.theme.title)
+fn tab_span(label: &'static str, ctx: &DrawCtx<'_>, tab: Tab) -> Span<'static> {
+    if ctx.view.tab == tab {
+        Span::styled(label, ctx.theme.title)
     } else {
-        Span::styled(label, app.theme.dim)
+        Span::styled(label, ctx.theme.dim)
     }
 }

@@ -17,13 +17,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use serde_json::Value;
 
-use crate::app::App;
+use super::DrawCtx;
 use crate::fmt::{fit, fit_right, plural_s, truncate};
 use crate::protocol::{Frame, FrameType, Timestamp};
 use crate::render::text::visible;
 use crate::session::{Invocation, Item, MessageKind, Session};
 use crate::theme::Theme;
-use crate::view::{self, Pane, TurnSummary};
+use crate::view::{Pane, TurnSummary};
 
 /// Columns of the time column (`HH:MM:SS`).
 const TIME_W: usize = 8;
@@ -37,34 +37,34 @@ const DUR_W: usize = 6;
 const MAX_DEPTH: usize = 4;
 
 /// Draws the bordered feed pane.
-pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
-    let count = app.view.row_count(&app.session);
-    let total = app.session.items.len();
+pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
+    let count = ctx.view.row_count(ctx.session);
+    let total = ctx.session.items.len();
     let mut title = if count == total {
         format!(" Feed {count} ")
     } else {
         format!(" Feed {count}/{total} ")
     };
-    if !app.view.show_quiet && app.view.quiet > 0 {
-        let _ = write!(title, "· {} quiet hidden (.) ", app.view.quiet);
+    if !ctx.view.show_quiet && ctx.view.quiet > 0 {
+        let _ = write!(title, "· {} quiet hidden (.) ", ctx.view.quiet);
     }
-    let block = super::pane_block(app, title, Pane::Feed);
+    let block = super::pane_block(ctx, title, Pane::Feed);
     let inner = block.inner(area);
     block.render(area, buf);
     if inner.height == 0 || inner.width == 0 {
         return;
     }
     if count == 0 {
-        let msg = if app.view.filter.is_some() {
-            match app.keymap.key_for(crate::action::Action::Cancel) {
+        let msg = if ctx.view.filter.is_some() {
+            match ctx.keymap.key_for(crate::action::Action::Cancel) {
                 Some(k) => format!("no rows match the filter ({k} clears it)"),
                 None => "no rows match the filter".to_owned(),
             }
-        } else if app.session.counts.malformed > 0 && app.session.counts.frames == 0 {
+        } else if ctx.session.counts.malformed > 0 && ctx.session.counts.frames == 0 {
             // A file of nothing but bad lines is not "still loading": say what happened.
-            let n = app.session.counts.malformed;
+            let n = ctx.session.counts.malformed;
             let lines = format!("line{}", plural_s(n));
-            match app.keymap.key_for(crate::action::Action::ShowProblems) {
+            match ctx.keymap.key_for(crate::action::Action::ShowProblems) {
                 Some(k) => {
                     format!("no frame: {n} malformed {lines} ({k} lists them)")
                 }
@@ -76,20 +76,20 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
         buf.set_span(
             inner.x,
             inner.y,
-            &Span::styled(msg, app.theme.dim),
+            &Span::styled(msg, ctx.theme.dim),
             inner.width,
         );
         return;
     }
     let width = usize::from(inner.width);
-    let start = app.view.feed.offset;
+    let start = ctx.view.feed.offset;
     let end = (start + usize::from(inner.height)).min(count);
     for (k, row) in (start..end).enumerate() {
-        let Some(item) = app.view.item_at(row) else {
+        let Some(item) = ctx.view.item_at(row) else {
             continue;
         };
-        let fold = if view::is_turn_start(&app.session, item) {
-            app.view
+        let fold = if crate::session::query::is_turn_start(ctx.session, item) {
+            ctx.view
                 .folds
                 .folded
                 .get(&item)
@@ -97,15 +97,15 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, app: &App) {
         } else {
             Fold::None
         };
-        let mut line = build_row(&app.session, item, width, &app.theme, app.now, fold);
-        if let Some(re) = &app.search_re {
-            line = super::highlight_matches(line, re, app.theme.search_match);
+        let mut line = build_row(ctx.session, item, width, ctx.theme, ctx.now, fold);
+        if let Some(re) = &ctx.search {
+            line = super::highlight_matches(line, re, ctx.theme.search_match);
         }
-        if row == app.view.feed.selected {
-            let style = if app.view.focus == Pane::Feed {
-                app.theme.selected
+        if row == ctx.view.feed.selected {
+            let style = if ctx.view.focus == Pane::Feed {
+                ctx.theme.selected
             } else {
-                app.theme
+                ctx.theme
                     .selected
                     .remove_modifier(ratatui::style::Modifier::BOLD)
             };

@@ -8,11 +8,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
 
-use crate::app::App;
+use super::DrawCtx;
 
 /// Builds the help lines: `keys  description`, keys padded to one column.
-pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
-    let bindings = app.keymap.bindings();
+pub fn build_help_lines(ctx: &DrawCtx<'_>) -> Vec<Line<'static>> {
+    let bindings = ctx.keymap.bindings();
     let key_w = bindings
         .iter()
         .map(|b| crate::fmt::width(&b.keys_label()))
@@ -22,7 +22,7 @@ pub fn build_help_lines(app: &App) -> Vec<Line<'static>> {
         .iter()
         .map(|b| {
             Line::from(vec![
-                Span::styled(crate::fmt::fit(&b.keys_label(), key_w + 2), app.theme.hint),
+                Span::styled(crate::fmt::fit(&b.keys_label(), key_w + 2), ctx.theme.hint),
                 Span::raw(b.desc),
             ])
         })
@@ -35,8 +35,8 @@ pub const HELP_FOOTER: &str =
     "mouse: wheel scrolls the pane under the pointer, click selects a row (on ▸/▾: folds)";
 
 /// Draws the popup centred over `area`; in two columns when one does not fit the height.
-pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
-    let lines = build_help_lines(app);
+pub fn render_help(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
+    let lines = build_help_lines(ctx);
     let col_w = lines.iter().map(Line::width).max().unwrap_or(20) as u16;
     // Rows: borders (2), keys, a blank line and the footer (2).
     let two = lines.len() as u16 + 4 > area.height;
@@ -62,7 +62,7 @@ pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
     .areas(mid);
     Clear.render(popup, buf);
     let block = ratatui::widgets::Block::bordered()
-        .border_style(app.theme.border_focused)
+        .border_style(ctx.theme.border_focused)
         .title(" Keys (? or Esc closes) ");
     let inner = block.inner(popup);
     block.render(popup, buf);
@@ -77,7 +77,7 @@ pub fn render_help(area: Rect, buf: &mut Buffer, app: &App) {
         buf.set_line(x, inner.y + row as u16, line, max);
     }
     if rows > per_col + 1 {
-        let footer = Span::styled(HELP_FOOTER, app.theme.dim);
+        let footer = Span::styled(HELP_FOOTER, ctx.theme.dim);
         buf.set_span(
             inner.x + 1,
             inner.y + per_col as u16 + 1,

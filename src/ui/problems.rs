@@ -46,13 +46,19 @@ impl LevelCounts {
     }
 }
 
-/// View state of the problems panel.
+/// View state of the problems panel: plain data (part of `ViewState`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ProblemsState {
     /// Index into `Session::findings` (clamped when drawn).
     pub selected: usize,
     /// First visible row.
     pub offset: usize,
+}
+
+/// What the problems panel computes from the session and keeps between frames (owned by the
+/// app; safe to drop at any time).
+#[derive(Debug, Clone, Default)]
+pub struct ProblemsCache {
     /// Level counts and the number of findings they were computed for.
     counts: Option<(usize, LevelCounts)>,
 }
@@ -98,7 +104,9 @@ impl ProblemsState {
         let n = session.findings.len();
         session.findings.get(self.selected.min(n.saturating_sub(1)))
     }
+}
 
+impl ProblemsCache {
     /// Level counts, cached by the number of findings (findings are only ever appended).
     pub fn counts(&mut self, session: &Session) -> LevelCounts {
         let n = session.findings.len();
@@ -198,7 +206,7 @@ impl ProblemsState {
     /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
     /// visible, refreshes the level counts. Called by the app before each draw (and by the
     /// `StatefulWidget` impl).
-    pub fn prepare(&mut self, session: &Session, area: Rect) {
+    pub fn prepare(&mut self, cache: &mut ProblemsCache, session: &Session, area: Rect) {
         let n = session.findings.len();
         self.selected = self.selected.min(n.saturating_sub(1));
         let rows = list_rows(area);
@@ -210,14 +218,20 @@ impl ProblemsState {
             }
         }
         self.offset = self.offset.min(n.saturating_sub(rows));
-        self.counts(session);
+        cache.counts(session);
     }
 }
 
 impl ProblemsView<'_> {
     /// Draws the panel for a state already [`ProblemsState::prepare`]d for this area. Pure: the
     /// state is only read.
-    pub fn render_with(self, area: Rect, buf: &mut Buffer, state: &ProblemsState) {
+    pub fn render_with(
+        self,
+        area: Rect,
+        buf: &mut Buffer,
+        state: &ProblemsState,
+        cache: &ProblemsCache,
+    ) {
         if area.is_empty() {
             return;
         }
@@ -232,7 +246,7 @@ impl ProblemsView<'_> {
             );
             return;
         }
-        let c = match state.counts {
+        let c = match cache.counts {
             Some((n, c)) if n == findings.len() => c,
             _ => LevelCounts::of(findings),
         };
@@ -284,7 +298,8 @@ impl StatefulWidget for ProblemsView<'_> {
     type State = ProblemsState;
 
     fn render(self, area: Rect, buf: &mut Buffer, state: &mut ProblemsState) {
-        state.prepare(self.session, area);
-        self.render_with(area, buf, state);
+        let mut cache = ProblemsCache::default();
+        state.prepare(&mut cache, self.session, area);
+        self.render_with(area, buf, state, &cache);
     }
 }

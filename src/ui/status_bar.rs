@@ -13,7 +13,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::app::{App, SourceStatus};
+use super::{DrawCtx, SourceStatus};
 use crate::view::Mode;
 
 /// Fewest columns of the source's name on the first row (with room for less, the counts go).
@@ -21,20 +21,55 @@ const LABEL_MIN: usize = 12;
 /// Most columns of the source's name.
 const LABEL_MAX: usize = 40;
 
+/// What the status bar says about the search's matches (the app counts them: `App::match_status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatchStatus {
+    /// 1-based rank of the selected row among the matches; `None` when it is no match or not
+    /// counted yet.
+    pub at: Option<usize>,
+    /// Matches counted so far.
+    pub total: usize,
+    /// While the count runs: the share of the filtered rows counted, in percent (0–99). `None`
+    /// once the count reached the end (rows arriving later are counted as they come).
+    pub scanning: Option<usize>,
+}
+
+impl std::fmt::Display for MatchStatus {
+    /// `match 3/17`, `17 matches`, `no match`; while counting `match 3/17+ (scanning 40%)` or
+    /// `17+ matches (scanning 40%)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let more = if self.scanning.is_some() { "+" } else { "" };
+        match (self.at, self.total) {
+            (Some(k), n) => write!(f, "match {k}/{n}{more}")?,
+            (None, 0) if self.scanning.is_none() => f.write_str("no match")?,
+            (None, 1) if self.scanning.is_none() => f.write_str("1 match")?,
+            (None, n) => write!(f, "{n}{more} matches")?,
+        }
+        match self.scanning {
+            Some(pct) => write!(f, " (scanning {pct}%)"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Draws the two status rows.
-pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
+pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     if area.height == 0 {
         return;
     }
-    let t = &app.theme;
+    let t = ctx.theme;
     let w = usize::from(area.width);
-    let (state, state_style) = match &app.source_status {
-        SourceStatus::Loading => match app.load_progress {
+    let (state, state_style) = match ctx.source.status {
+        SourceStatus::Loading => match ctx.source.load_progress {
             Some((bytes, total)) if total > 0 => (
                 format!(
                     "loading {}%{}",
                     (bytes.min(total) * 100 / total),
-                    if app.ordering { " · ordering" } else { "" }
+                    if ctx.source.ordering {
+                        " · ordering"
+                    } else {
+                        ""
+                    }
                 ),
                 t.status_running,
             ),
@@ -45,15 +80,15 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         SourceStatus::Ended => ("ended".to_owned(), t.dim),
         SourceStatus::Failed(e) => (format!("failed: {e}"), t.status_failed),
     };
-    let c = &app.session.counts;
-    let findings = app.session.findings.len();
+    let c = ctx.session.counts;
+    let findings = ctx.session.findings.len();
     let width =
         |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| crate::fmt::width(&s.content)).sum() };
     // What must show: the state, and what the user asked for (filter, search and its count,
     // scan progress). Then, by priority: the source's name (at least LABEL_MIN columns), the
     // message, the counts, the rest of the name, the token totals.
     let mut fixed = vec![Span::styled(state, state_style)];
-    if let Some(f) = app.format {
+    if let Some(f) = ctx.source.format {
         fixed.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }
     let mut counts = vec![
@@ -61,7 +96,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
         Span::raw(crate::fmt::plural(c.invocations, "call")),
     ];
     if c.running > 0 {
-        let label = if app.session.ended {
+        let label = if ctx.session.ended {
             "no result"
         } else {
             "running"
@@ -83,27 +118,27 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             t.finding_warning,
         ));
     }
-    if app.session.dropped_items > 0 {
+    if ctx.session.dropped_items > 0 {
         counts.push(Span::styled(
             format!(
                 " · {} dropped (oldest)",
-                crate::fmt::plural(app.session.dropped_items, "row")
+                crate::fmt::plural(ctx.session.dropped_items, "row")
             ),
             t.dim,
         ));
     }
     let mut tail = Vec::new();
-    if let Some(f) = &app.view.filter {
+    if let Some(f) = &ctx.view.filter {
         tail.push(Span::styled(" │ ", t.border));
         tail.push(Span::styled(format!("filter: {}", f.raw), t.hint));
     }
-    if let Some(q) = &app.view.search {
+    if let Some(q) = &ctx.view.search {
         tail.push(Span::styled(" │ ", t.border));
         tail.push(Span::styled(format!("/{q}"), t.search_match));
         // `match 3/17`, `17+ matches (scanning 40%)`; a search's own "no match for /q"
         // message says it already.
-        if let Some(m) = app.match_status()
-            && !(m.total == 0 && m.scanning.is_none() && app.view.message.is_some())
+        if let Some(m) = ctx.matches
+            && !(m.total == 0 && m.scanning.is_none() && ctx.view.message.is_some())
         {
             let style = if m.total == 0 && m.scanning.is_none() {
                 t.finding_warning
@@ -113,7 +148,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
             tail.push(Span::styled(format!(" {m}"), style));
         }
     }
-    if let Some(p) = &app.view.progress {
+    if let Some(p) = &ctx.view.progress {
         tail.push(Span::styled(" │ ", t.border));
         tail.push(Span::styled(p.clone(), t.status_running));
     }
@@ -121,8 +156,8 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     // end (`… at 7`) is not cut off.
     let must = 2 + LABEL_MIN + width(&fixed) + width(&tail);
     let mut message_below = None;
-    if let Some(m) = &app.view.message {
-        if must + 3 + crate::fmt::width(m) > w && app.view.mode == Mode::Normal && area.height >= 2
+    if let Some(m) = &ctx.view.message {
+        if must + 3 + crate::fmt::width(m) > w && ctx.view.mode == Mode::Normal && area.height >= 2
         {
             message_below = Some(Span::styled(format!(" {m} "), t.finding_warning));
         } else {
@@ -140,7 +175,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let mut spans = vec![Span::styled(
         format!(
             " {} ",
-            crate::fmt::truncate_keep_tail(&app.source_label, label_w)
+            crate::fmt::truncate_keep_tail(ctx.source.label, label_w)
         ),
         t.title,
     )];
@@ -148,7 +183,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     let has_counts = !counts.is_empty();
     spans.extend(counts);
     // Token totals go in only when the rest leaves room for them.
-    let tk = &app.view.tokens;
+    let tk = &ctx.view.tokens;
     if has_counts && tk.rows > 0 {
         let mut s = format!(
             " · {} in · {} out",
@@ -170,19 +205,19 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height < 2 {
         return;
     }
-    let second = match app.view.mode {
+    let second = match ctx.view.mode {
         Mode::Search | Mode::Filter => {
-            let prompt = if app.view.mode == Mode::Search {
+            let prompt = if ctx.view.mode == Mode::Search {
                 "/"
             } else {
                 "filter (tool:NAME status:ok|error|running|findings text): "
             };
             let mut spans = vec![
                 Span::styled(format!(" {prompt}"), t.hint),
-                Span::raw(app.view.input.clone()),
+                Span::raw(ctx.view.input.clone()),
                 Span::styled("▏", t.hint),
             ];
-            if let Some(why) = &app.view.input_problem {
+            if let Some(why) = &ctx.view.input_problem {
                 spans.push(Span::styled(format!("  {why}"), t.finding_warning));
             }
             spans.push(Span::styled("  Enter apply · Esc cancel", t.dim));
@@ -195,12 +230,12 @@ pub fn render_status(area: Rect, buf: &mut Buffer, app: &App) {
                 used += crate::fmt::width(&m.content);
                 spans.push(m);
             }
-            if let Some(h) = &app.hint {
+            if let Some(h) = &ctx.source.hint {
                 let s = format!(" {h} ");
                 used += crate::fmt::width(&s);
                 spans.push(Span::styled(s, t.finding_info));
             }
-            for (key, label) in app.keymap.hints() {
+            for (key, label) in ctx.keymap.hints() {
                 let piece = format!(" {key} {label} ");
                 let pw = crate::fmt::width(&piece);
                 if used + pw > w {

@@ -2,7 +2,8 @@
 //! markers for turns and errors, and the frame count.
 //!
 //! Who calls it: [`crate::ui::draw`], only in replay mode (`rawpv --replay FILE`), into the row
-//! [`crate::app::App::prepare`] reserved. Pure: reads the [`Replay`] state at the app's clock.
+//! [`crate::ui::Areas::compute`] reserved (`Areas::timeline`). Pure: reads the [`Replay`] state at
+//! the app's clock.
 //! Layout: `▶ 2×  00:12/01:30 ━━━━●──┃──x── 42/120`; a cell covers an equal slice of the
 //! compressed timeline (or of the frames when the session has no timestamps); an error marker
 //! wins over a turn marker in the same cell; the cursor wins over both.

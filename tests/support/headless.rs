@@ -1,6 +1,6 @@
 //! Shared by the headless screen tests (`tui_screens`, `replay_player`, `tui_scan`): drive an
 //! [`App`] with actions and draw it on ratatui's `TestBackend` the way the event loop does
-//! (`prepare`, the render jobs run inline, `ui::draw`).
+//! (`prepare`, the render jobs run inline, `App::draw`).
 //!
 //! Include with `#[path = "support/headless.rs"] mod headless;`. Not every test file uses every
 //! helper, hence `dead_code` is allowed.
@@ -24,7 +24,7 @@ pub fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
     app.prepare(Rect::new(0, 0, w, h));
     app.run_jobs_inline();
-    term.draw(|f| rawpv::ui::draw(f, app)).expect("draw");
+    term.draw(|f| app.draw(f)).expect("draw");
     term
 }
 

@@ -1,8 +1,10 @@
 //! Conformance checks over frames and sessions (SPEC 3.1–3.5, 3.7; SPEC 5 pairing).
 //!
-//! Who calls it: the reducer (`crate::session`) runs [`frame_findings`] on every frame *before*
-//! folding it and [`end_findings`] once when the source ends, so live mode, replay, the problems
-//! panel and `rawpv check` all see the same findings.
+//! Who calls it: the reducer (its parent module, `crate::session`) runs [`frame_findings`] on
+//! every frame *before* folding it and [`end_findings`] once when the source ends, so live mode,
+//! replay, the problems panel and `rawpv check` all see the same findings. It lives inside the
+//! session module because it reads the model the reducer builds (`crate::check` re-exports it
+//! for `rawpv check` and the tests): a child reading its parent, not two modules in a cycle.
 //!
 //! Rules that live elsewhere: result/stream without a request, duplicate `invocation_id`, duplicate
 //! result, malformed lines, unknown frame types and payload shape errors are reported by the
@@ -40,13 +42,13 @@
 
 use serde_json::Value;
 
+use super::{Invocation, Session};
 use crate::finding::{Finding, Level};
 use crate::protocol::rules::{Rule, expected_output_type, known_category};
 use crate::protocol::{
     Body, CatalogPublish, CatalogTool, Category, Frame, OutputType, ResultStatus, Severity,
     ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream, ToolStatus,
 };
-use crate::session::{Invocation, Session};
 
 /// Stable codes of the checker's findings. Never rename one (the JSON output of `rawpv check` is
 /// read by CI pipelines); only add.

@@ -1,0 +1,186 @@
+//! Questions the viewer asks of a session's items: is it quiet, an error, a prompt, the start
+//! of a turn; its searchable text, and whether a regex matches it.
+//!
+//! Who calls it: the view (`view.rs`: rows, folds), the search and filter scans (`app/scan.rs`,
+//! `query.rs`), the feed widget and `print`. Invariants: pure reads of the session; a deferred
+//! input or output is read back from the file (search is a user action, not the draw path).
+
+use regex::Regex;
+
+use super::{Item, MessageKind, Session};
+use crate::protocol::FrameType;
+
+/// The searchable text of a feed item: tool name, input and output JSON, stream text, message
+/// text, event payload. Built on demand (search and filter are user actions, not the draw path).
+pub fn haystack(session: &Session, i: usize) -> String {
+    match session.items.get(i) {
+        None => String::new(),
+        Some(Item::Invocation(k)) => {
+            let inv = &session.invocations[*k];
+            let mut s = inv.tool_name.clone();
+            s.push('\n');
+            s.push_str(&json_text(&session.input(inv)));
+            if let Some(out) = session.output(inv) {
+                s.push('\n');
+                s.push_str(&json_text(&out));
+            }
+            s.push('\n');
+            s.push_str(&inv.stream.text(None));
+            s
+        }
+        Some(Item::Message(m)) => m.text.clone(),
+        Some(Item::Event(f)) => {
+            let mut s = f.frame_type.as_str().to_owned();
+            s.push('\n');
+            s.push_str(&json_text(&f.payload_json()));
+            s
+        }
+    }
+}
+
+/// Whether `re` matches the searchable text of item `i` (the parts [`haystack`] joins: tool
+/// name, input and output strings and keys, stream text, message text, event type and payload),
+/// each part on its own and without building the joined text: search and filter scans stay
+/// allocation-free for all but multi-chunk streams. A match cannot span two parts.
+pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
+    match session.items.get(i) {
+        None => false,
+        Some(Item::Invocation(k)) => {
+            let inv = &session.invocations[*k];
+            re.is_match(&inv.tool_name)
+                || json_matches(&session.input(inv), re)
+                // A deferred output is read back from the file (one read per such call).
+                || session.output(inv).is_some_and(|o| json_matches(&o, re))
+                || match inv.stream.len() {
+                    0 => false,
+                    1 => inv.stream.chunks().any(|one| re.is_match(&one.text)),
+                    _ => re.is_match(&inv.stream.text(None)),
+                }
+        }
+        Some(Item::Message(m)) => re.is_match(&m.text),
+        Some(Item::Event(f)) => {
+            re.is_match(f.frame_type.as_str())
+                || match &f.body {
+                    crate::protocol::Body::Generic(m) => {
+                        m.iter().any(|(k, v)| re.is_match(k) || json_matches(v, re))
+                    }
+                    crate::protocol::Body::Request(_)
+                    | crate::protocol::Body::Stream(_)
+                    | crate::protocol::Body::Result(_)
+                    | crate::protocol::Body::Catalog(_) => json_matches(&f.payload_json(), re),
+                }
+        }
+    }
+}
+
+fn json_matches(v: &serde_json::Value, re: &Regex) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => re.is_match(s),
+        Value::Array(a) => a.iter().any(|x| json_matches(x, re)),
+        Value::Object(o) => o.iter().any(|(k, x)| re.is_match(k) || json_matches(x, re)),
+        Value::Null => false,
+        Value::Bool(_) | Value::Number(_) => re.is_match(&v.to_string()),
+    }
+}
+
+/// Strings as themselves (so a regex matches their real text, not escaped JSON), other values
+/// as JSON with every string unescaped on its own line.
+fn json_text(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    out.push_str(k);
+                    out.push_str(": ");
+                    walk(x, out);
+                }
+            }
+            Value::Null => {}
+            Value::Bool(_) | Value::Number(_) => {
+                out.push_str(&v.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(v, &mut out);
+    out
+}
+
+/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots and
+/// finished messages without text, hidden by default (the feed title counts them; `.` shows them).
+pub fn is_quiet(session: &Session, i: usize) -> bool {
+    match session.items.get(i) {
+        Some(Item::Event(f)) => {
+            let t = f.frame_type.as_str();
+            f.frame_type == FrameType::SessionUsage
+                || t.ends_with(".progress")
+                || t.ends_with(".file-history-snapshot")
+        }
+        // An agent message with no text (the turn only called tools).
+        Some(Item::Message(m)) => m.done && !m.redacted && m.text.trim().is_empty(),
+        Some(Item::Invocation(_)) | None => false,
+    }
+}
+
+/// Whether item `i` is a failed call (for `e`/`E`).
+pub fn is_error(session: &Session, i: usize) -> bool {
+    match session.items.get(i) {
+        Some(Item::Invocation(k)) => session.invocations[*k].status.is_failure(),
+        Some(Item::Event(f)) => matches!(
+            f.frame_type,
+            FrameType::AgentError | FrameType::SessionError
+        ),
+        Some(Item::Message(_)) | None => false,
+    }
+}
+
+/// Whether item `i` starts a turn: a prompt of the main agent (a subagent's prompt, inside a
+/// Task call, belongs to the turn that spawned it).
+pub fn is_turn_start(session: &Session, i: usize) -> bool {
+    matches!(session.items.get(i), Some(Item::Message(m))
+        if m.kind == MessageKind::Prompt && m.delegation_chain.is_empty())
+}
+
+/// Whether item `i` is a user prompt (for `p`/`P`).
+pub fn is_prompt(session: &Session, i: usize) -> bool {
+    matches!(session.items.get(i), Some(Item::Message(m)) if m.kind == MessageKind::Prompt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a file-backed session inputs and outputs stay in the file: search reads them back.
+    #[test]
+    fn search_reads_deferred_inputs_and_outputs() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/check_clean.ndjson"
+        ));
+        let (s, _) = crate::source::file::fold_path(path).expect("fixture");
+        let inv = s
+            .invocations
+            .iter()
+            .find(|i| i.tool_name == "Bash")
+            .expect("Bash");
+        assert!(inv.input_span.is_some() && inv.input.is_null());
+        let re = |p: &str| Regex::new(p).expect("regex");
+        assert!(item_matches(&s, inv.item, &re("^ls$")));
+        assert!(haystack(&s, inv.item).contains("command: ls\n"));
+        let out = s.output(inv).expect("output").into_owned();
+        let word = out
+            .as_str()
+            .and_then(|o| o.split_whitespace().next())
+            .expect("text");
+        assert!(item_matches(&s, inv.item, &re(&regex::escape(word))));
+        assert!(!item_matches(&s, inv.item, &re("no such text anywhere")));
+    }
+}
