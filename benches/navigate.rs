@@ -95,9 +95,9 @@ fn act(app: &mut App, a: Action) {
 /// Back to the top with no filter or search, unless none is set (then only a message resets
 /// the selection: the jump ran off the end).
 fn plain(app: &mut App) {
-    if app.view.filter.is_some() || app.view.search.is_some() {
+    if app.view().filter.is_some() || app.view().search.is_some() {
         top(app);
-    } else if app.view.message.is_some() {
+    } else if app.view().message.is_some() {
         app.select(0);
     }
 }
@@ -107,7 +107,7 @@ fn top(app: &mut App) {
         act(app, Action::Cancel);
     }
     act(app, Action::UnfoldAll);
-    app.view.focus = rawpv::view::Pane::Feed;
+    app.view_mut().focus = rawpv::view::Pane::Feed;
     app.select(0);
 }
 
@@ -138,7 +138,7 @@ fn navs() -> Vec<Nav> {
         Nav {
             name: "search_next",
             reset: |app| {
-                if app.view.search.as_deref() != Some(QUERY) {
+                if app.view().search.as_deref() != Some(QUERY) {
                     app.set_search(QUERY);
                 }
             },
@@ -231,9 +231,9 @@ fn once(app: &mut App, term: &mut Terminal<TestBackend>, nav: &Nav) -> Timing {
 fn report(label: &str, app: &mut App, term: &mut Terminal<TestBackend>) {
     eprintln!(
         "navigate {label}: {} rows, {} invocations, {} prompts",
-        app.session.items.len(),
-        app.session.invocations.len(),
-        app.view.folds.prompts.len()
+        app.session().items.len(),
+        app.session().invocations.len(),
+        app.view().folds.prompts.len()
     );
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     for nav in navs() {
@@ -254,7 +254,7 @@ fn report(label: &str, app: &mut App, term: &mut Terminal<TestBackend>) {
             ms(cpu[RUNS - 1]),
             ms(done[RUNS / 2]),
             ms(counted[RUNS / 2]),
-            app.view.selected_item(&app.session),
+            app.view().selected_item(app.session()),
         );
     }
 }
@@ -299,7 +299,7 @@ fn bench_synthetic(c: &mut Criterion) {
     // Uncapped: the app keeps at most `session::MAX_ITEMS` rows (200,000) and drops the oldest;
     // here every one of the million calls stays, the worst case for a scan.
     let mut app = App::new("synthetic", false);
-    app.session.max_items = Some(0);
+    app.session_mut().max_items = Some(0);
     app.update(Msg::Source(SourceMsg::Batch(synthetic(n))));
     app.update(Msg::Source(SourceMsg::Eof));
     eprintln!(
@@ -326,7 +326,7 @@ fn bench_generated(c: &mut Criterion) {
         return;
     }
     let mut app = App::new("generated", false);
-    app.session.backing = Some(std::sync::Arc::from(path.as_path()));
+    app.session_mut().backing = Some(std::sync::Arc::from(path.as_path()));
     let read = rawpv::source::file::read_path(&path, |ev| {
         match ev {
             rawpv::source::file::FileEvent::Batch(b) => {

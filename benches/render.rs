@@ -255,7 +255,7 @@ fn bench_app(c: &mut Criterion, diff: &str) {
         eprintln!(
             "scroll while rendering (200 PageDown frames, expanded, to row {}): p50 {:.2} ms, \
              p90 {:.2} ms, max {:.2} ms, {slow} frames over 5 ms",
-            app.view.detail.scroll,
+            app.view().detail.scroll,
             pct(0.5),
             pct(0.9),
             pct(1.0)

@@ -99,14 +99,14 @@ impl Screen for MeasureScreen {
     fn drew(&mut self, app: &App) {
         let now = Instant::now();
         let mut p = self.probe.lock().unwrap_or_else(PoisonError::into_inner);
-        let frames = app.session.counts.frames;
+        let frames = app.session().counts.frames;
         p.draws.push((now, self.last_draw, frames));
         for (k, injected, taken) in std::mem::take(&mut p.pending) {
             p.keys.push((k, now - injected, taken - injected));
         }
         p.bytes = self.sink.bytes();
         let ended = matches!(
-            app.source_status,
+            app.source_status(),
             SourceStatus::Ended | SourceStatus::Failed(_)
         );
         if ended && p.ended.is_none() {
@@ -212,7 +212,7 @@ fn main() {
         let cancel = CancellationToken::new();
         let source = spawn_source_with(SourceKind::Stdin, NetConfig::default(), tx, cancel.clone());
         let mut app = App::new("stdin", true);
-        app.theme = Theme::dark();
+        app.set_theme(Theme::dark());
         let (key_tx, key_rx) = futures::channel::mpsc::unbounded::<(usize, Instant)>();
         let events = key_rx.map({
             let probe = probe.clone();

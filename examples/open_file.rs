@@ -51,8 +51,8 @@ async fn main() {
     let kind = SourceKind::File(path.clone().into());
     // As `app::run` sets up a saved file: outputs read back from it, no row cap.
     let mut app = App::new(kind.label(), false);
-    app.session.backing = Some(std::sync::Arc::from(std::path::Path::new(&path)));
-    app.session.max_items = Some(0);
+    app.session_mut().backing = Some(std::sync::Arc::from(std::path::Path::new(&path)));
+    app.session_mut().max_items = Some(0);
     let (tx, mut rx) = mpsc::channel(source::CHANNEL_CAPACITY);
     let cancel = CancellationToken::new();
     let _task = source::spawn_source(kind, tx, cancel.clone());
@@ -88,7 +88,7 @@ async fn main() {
         if Instant::now() >= next_draw || end {
             draw(&mut app);
             next_draw = Instant::now() + Duration::from_millis(16);
-            if first_screen.is_none() && !app.session.items.is_empty() {
+            if first_screen.is_none() && !app.session().items.is_empty() {
                 first_screen = Some(start.elapsed());
             }
         }
@@ -108,9 +108,9 @@ async fn main() {
         "fully indexed   {:.2} s ({:.0} MB/s), {} frames, {} invocations, {} rows",
         indexed.as_secs_f64(),
         mb / indexed.as_secs_f64(),
-        app.session.counts.frames,
-        app.session.counts.invocations,
-        app.session.items.len()
+        app.session().counts.frames,
+        app.session().counts.invocations,
+        app.session().items.len()
     );
     println!(
         "draws           {draws}, slowest {:.1} ms; slowest source message applied {:.1} ms",

@@ -69,10 +69,13 @@ fn browser_empty_says_how_to_start() {
 fn esc_in_a_viewer_opened_from_the_browser_goes_back() {
     let items = rawpv::import::load_bytes(rawpv::source::DEMO.as_bytes()).items;
     let mut app = rawpv::app::App::headless(items.clone(), "demo");
-    app.from_browser = true;
+    app.set_from_browser(true);
     app.press(crossterm::event::KeyCode::Esc);
-    assert!(app.quit, "Esc with nothing to close leaves the viewer");
+    assert!(
+        app.quitting(),
+        "Esc with nothing to close leaves the viewer"
+    );
     let mut plain = rawpv::app::App::headless(items, "demo");
     plain.press(crossterm::event::KeyCode::Esc);
-    assert!(!plain.quit, "outside the browser Esc never quits");
+    assert!(!plain.quitting(), "outside the browser Esc never quits");
 }

@@ -96,8 +96,8 @@ fn viewer_events(path: &Path) -> (Vec<Vec<Decoded>>, bool, Option<Vec<Decoded>>)
 /// An app set up as `app::run` sets up a saved file.
 fn file_app(path: &Path) -> App {
     let mut app = App::new(path.display().to_string(), false);
-    app.session.backing = Some(std::sync::Arc::from(path));
-    app.session.max_items = Some(0);
+    app.session_mut().backing = Some(std::sync::Arc::from(path));
+    app.session_mut().max_items = Some(0);
     app
 }
 
@@ -154,7 +154,7 @@ async fn first_batches_come_before_the_exact_decode_through_the_file_source() {
     for m in msgs {
         app.update(Msg::Source(m));
     }
-    assert_eq!(plain(app.session), whole(&path));
+    assert_eq!(plain(app.session().clone()), whole(&path));
 }
 
 /// Every corpus transcript and Claude Code fixture: the viewer ends with the session the
@@ -204,8 +204,11 @@ fn viewer_session_equals_the_whole_file_decode_for_every_transcript() {
             app.update(Msg::Source(SourceMsg::Replace(Box::new(s))));
         }
         app.update(Msg::Source(SourceMsg::Eof));
-        assert!(app.session.backing.is_some(), "the viewer's settings stay");
-        assert_eq!(plain(app.session), want, "{}", path.display());
+        assert!(
+            app.session().backing.is_some(),
+            "the viewer's settings stay"
+        );
+        assert_eq!(plain(app.session().clone()), want, "{}", path.display());
         let (folded, format) = file::fold_path(path).unwrap();
         assert_eq!(format, Format::ClaudeCode);
         assert_eq!(plain(folded), want, "fold_path: {}", path.display());
@@ -233,14 +236,14 @@ fn screen_before_and_after_replace_keeps_the_selected_row() {
     }
     app.update(Msg::Source(SourceMsg::State(SourceState::Ordering)));
     // Select the main agent's last message ("It is src/main.rs."), after the Agent call.
-    let last = (0..app.session.items.len())
+    let last = (0..app.session().items.len())
         .rev()
-        .find(|&i| matches!(&app.session.items[i], Item::Message(m) if m.text.contains("It is src/main.rs")))
+        .find(|&i| matches!(&app.session().items[i], Item::Message(m) if m.text.contains("It is src/main.rs")))
         .expect("the answer was streamed");
-    app.select(app.view.row_of(last).expect("the answer is a row"));
+    app.select(app.view().row_of(last).expect("the answer is a row"));
     let selected_text = |app: &App| {
-        let i = app.view.selected_item(&app.session)?;
-        match &app.session.items[i] {
+        let i = app.view().selected_item(app.session())?;
+        match &app.session().items[i] {
             Item::Message(m) => Some(m.text.clone()),
             Item::Invocation(_) | Item::Event(_) => None,
         }
@@ -257,13 +260,13 @@ fn screen_before_and_after_replace_keeps_the_selected_row() {
     app.update(Msg::Source(SourceMsg::Eof));
     assert_eq!(selected_text(&app), Some(before_text));
     assert!(
-        app.view.selected_item(&app.session) > Some(last),
+        app.view().selected_item(app.session()) > Some(last),
         "the subagent's rows came in before it: the selection followed it"
     );
     let after = draw(&mut app, 100, 30);
     assert!(!status_rows(&after).contains("ordering"));
     assert_snapshot!("cc_stream_after_replace", after.backend());
-    assert_eq!(plain(app.session), whole(&path));
+    assert_eq!(plain(app.session().clone()), whole(&path));
 }
 
 /// A folded turn stays folded across the replace (found again by its prompt's record), and
@@ -276,25 +279,25 @@ fn folded_turn_stays_folded_after_replace() {
     for b in batches {
         app.update(Msg::Source(SourceMsg::Batch(b)));
     }
-    let prompt = (0..app.session.items.len())
+    let prompt = (0..app.session().items.len())
         .find(
-            |&i| matches!(&app.session.items[i], Item::Message(m) if m.text == "Explore the repo"),
+            |&i| matches!(&app.session().items[i], Item::Message(m) if m.text == "Explore the repo"),
         )
         .expect("the prompt was streamed");
-    assert!(app.view.fold(&app.session, prompt));
+    assert!(app.fold_turn(prompt));
     app.update(Msg::Source(SourceMsg::Replace(Box::new(
         Session::from_decoded(exact.expect("the subagent file changes the session")),
     ))));
     app.update(Msg::Source(SourceMsg::Eof));
-    let folded: Vec<usize> = app.view.folds.folded.keys().copied().collect();
+    let folded: Vec<usize> = app.view().folds.folded.keys().copied().collect();
     assert_eq!(folded.len(), 1);
     assert!(
-        matches!(&app.session.items[folded[0]], Item::Message(m) if m.text == "Explore the repo")
+        matches!(&app.session().items[folded[0]], Item::Message(m) if m.text == "Explore the repo")
     );
-    let rows = app.view.rows.clone().expect("a fold hides rows");
+    let rows = app.view().rows.clone().expect("a fold hides rows");
     assert!(rows.windows(2).all(|w| w[0] < w[1]));
-    assert!(rows.iter().all(|&i| i < app.session.items.len()));
-    assert!(app.view.feed.selected < rows.len());
+    assert!(rows.iter().all(|&i| i < app.session().items.len()));
+    assert!(app.view().feed.selected < rows.len());
     let screen = draw(&mut app, 100, 30);
     assert!(status_rows(&screen).contains("ended"));
 }

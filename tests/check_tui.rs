@@ -36,9 +36,9 @@ fn draw(app: &mut App) -> Terminal<TestBackend> {
 }
 
 fn selected_tool_name(app: &App) -> Option<String> {
-    let item = app.view.selected_item(&app.session)?;
-    match &app.session.items[item] {
-        Item::Invocation(i) => Some(app.session.invocations[*i].tool_name.clone()),
+    let item = app.view().selected_item(app.session())?;
+    match &app.session().items[item] {
+        Item::Invocation(i) => Some(app.session().invocations[*i].tool_name.clone()),
         Item::Message(_) | Item::Event(_) => None,
     }
 }
@@ -48,15 +48,18 @@ fn enter_on_a_finding_jumps_to_its_feed_row() {
     let mut app = demo();
     act(&mut app, &[Action::ShowProblems, Action::FocusNext]);
     assert_eq!(
-        (app.view.focus, app.view.tab),
+        (app.view().focus, app.view().tab),
         (Pane::Detail, Tab::Problems)
     );
     // Findings: 0 Grep degraded, 1 WebFetch unavailable, …
     act(&mut app, &[Action::MoveDown]);
-    assert_eq!(app.view.problems.selected, 1);
+    assert_eq!(app.view().problems.selected, 1);
     insta::assert_snapshot!("tui_problems_tab", draw(&mut app).backend());
     act(&mut app, &[Action::Open]);
-    assert_eq!((app.view.focus, app.view.tab), (Pane::Feed, Tab::Detail));
+    assert_eq!(
+        (app.view().focus, app.view().tab),
+        (Pane::Feed, Tab::Detail)
+    );
     assert_eq!(selected_tool_name(&app).as_deref(), Some("WebFetch"));
     // Bottom selects the last finding (the Read result typed binary_ref).
     act(
@@ -76,7 +79,7 @@ fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
     let mut app = demo();
     act(&mut app, &[Action::ShowCatalog, Action::FocusNext]);
     let tools: Vec<String> = app
-        .session
+        .session()
         .catalog()
         .unwrap()
         .tools
@@ -87,26 +90,29 @@ fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
     for _ in 0..bash {
         act(&mut app, &[Action::MoveDown]);
     }
-    assert_eq!(app.view.catalog.selected_tool(&app.session), Some("Bash"));
+    assert_eq!(
+        app.view().catalog.selected_tool(app.session()),
+        Some("Bash")
+    );
     insta::assert_snapshot!("tui_catalog_tab", draw(&mut app).backend());
     act(&mut app, &[Action::Open]);
-    let rows = app.view.rows.clone().expect("a filter is active");
+    let rows = app.view().rows.clone().expect("a filter is active");
     assert_eq!(rows.len(), 3, "the demo's three Bash calls");
     for item in rows {
-        let Item::Invocation(i) = &app.session.items[item] else {
+        let Item::Invocation(i) = &app.session().items[item] else {
             panic!("not a call")
         };
-        assert_eq!(app.session.invocations[*i].tool_name, "Bash");
+        assert_eq!(app.session().invocations[*i].tool_name, "Bash");
     }
     act(&mut app, &[Action::Open]);
-    assert_eq!(app.view.filter, None);
+    assert_eq!(app.view().filter, None);
     // Without a filter only the quiet rows (usage, progress) stay hidden.
     let shown = app
-        .view
+        .view()
         .rows
         .as_ref()
-        .map_or(app.session.items.len(), Vec::len);
-    assert_eq!(shown, app.session.items.len() - app.view.quiet);
+        .map_or_else(|| app.session().items.len(), Vec::len);
+    assert_eq!(shown, app.session().items.len() - app.view().quiet);
 }
 
 #[test]
@@ -116,10 +122,10 @@ fn page_keys_scroll_the_tool_details() {
         &mut app,
         &[Action::ShowCatalog, Action::FocusNext, Action::PageDown],
     );
-    assert!(app.view.catalog.scroll > 0);
-    assert_eq!(app.view.catalog.selected, 0);
+    assert!(app.view().catalog.scroll > 0);
+    assert_eq!(app.view().catalog.selected, 0);
     act(&mut app, &[Action::Top]);
-    assert_eq!(app.view.catalog.scroll, 0);
+    assert_eq!(app.view().catalog.scroll, 0);
 }
 
 #[test]
@@ -139,13 +145,16 @@ fn clicks_select_panel_rows() {
     let d = app.areas().detail;
     // Border, summary line, then findings 0, 1, 2: click the third.
     click(&mut app, d.x + 3, d.y + 1 + 1 + 2);
-    assert_eq!(app.view.focus, Pane::Detail);
-    assert_eq!(app.view.problems.selected, 2);
+    assert_eq!(app.view().focus, Pane::Detail);
+    assert_eq!(app.view().problems.selected, 2);
     // The summary line selects nothing.
     click(&mut app, d.x + 3, d.y + 1);
-    assert_eq!(app.view.problems.selected, 2);
+    assert_eq!(app.view().problems.selected, 2);
     act(&mut app, &[Action::ShowCatalog]);
     // Border, title, header, then tools 0, 1, …: click the fourth (Write).
     click(&mut app, d.x + 3, d.y + 1 + 2 + 3);
-    assert_eq!(app.view.catalog.selected_tool(&app.session), Some("Write"));
+    assert_eq!(
+        app.view().catalog.selected_tool(app.session()),
+        Some("Write")
+    );
 }

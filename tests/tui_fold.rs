@@ -46,7 +46,7 @@ fn draw(app: &mut App) -> Terminal<TestBackend> {
 }
 
 fn selected(app: &App) -> Option<usize> {
-    app.view.selected_item(&app.session)
+    app.view().selected_item(app.session())
 }
 
 /// Turn 1: 8 rows after the prompt, 4 calls (one failed), 10:00:01 → 10:00:15.
@@ -60,21 +60,22 @@ const TURN1: TurnSummary = TurnSummary {
 #[test]
 fn a_turn_folds_into_its_prompt_row_and_unfolds() {
     let mut app = app();
-    assert_eq!(app.view.folds.prompts, vec![1, 10]);
+    assert_eq!(app.view().folds.prompts, vec![1, 10]);
     app.select(5);
     act(&mut app, &[Action::ToggleFold]);
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
-    assert_eq!(app.view.folds.folded.get(&1), Some(&TURN1));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10, 11, 12]));
+    assert_eq!(app.view().folds.folded.get(&1), Some(&TURN1));
     assert_eq!(selected(&app), Some(1), "the selection moves to the prompt");
     assert_snapshot!("fold_first_turn", draw(&mut app).backend());
 
     act(&mut app, &[Action::ToggleFold]);
     assert_eq!(
-        app.view.rows, None,
+        app.view().rows,
+        None,
         "nothing folded: every item is a row again"
     );
     assert_eq!(selected(&app), Some(1));
-    assert!(app.view.folds.folded.is_empty());
+    assert!(app.view().folds.folded.is_empty());
 }
 
 #[test]
@@ -82,15 +83,15 @@ fn keys_fold_one_turn_all_turns_and_unfold_all() {
     let mut app = app();
     app.select(11);
     app.press(KeyCode::Char('x'));
-    assert_eq!(app.view.rows, Some((0..=10).collect()));
+    assert_eq!(app.view().rows, Some((0..=10).collect()));
     assert_eq!(selected(&app), Some(10));
     // Left folds (already folded: stays), Right unfolds.
     app.press(KeyCode::Left);
-    assert_eq!(app.view.rows, Some((0..=10).collect()));
+    assert_eq!(app.view().rows, Some((0..=10).collect()));
     app.press(KeyCode::Right);
-    assert_eq!(app.view.rows, None);
+    assert_eq!(app.view().rows, None);
     app.press(KeyCode::Char('M'));
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10]));
     assert_eq!(
         selected(&app),
         Some(10),
@@ -98,14 +99,14 @@ fn keys_fold_one_turn_all_turns_and_unfold_all() {
     );
     assert_snapshot!("fold_all_turns", draw(&mut app).backend());
     app.press(KeyCode::Char('R'));
-    assert_eq!(app.view.rows, None);
+    assert_eq!(app.view().rows, None);
     assert_eq!(selected(&app), Some(10));
     // Rows before the first prompt belong to no turn.
     app.select(0);
     app.press(KeyCode::Char('x'));
-    assert_eq!(app.view.rows, None);
+    assert_eq!(app.view().rows, None);
     assert!(
-        app.view
+        app.view()
             .message
             .as_deref()
             .is_some_and(|m| m.starts_with("no turn here"))
@@ -116,15 +117,18 @@ fn keys_fold_one_turn_all_turns_and_unfold_all() {
 fn search_and_error_jumps_unfold_the_turn_they_land_in() {
     let mut app = app();
     act(&mut app, &[Action::FoldAll, Action::Top]);
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10]));
     // `/unwrap` Enter: the first match (the Read output, row 5) is inside folded turn 1.
     act(&mut app, &[Action::StartSearch]);
     app.type_text("unwrap");
     app.press(KeyCode::Enter);
     assert_eq!(selected(&app), Some(5));
-    assert_eq!(app.view.rows, Some(vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+    assert_eq!(
+        app.view().rows,
+        Some(vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    );
     assert!(
-        app.view.folds.folded.contains_key(&10),
+        app.view().folds.folded.contains_key(&10),
         "turn 2 stays folded"
     );
     assert_snapshot!("search_unfolds_turn", draw(&mut app).backend());
@@ -133,35 +137,35 @@ fn search_and_error_jumps_unfold_the_turn_they_land_in() {
     let mut app = self::app();
     act(&mut app, &[Action::FoldAll, Action::Top, Action::NextError]);
     assert_eq!(selected(&app), Some(4));
-    assert_eq!(app.view.rows, Some((0..=10).collect()));
+    assert_eq!(app.view().rows, Some((0..=10).collect()));
     // `E` back: no error before it; `p` goes to the folded prompt without unfolding it.
     act(&mut app, &[Action::PrevError]);
     assert_eq!(selected(&app), Some(4));
     act(&mut app, &[Action::NextPrompt]);
     assert_eq!(selected(&app), Some(10));
-    assert!(app.view.folds.folded.contains_key(&10));
+    assert!(app.view().folds.folded.contains_key(&10));
 }
 
 #[test]
 fn folds_compose_with_filters() {
     let mut app = app();
     app.set_filter(Filter::parse("tool:bash"));
-    assert_eq!(app.view.rows, Some(vec![4, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![4, 11, 12]));
     // Fold the turn of the selected Bash call: its prompt row shows although the filter hides
     // prompts, so the fold stays visible and can be undone.
     app.select(0);
     act(&mut app, &[Action::ToggleFold]);
-    assert_eq!(app.view.rows, Some(vec![1, 11, 12]));
-    assert_eq!(app.view.filtered, Some(vec![4, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![1, 11, 12]));
+    assert_eq!(app.view().filtered, Some(vec![4, 11, 12]));
     assert_eq!(selected(&app), Some(1));
     assert_snapshot!("fold_with_filter", draw(&mut app).backend());
     // The filter changes: the fold is kept.
     app.set_filter(None);
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10, 11, 12]));
     app.set_filter(Filter::parse("status:error"));
-    assert_eq!(app.view.rows, Some(vec![1]));
+    assert_eq!(app.view().rows, Some(vec![1]));
     act(&mut app, &[Action::ToggleFold]);
-    assert_eq!(app.view.rows, Some(vec![4]));
+    assert_eq!(app.view().rows, Some(vec![4]));
     assert_eq!(
         selected(&app),
         Some(4),
@@ -176,14 +180,18 @@ fn a_folded_last_turn_keeps_folding_live_rows_and_its_summary() {
     let mut app = App::new("live", true);
     app.update(Msg::Source(SourceMsg::Batch(first.to_vec())));
     app.prepare(Rect::new(0, 0, 100, 30));
-    assert_eq!(app.session.items.len(), 12, "up to c3");
+    assert_eq!(app.session().items.len(), 12, "up to c3");
     act(&mut app, &[Action::Bottom, Action::ToggleFold]);
-    let calls = |app: &App| app.view.folds.folded.get(&10).map(|s| s.calls);
+    let calls = |app: &App| app.view().folds.folded.get(&10).map(|s| s.calls);
     assert_eq!(calls(&app), Some(1));
     app.update(Msg::Source(SourceMsg::Batch(rest.to_vec())));
     app.prepare(Rect::new(0, 0, 100, 30));
-    assert_eq!(app.session.items.len(), 13);
-    assert_eq!(app.view.rows, Some((0..=10).collect()), "c4 arrived folded");
+    assert_eq!(app.session().items.len(), 13);
+    assert_eq!(
+        app.view().rows,
+        Some((0..=10).collect()),
+        "c4 arrived folded"
+    );
     assert_eq!(calls(&app), Some(2), "the summary follows");
     assert_eq!(
         selected(&app),
@@ -207,28 +215,28 @@ fn compaction_remaps_folded_turns() {
     let items = import::load_bytes(text.as_bytes()).items;
     let (first, rest) = items.split_at(15);
     let mut app = App::new("live", true);
-    app.session.max_items = Some(16);
+    app.session_mut().max_items = Some(16);
     app.update(Msg::Source(SourceMsg::Batch(first.to_vec())));
     // Items 0..10: turns 0–4; fold turn 4 (prompt 8).
-    assert_eq!(app.view.folds.prompts, vec![0, 2, 4, 6, 8]);
+    assert_eq!(app.view().folds.prompts, vec![0, 2, 4, 6, 8]);
     app.select(9);
     act(&mut app, &[Action::ToggleFold]);
-    assert_eq!(app.view.rows, Some((0..=8).collect()));
+    assert_eq!(app.view().rows, Some((0..=8).collect()));
     app.update(Msg::Source(SourceMsg::Batch(rest.to_vec())));
-    assert!(app.session.dropped_items > 0);
-    let dropped = app.session.dropped_items as usize;
-    let prompts: Vec<usize> = (0..app.session.items.len())
-        .filter(|&i| rawpv::session::query::is_turn_start(&app.session, i))
+    assert!(app.session().dropped_items > 0);
+    let dropped = app.session().dropped_items as usize;
+    let prompts: Vec<usize> = (0..app.session().items.len())
+        .filter(|&i| rawpv::session::query::is_turn_start(app.session(), i))
         .collect();
-    assert_eq!(app.view.folds.prompts, prompts, "remapped, not rescanned");
+    assert_eq!(app.view().folds.prompts, prompts, "remapped, not rescanned");
     let p = 8 - dropped;
     assert!(
-        app.view.folds.folded.contains_key(&p),
+        app.view().folds.folded.contains_key(&p),
         "turn 4 is still folded"
     );
-    let rows = app.view.rows.clone().unwrap();
+    let rows = app.view().rows.clone().unwrap();
     assert!(rows.contains(&p) && !rows.contains(&(p + 1)), "{rows:?}");
-    assert_eq!(rows.len(), app.session.items.len() - 1);
+    assert_eq!(rows.len(), app.session().items.len() - 1);
 }
 
 #[test]
@@ -245,12 +253,12 @@ fn a_click_on_the_marker_folds_and_unfolds() {
     };
     // Feed inner area starts at (1, 1); row 1 is the first prompt; the marker is column 1 + 9.
     app.update(click(1 + 9, 1 + 1));
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10, 11, 12]));
     // Elsewhere on the row: only selects.
     app.update(click(1 + 20, 1 + 1));
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10, 11, 12]));
     app.update(click(1 + 9, 1 + 1));
-    assert_eq!(app.view.rows, None);
+    assert_eq!(app.view().rows, None);
 }
 
 #[test]
@@ -262,14 +270,14 @@ fn fold_keys_are_configurable_and_in_the_help() {
     .unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let mut app = app();
-    app.keymap = loaded.config.keymap();
+    app.set_keymap(loaded.config.keymap());
     app.select(5);
     app.press(KeyCode::Char(' '));
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10, 11, 12]));
     app.press(KeyCode::Char('Z'));
-    assert_eq!(app.view.rows, Some(vec![0, 1, 10]));
+    assert_eq!(app.view().rows, Some(vec![0, 1, 10]));
     let help: Vec<String> = app
-        .keymap
+        .keymap()
         .bindings()
         .iter()
         .map(|b| format!("{} {}", b.keys_label(), b.desc))

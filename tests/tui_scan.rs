@@ -52,18 +52,18 @@ fn session(turns: usize, calls: usize) -> Vec<Decoded> {
 fn big() -> App {
     // 100 turns × 20 calls: 2,100 rows.
     let mut app = App::headless(session(100, 20), "big");
-    app.scan_budget = Duration::ZERO;
+    app.set_scan_budget(Duration::ZERO);
     app
 }
 
 fn selected(app: &App) -> Option<usize> {
-    app.view.selected_item(&app.session)
+    app.view().selected_item(app.session())
 }
 
 #[test]
 fn a_search_runs_in_steps_with_progress_then_selects_the_match() {
     let mut app = big();
-    assert_eq!(app.session.items.len(), 2_100);
+    assert_eq!(app.session().items.len(), 2_100);
     app.update(Msg::Action(Action::StartSearch));
     app.type_text("echo 99-7");
     app.press(KeyCode::Enter);
@@ -74,7 +74,7 @@ fn a_search_runs_in_steps_with_progress_then_selects_the_match() {
         "nothing moves before the match is found"
     );
     assert_eq!(
-        app.view.progress.as_deref(),
+        app.view().progress.as_deref(),
         Some("searching /echo 99-7… 0%")
     );
     let mut steps = 1;
@@ -83,14 +83,14 @@ fn a_search_runs_in_steps_with_progress_then_selects_the_match() {
         steps += 1;
         if steps == 66 {
             assert_eq!(
-                app.view.progress.as_deref(),
+                app.view().progress.as_deref(),
                 Some("searching /echo 99-7… 50%")
             );
         }
     }
     assert_eq!(steps, 131, "the match is 2,087 rows on, 16 a step");
     assert_eq!(selected(&app), Some(99 * 21 + 8));
-    assert_eq!(app.view.progress, None);
+    assert_eq!(app.view().progress, None);
     // `N` back to the same match from the next row: wraps, steps again.
     app.select(99 * 21 + 9);
     app.update(Msg::Action(Action::SearchPrev));
@@ -101,7 +101,7 @@ fn a_search_runs_in_steps_with_progress_then_selects_the_match() {
     app.update(Msg::Action(Action::SearchNext));
     app.finish_scans();
     assert_eq!(
-        app.view.message.as_deref(),
+        app.view().message.as_deref(),
         Some("no match for /no-such-text")
     );
 }
@@ -114,7 +114,7 @@ fn any_action_stops_a_pending_search() {
     assert!(app.scanning());
     app.update(Msg::Action(Action::MoveDown));
     assert!(!app.searching());
-    assert_eq!(app.view.progress, None);
+    assert_eq!(app.view().progress, None);
     assert_eq!(selected(&app), Some(1));
 }
 
@@ -123,27 +123,27 @@ fn a_filter_keeps_the_old_rows_until_done_and_takes_rows_that_arrive() {
     let mut items = session(100, 20);
     let late = items.split_off(items.len() - 2 * 20 * 2 - 2);
     let mut app = App::new("live", false);
-    app.scan_budget = Duration::ZERO;
+    app.set_scan_budget(Duration::ZERO);
     app.update(Msg::Source(SourceMsg::Batch(items)));
-    let before = app.session.items.len();
+    let before = app.session().items.len();
     assert_eq!(before, 2_100 - 42);
     app.set_filter(Filter::parse("tool:read"));
     assert!(app.scanning());
-    assert_eq!(app.view.rows, None, "old rows on screen meanwhile");
-    assert_eq!(app.view.progress.as_deref(), Some("filtering… 0%"));
+    assert_eq!(app.view().rows, None, "old rows on screen meanwhile");
+    assert_eq!(app.view().progress.as_deref(), Some("filtering… 0%"));
     app.update(Msg::Work);
     // Two more turns arrive in the middle of the scan.
     app.update(Msg::Source(SourceMsg::Batch(late)));
     app.finish_scans();
     let want: Vec<usize> = (0..100).map(|t| t * 21 + 1).collect();
     assert_eq!(
-        app.view.rows,
+        app.view().rows,
         Some(want.clone()),
         "each Read once, late ones too"
     );
-    assert_eq!(app.view.filtered, Some(want));
-    assert_eq!(app.view.folds.prompts.len(), 100);
-    assert_eq!(app.view.progress, None);
+    assert_eq!(app.view().filtered, Some(want));
+    assert_eq!(app.view().folds.prompts.len(), 100);
+    assert_eq!(app.view().progress, None);
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn error_and_prompt_jumps_cross_a_big_session_at_once() {
     assert_eq!(selected(&app), Some(99 * 21));
     app.update(Msg::Action(Action::Top));
     app.update(Msg::Action(Action::NextError));
-    assert_eq!(app.view.message.as_deref(), Some("no more errors"));
+    assert_eq!(app.view().message.as_deref(), Some("no more errors"));
     assert!(!app.scanning());
 }
 
@@ -262,8 +262,8 @@ fn the_match_count_follows_a_compaction() {
     // counting the rows that arrive.
     let all = session(20, 9); // 200 rows
     let mut app = App::new("live", true);
-    app.session.max_items = Some(100);
-    app.scan_budget = Duration::ZERO;
+    app.session_mut().max_items = Some(100);
+    app.set_scan_budget(Duration::ZERO);
     let mut frames = all.into_iter();
     app.update(Msg::Source(SourceMsg::Batch(
         frames.by_ref().take(150).collect(),
@@ -272,9 +272,9 @@ fn the_match_count_follows_a_compaction() {
     app.finish_scans();
     let truth = |app: &App| {
         let re = rawpv::query::compile_search("echo").unwrap().unwrap();
-        (0..app.view.filtered_count(&app.session))
-            .filter_map(|k| app.view.filtered_at(k))
-            .filter(|&i| rawpv::session::query::item_matches(&app.session, i, &re))
+        (0..app.view().filtered_count(app.session()))
+            .filter_map(|k| app.view().filtered_at(k))
+            .filter(|&i| rawpv::session::query::item_matches(app.session(), i, &re))
             .count()
     };
     let before = app.match_status().unwrap().total;
@@ -286,7 +286,7 @@ fn the_match_count_follows_a_compaction() {
         app.update(Msg::Work);
     }
     app.finish_scans();
-    assert!(app.session.dropped_items > 0, "the cap dropped rows");
+    assert!(app.session().dropped_items > 0, "the cap dropped rows");
     let m = app.match_status().unwrap();
     assert_eq!(m.total, truth(&app));
     assert_eq!(m.scanning, None);
@@ -325,7 +325,7 @@ fn once_counted_next_and_previous_jump_at_once() {
     app.update(Msg::Action(Action::SearchNext));
     assert!(!app.scanning());
     assert_eq!(
-        app.view.message.as_deref(),
+        app.view().message.as_deref(),
         Some("no match for /no-such-text")
     );
 }

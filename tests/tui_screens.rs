@@ -67,7 +67,7 @@ fn search_highlights_matches() {
     assert_snapshot!("search_unwrap", term.backend());
     // Every drawn occurrence of "unwrap" carries the search style.
     let buf = term.backend().buffer();
-    let style = app.theme.search_match;
+    let style = app.theme().search_match;
     let mut hits = 0;
     for y in 0..buf.area.height {
         let row: String = (0..buf.area.width)
@@ -117,7 +117,7 @@ fn an_empty_filter_result_says_how_to_clear_it() {
         "{screen}"
     );
     act(&mut app, &[Action::Cancel]);
-    assert!(app.view.filter.is_none());
+    assert!(app.view().filter.is_none());
 }
 
 /// A file of nothing but bad lines says so instead of looking like one still loading.
@@ -178,10 +178,10 @@ fn a_bad_regex_says_why_on_one_line() {
     assert_snapshot!("bad_regex_typing", typing);
     app.press(crossterm::event::KeyCode::Enter);
     assert_eq!(
-        app.view.message.as_deref(),
+        app.view().message.as_deref(),
         Some("bad regex: unclosed group at 7")
     );
-    assert_eq!(app.view.input_problem, None);
+    assert_eq!(app.view().input_problem, None);
     let term = draw(&mut app, 100, 30);
     assert_snapshot!("bad_regex_status", status_rows(&term));
     // A bad regex after a good one keeps the good one: its highlighting, count and `n`.
@@ -189,9 +189,9 @@ fn a_bad_regex_says_why_on_one_line() {
     act(&mut app, &[Action::StartSearch]);
     app.type_text("(");
     app.press(crossterm::event::KeyCode::Enter);
-    assert_eq!(app.view.search.as_deref(), Some("unwrap"));
+    assert_eq!(app.view().search.as_deref(), Some("unwrap"));
     assert!(
-        app.search_re.is_some(),
+        app.search_regex().is_some(),
         "the committed search still highlights"
     );
     assert_eq!(

@@ -27,7 +27,7 @@ fn step(app: &mut App, actions: &[Action]) -> ViewState {
         app.update(Msg::Action(*a));
     }
     app.prepare(Rect::new(0, 0, 100, 30));
-    app.view.clone()
+    app.view().clone()
 }
 
 fn base() -> ViewState {
@@ -53,7 +53,7 @@ fn base() -> ViewState {
 #[test]
 fn navigation_errors_prompts() {
     let mut app = app();
-    assert_eq!(app.view, base());
+    assert_eq!(*app.view(), base());
     let v = step(&mut app, &[Action::MoveDown, Action::MoveDown]);
     assert_eq!(
         v,
@@ -150,7 +150,7 @@ fn focus_scroll_and_toggles() {
 fn search_and_filter_by_keys() {
     let mut app = app();
     step(&mut app, &[Action::StartSearch]);
-    assert_eq!(app.view.mode, Mode::Search);
+    assert_eq!(app.view().mode, Mode::Search);
     app.type_text("Unwrap");
     app.press(KeyCode::Enter);
     // Smart case: "Unwrap" is case-sensitive and matches nothing.
@@ -208,12 +208,12 @@ fn filter_is_kept_as_frames_arrive() {
     let mut app = App::new("live", true);
     app.update(Msg::Source(SourceMsg::Batch(first.to_vec())));
     app.set_filter(Filter::parse("tool:bash"));
-    assert_eq!(app.view.rows, Some(vec![4]));
+    assert_eq!(app.view().rows, Some(vec![4]));
     app.update(Msg::Source(SourceMsg::Batch(rest.to_vec())));
-    assert_eq!(app.view.rows, Some(vec![4, 11, 12]));
+    assert_eq!(app.view().rows, Some(vec![4, 11, 12]));
     // Live: the last row stays selected as rows arrive.
-    assert_eq!(app.view.feed.selected, 2);
-    assert!(app.view.feed.follow);
+    assert_eq!(app.view().feed.selected, 2);
+    assert!(app.view().feed.follow);
 }
 
 #[test]
@@ -229,12 +229,12 @@ fn mouse_wheel_and_click() {
     };
     // Wheel over the feed moves the selection; a click selects the row under the pointer.
     app.update(mouse(MouseEventKind::ScrollDown, 5, 5));
-    assert_eq!(app.view.feed.selected, 3);
+    assert_eq!(app.view().feed.selected, 3);
     app.update(mouse(MouseEventKind::Down(MouseButton::Left), 5, 1 + 6));
-    assert_eq!(app.view.feed.selected, 6);
+    assert_eq!(app.view().feed.selected, 6);
     // Click in the detail focuses it.
     app.update(mouse(MouseEventKind::Down(MouseButton::Left), 80, 5));
-    assert_eq!(app.view.focus, Pane::Detail);
+    assert_eq!(app.view().focus, Pane::Detail);
 }
 
 #[test]
@@ -244,10 +244,10 @@ fn quit_keys() {
         KeyCode::Char('c'),
         KeyModifiers::CONTROL,
     ))));
-    assert!(app.quit);
+    assert!(app.quitting());
     let mut again = self::app();
     again.press(KeyCode::Char('q'));
-    assert!(again.quit);
+    assert!(again.quitting());
 }
 
 #[test]
@@ -280,7 +280,7 @@ fn quiet_rows_are_hidden_and_counted() {
                 {\"type\":\"session.turn.end\",\"payload\":{}}\n";
     let mut app = App::headless(import::load_bytes(text.as_bytes()).items, "q");
     assert_eq!(
-        (app.view.quiet, app.view.rows.clone()),
+        (app.view().quiet, app.view().rows.clone()),
         (2, Some(vec![0, 3]))
     );
     app.select(1);
@@ -302,15 +302,21 @@ fn a_restarted_input_counts_its_quiet_rows_afresh() {
     let items = import::load_bytes(text.as_bytes()).items;
     let mut app = App::new("live", true);
     app.update(Msg::Source(SourceMsg::Batch(items.clone())));
-    assert_eq!(app.view.quiet, 1);
+    assert_eq!(app.view().quiet, 1);
     app.update(Msg::Source(SourceMsg::State(
         rawpv::source::SourceState::Restarted {
             reason: "file truncated".into(),
         },
     )));
-    assert_eq!((app.view.quiet, app.view.row_count(&app.session)), (0, 0));
+    assert_eq!(
+        (app.view().quiet, app.view().row_count(app.session())),
+        (0, 0)
+    );
     app.update(Msg::Source(SourceMsg::Batch(items)));
-    assert_eq!((app.view.quiet, app.view.rows.clone()), (1, Some(vec![0])));
+    assert_eq!(
+        (app.view().quiet, app.view().rows.clone()),
+        (1, Some(vec![0]))
+    );
 }
 
 /// `n` output lines `line 1` … with `the needle` on line `at`.
@@ -353,8 +359,11 @@ fn a_search_hit_deep_in_an_output_scrolls_the_detail_to_it() {
         app.run_jobs_inline();
     }
     app.prepare(Rect::new(0, 0, 100, 30));
-    assert_eq!(app.view.feed.selected, 1);
-    let (scroll, h) = (app.view.detail.scroll, usize::from(app.view.detail.height));
+    assert_eq!(app.view().feed.selected, 1);
+    let (scroll, h) = (
+        app.view().detail.scroll,
+        usize::from(app.view().detail.height),
+    );
     assert!(scroll > 0, "detail not scrolled");
     let shown: Vec<String> = app.detail_lines()[scroll..(scroll + h).min(app.detail_lines().len())]
         .iter()
@@ -378,9 +387,12 @@ fn a_search_hit_past_the_folded_part_of_an_output_expands_it_and_scrolls_to_it()
         app.run_jobs_inline();
     }
     app.prepare(Rect::new(0, 0, 100, 30));
-    assert_eq!(app.view.feed.selected, 1);
-    assert!(app.view.detail.expanded, "output not expanded");
-    let (scroll, h) = (app.view.detail.scroll, usize::from(app.view.detail.height));
+    assert_eq!(app.view().feed.selected, 1);
+    assert!(app.view().detail.expanded, "output not expanded");
+    let (scroll, h) = (
+        app.view().detail.scroll,
+        usize::from(app.view().detail.height),
+    );
     let shown: Vec<String> = app.detail_lines()[scroll..(scroll + h).min(app.detail_lines().len())]
         .iter()
         .map(ToString::to_string)
@@ -409,11 +421,11 @@ fn side_by_side_on_a_narrow_detail_says_how_wide_it_must_be() {
     // Turning it off, or on at a wide enough detail, says nothing.
     let v = step(&mut app, &[Action::ToggleSideBySide]);
     assert!(!v.detail.side_by_side);
-    app.view.message = None;
+    app.view_mut().message = None;
     app.prepare(Rect::new(0, 0, 300, 30));
     app.update(Msg::Action(Action::ToggleZoom));
     app.prepare(Rect::new(0, 0, 300, 30));
     app.update(Msg::Action(Action::ToggleSideBySide));
-    assert!(app.view.detail.side_by_side);
-    assert_eq!(app.view.message, None);
+    assert!(app.view().detail.side_by_side);
+    assert_eq!(app.view().message, None);
 }

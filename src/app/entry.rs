@@ -1,0 +1,112 @@
+//! Entry points of the viewer: `rawpv [INPUT]` ([`run`]) and the session browser
+//! ([`run_browse`]): refuse what cannot be opened before the screen is taken, read the config
+//! and token, start the source task and the loop, and restore the terminal.
+//!
+//! Who calls it: `main.rs`. Invariants: errors before the TUI starts go to stderr with exit
+//! code 2; the source task is cancelled and awaited (at most 1 s) when the loop ends.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{App, browser, event_loop, player};
+use crate::cli::OpenArgs;
+use crate::source::{CHANNEL_CAPACITY, NetConfig, SourceKind, spawn_source_with};
+use crate::tui::Tui;
+
+/// `rawpv` with no input on a terminal: the session browser (see `app/browser.rs`).
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
+    if !std::io::stdout().is_terminal() {
+        eprintln!("rawpv: the browser needs a terminal; use `rawpv print INPUT` for plain output");
+        return Ok(2);
+    }
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    browser::run_browser(&config).await
+}
+
+/// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):
+/// a saved file that is missing or a directory, or `-` while stdin is the terminal (the
+/// reader would eat the keys). `None` when it can try; a followed file may appear later.
+pub(super) fn unopenable(kind: &SourceKind) -> Option<String> {
+    match kind {
+        SourceKind::File(p) => match std::fs::metadata(p) {
+            Err(e) => Some(format!("cannot read {}: {e}", p.display())),
+            Ok(m) if m.is_dir() => Some(format!("cannot read {}: it is a directory", p.display())),
+            Ok(_) => None,
+        },
+        SourceKind::Stdin if std::io::stdin().is_terminal() => Some(
+            "`-` reads a session from stdin, but stdin is the terminal: pipe one in \
+             (`producer | rawpv -`) or name a file"
+                .into(),
+        ),
+        SourceKind::Stdin | SourceKind::Follow(_) | SourceKind::Url(_) | SourceKind::Demo => None,
+    }
+}
+
+/// Runs the TUI on `kind`; returns the exit code.
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
+    if let Some(e) = unopenable(&kind) {
+        eprintln!("rawpv: {e}");
+        return Ok(2);
+    }
+    if !std::io::stdout().is_terminal() {
+        eprintln!("rawpv: the viewer needs a terminal; use `rawpv print INPUT` for plain output");
+        return Ok(2);
+    }
+    let live = matches!(
+        kind,
+        SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
+    );
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    if open.replay {
+        return player::run_replay(kind, open, &config).await;
+    }
+    let mut app = App::new(kind.label(), live);
+    app.configure(&config);
+    if let SourceKind::File(p) = &kind {
+        // Big outputs stay in the file and are read back when shown (RAWP NDJSON files).
+        app.session.backing = Some(std::sync::Arc::from(p.as_path()));
+    }
+    if !live {
+        // A saved file is finite: every row stays. The row cap is for endless live streams.
+        app.session.max_items = Some(0);
+    }
+    if kind == SourceKind::Demo && open.input.is_none() {
+        app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
+    }
+    // Token from --token-file / RAWP_TOKEN; its warnings go to stderr before the TUI starts.
+    let net = match NetConfig::resolve(open.net.token_file.as_deref()) {
+        Ok(mut n) => {
+            open.net.apply(&mut n);
+            n
+        }
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return Ok(2);
+        }
+    };
+    for w in &net.warnings {
+        eprintln!("rawpv: warning: {w}");
+    }
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let cancel = CancellationToken::new();
+    let source = spawn_source_with(kind, net, tx, cancel.clone());
+    let mut tui = Tui::init()?;
+    let result = event_loop(&mut app, &mut tui, rx).await;
+    cancel.cancel();
+    drop(tui);
+    let _ = tokio::time::timeout(Duration::from_secs(1), source).await;
+    result.map(|()| 0)
+}

@@ -1,0 +1,161 @@
+//! What a frame shows: [`App::prepare`] lays the screen out and brings the view and caches up to
+//! date (selection in view, fold summaries, panel caches, the detail pipeline); [`App::draw_ctx`]
+//! lends the widgets what they draw from.
+//!
+//! Who calls it: the loop before each draw; tests and benches after driving the app.
+//! Invariants: nothing here is proportional to the session's size; heavy detail renders are
+//! queued as jobs (`crate::detail`), never run here.
+
+use ratatui::layout::Rect;
+
+use super::{App, Msg};
+use crate::detail::{DetailKey, DetailOpts};
+use crate::ui::{self, Areas};
+use crate::view::Tab;
+
+impl App {
+    /// Lays the screen out for `area` and brings view state and caches up to date: clamps the
+    /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
+    /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
+    pub fn prepare(&mut self, area: Rect) {
+        self.areas = Areas::compute(area, self.view.zoom, self.replay.is_some());
+        let feed_h = Areas::inner(self.areas.feed).height;
+        let detail_inner = Areas::inner(self.areas.detail);
+        self.view.feed.height = feed_h;
+        self.view.detail.height = detail_inner.height;
+        let count = self.row_count();
+        let h = usize::from(feed_h.max(1));
+        let f = &mut self.view.feed;
+        f.selected = f.selected.min(count.saturating_sub(1));
+        if f.selected < f.offset {
+            f.offset = f.selected;
+        } else if f.selected >= f.offset + h {
+            f.offset = f.selected + 1 - h;
+        }
+        f.offset = f.offset.min(count.saturating_sub(h));
+        if !self.view.folds.stale.is_empty() {
+            let (start, end) = (f.offset, (f.offset + h).min(count));
+            let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
+            self.view.refresh_fold_summaries(&self.session, &visible);
+        }
+        self.view.panel_scroll = self
+            .view
+            .panel_scroll
+            .min(self.panel_len().saturating_sub(1));
+        match self.view.tab {
+            Tab::Detail => {}
+            Tab::Catalog => self.view.catalog.prepare(
+                &mut self.panels.catalog,
+                &self.session,
+                &self.theme,
+                detail_inner,
+            ),
+            Tab::Problems => {
+                self.view
+                    .problems
+                    .prepare(&mut self.panels.problems, &self.session, detail_inner);
+            }
+        }
+        if self.view.tab == Tab::Detail
+            && let Some(item) = self.view.selected_item(&self.session)
+        {
+            let opts = DetailOpts {
+                width: detail_inner.width.max(1),
+                expanded: self.view.detail.expanded,
+                side_by_side: self.view.detail.side_by_side,
+                wrap: self.view.detail.wrap,
+                limits: self.limits,
+            };
+            let key = DetailKey::of(&self.session, item, opts, &self.theme);
+            // Live: every render runs off the app task. Rows arrive faster than highlighting
+            // keeps up, and even a small detail can stall for 100+ ms the first time a syntax is
+            // used, which would hold up keys (measured: examples/live_load.rs, BENCHMARKS.md).
+            let view = (
+                self.view.detail.scroll,
+                usize::from(self.view.detail.height),
+            );
+            self.detail
+                .refresh(&self.session, key, &self.theme, self.live, view);
+            if self.scroll_to_match && self.detail.whole_key() == Some(key) {
+                self.scroll_to_match = false;
+                self.scroll_detail_to_match();
+            }
+        }
+        let d = &mut self.view.detail;
+        let max = self
+            .detail
+            .lines()
+            .len()
+            .saturating_sub(usize::from(d.height));
+        if d.follow_tail {
+            d.scroll = max;
+        }
+        d.scroll = d.scroll.min(max);
+    }
+
+    /// Scrolls the detail so its first line matching the search shows (with two lines of
+    /// context above), when that line is below the first screen; the row a search selected
+    /// may match deep in its output.
+    pub(super) fn scroll_detail_to_match(&mut self) {
+        let Some(re) = &self.search_re else {
+            return;
+        };
+        let hit = self.detail.lines().iter().position(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            re.is_match(&text)
+        });
+        let d = &mut self.view.detail;
+        match hit {
+            Some(k) if k >= usize::from(d.height) => {
+                d.scroll = k.saturating_sub(2);
+                d.follow_tail = false;
+            }
+            // The hit may be past the part a folded output shows: expand it and look again
+            // once it is rendered (at most once: an expanded detail is not expanded again).
+            None if !d.expanded => {
+                d.expanded = true;
+                self.scroll_to_match = true;
+            }
+            Some(_) | None => {}
+        }
+    }
+
+    /// Runs queued render jobs inline (tests; the loop spawns them instead).
+    pub fn run_jobs_inline(&mut self) {
+        while let Some(job) = self.detail.take_job() {
+            let done = job.run();
+            self.update(Msg::Rendered(done));
+        }
+    }
+
+    /// What the widgets draw from this frame (after [`App::prepare`]).
+    pub fn draw_ctx(&self) -> ui::DrawCtx<'_> {
+        ui::DrawCtx {
+            shown: self.view.shown,
+            session: &self.session,
+            view: &self.view,
+            panels: &self.panels,
+            theme: &self.theme,
+            keymap: &self.keymap,
+            search: self.search_re.as_ref(),
+            detail: self.detail.lines(),
+            areas: self.areas,
+            source: ui::SourceInfo {
+                label: &self.source_label,
+                status: &self.source_status,
+                load_progress: self.load_progress,
+                format: self.format,
+                hint: self.hint.as_deref(),
+                ordering: self.ordering,
+            },
+            matches: self.match_status(),
+            now: self.now,
+            replay: self.replay.as_ref().map(|r| (r, r.state(self.clock))),
+        }
+    }
+
+    /// Draws the screen laid out by the last [`App::prepare`].
+    pub fn draw(&self, frame: &mut ratatui::Frame<'_>) {
+        ui::draw(frame, &self.draw_ctx());
+    }
+}

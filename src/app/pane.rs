@@ -1,0 +1,485 @@
+//! What an action means: the pane-dependent keys (move, top, bottom, open) resolved in one
+//! `match` on the focused pane ([`Focused`]), selection, folding, jumps and the detail's scroll.
+//!
+//! Who calls it: [`App::apply_action`] (keymap, mouse, tests). Invariants: the selection is a
+//! visible row (clamped); changing the selected item resets the detail's scroll and expansion.
+
+use super::App;
+use crate::action::Action;
+use crate::query::Filter;
+use crate::session::Session;
+use crate::ui::Areas;
+use crate::view::{Mode, Pane, Tab};
+
+/// A pane the pane-dependent keys act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Focused {
+    Feed,
+    /// The right-hand pane showing the selected row's detail.
+    Detail,
+    Catalog,
+    Problems,
+}
+
+impl Focused {
+    /// The right-hand pane showing `tab`.
+    pub(super) fn of_tab(tab: Tab) -> Self {
+        match tab {
+            Tab::Detail => Self::Detail,
+            Tab::Catalog => Self::Catalog,
+            Tab::Problems => Self::Problems,
+        }
+    }
+}
+
+/// What a pane-dependent key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verb {
+    /// `j`/`k`, page keys, the wheel: `n` rows.
+    Move { down: bool, n: usize },
+    /// `g`.
+    Top,
+    /// `G`.
+    Bottom,
+    /// Enter.
+    Open,
+}
+
+impl App {
+    /// Applies a user intent.
+    pub fn apply_action(&mut self, a: Action) {
+        self.cancel_search_scan();
+        self.scroll_to_match = false;
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Suspend => self.suspend_requested = true,
+            Action::MoveDown => self.move_focused(true, 1),
+            Action::MoveUp => self.move_focused(false, 1),
+            Action::PageDown | Action::PageUp => {
+                let h = match self.view.focus {
+                    Pane::Feed => self.view.feed.height,
+                    Pane::Detail => self.view.detail.height,
+                };
+                self.move_focused(a == Action::PageDown, usize::from(h.max(2) - 1));
+            }
+            Action::Top => self.on_pane(self.focused(), Verb::Top),
+            Action::Bottom => self.on_pane(self.focused(), Verb::Bottom),
+            Action::FocusNext => {
+                self.view.focus = match self.view.focus {
+                    Pane::Feed => Pane::Detail,
+                    Pane::Detail => Pane::Feed,
+                };
+                // The feed cannot be focused while hidden.
+                if self.view.focus == Pane::Feed {
+                    self.view.zoom = false;
+                }
+            }
+            Action::Open => self.on_pane(self.focused(), Verb::Open),
+            Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
+            Action::Follow => self.follow_tail(),
+            Action::ToggleQuiet => {
+                self.view.show_quiet = !self.view.show_quiet;
+                self.rebuild_rows();
+            }
+            Action::ToggleZoom => {
+                self.view.zoom = !self.view.zoom;
+                if self.view.zoom {
+                    self.view.focus = Pane::Detail;
+                }
+            }
+            Action::ToggleWrap => self.view.detail.wrap = !self.view.detail.wrap,
+            Action::ToggleSideBySide => {
+                self.view.detail.side_by_side = !self.view.detail.side_by_side;
+                // On a narrow detail nothing changes on screen: say why.
+                let width = Areas::inner(self.areas.detail).width;
+                if self.view.detail.side_by_side && width < crate::render::SIDE_BY_SIDE_MIN_WIDTH {
+                    self.view.message = Some(format!(
+                        "diffs show side by side when the detail is {} columns wide or more \
+                         (it has {width}; z zooms it)",
+                        crate::render::SIDE_BY_SIDE_MIN_WIDTH
+                    ));
+                }
+            }
+            Action::StartSearch => {
+                self.view.mode = Mode::Search;
+                self.view.input.clear();
+            }
+            Action::SearchNext => self.search_step(true),
+            Action::SearchPrev => self.search_step(false),
+            Action::NextError | Action::PrevError => {
+                if !self.jump(
+                    a == Action::NextError,
+                    false,
+                    crate::session::query::is_error,
+                ) {
+                    self.view.message = Some("no more errors".into());
+                }
+            }
+            Action::NextPrompt | Action::PrevPrompt => {
+                if !self.jump(
+                    a == Action::NextPrompt,
+                    false,
+                    crate::session::query::is_prompt,
+                ) {
+                    self.view.message = Some("no more prompts".into());
+                }
+            }
+            Action::ToggleFold => self.fold_selected(None),
+            Action::FoldTurn => self.fold_selected(Some(true)),
+            Action::UnfoldTurn => self.fold_selected(Some(false)),
+            Action::FoldAll => {
+                let sel = self.view.selected_item(&self.session);
+                let n = self.view.fold_all(&self.session);
+                if n == 0 && self.view.folds.prompts.is_empty() {
+                    self.view.message = Some("no turns to fold: no prompts".into());
+                }
+                if let Some(i) = sel {
+                    let keep = self
+                        .view
+                        .folds
+                        .turn_of(i)
+                        .filter(|_| self.view.folds.hidden(i));
+                    self.select_item(keep.unwrap_or(i));
+                }
+            }
+            Action::UnfoldAll => {
+                let sel = self.view.selected_item(&self.session);
+                self.view.unfold_all();
+                if let Some(i) = sel {
+                    self.select_item(i);
+                }
+            }
+            Action::StartFilter => {
+                self.view.mode = Mode::Filter;
+                self.view.input = self
+                    .view
+                    .filter
+                    .as_ref()
+                    .map(|f| f.raw.clone())
+                    .unwrap_or_default();
+            }
+            Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
+            Action::ShowProblems => self.toggle_tab(Tab::Problems),
+            Action::ToggleHelp => self.view.help = !self.view.help,
+            Action::TogglePlay
+            | Action::SpeedUp
+            | Action::SpeedDown
+            | Action::StepForward
+            | Action::StepBack
+            | Action::NextTurn
+            | Action::PrevTurn
+            | Action::Seek(_) => self.replay_action(a),
+            Action::CopyInput => self.copy(crate::clipboard::CopyWhat::Input),
+            Action::CopyOutput => self.copy(crate::clipboard::CopyWhat::Output),
+            Action::CopyRaw => self.copy(crate::clipboard::CopyWhat::Raw),
+            Action::Cancel => {
+                if self.view.help {
+                    self.view.help = false;
+                } else if self.view.search.is_some() {
+                    self.view.search = None;
+                    self.search_re = None;
+                    self.count = None;
+                } else if self.view.filter.is_some() {
+                    self.set_filter(None);
+                } else if self.view.tab != Tab::Detail {
+                    self.view.tab = Tab::Detail;
+                } else if self.from_browser {
+                    self.quit = true;
+                }
+            }
+        }
+    }
+
+    /// Moves in the focused pane by `n` rows.
+    pub(super) fn move_focused(&mut self, down: bool, n: usize) {
+        self.on_pane(self.focused(), Verb::Move { down, n });
+    }
+
+    /// The pane the pane-dependent keys act on: the feed, or what the right-hand pane shows.
+    pub(super) fn focused(&self) -> Focused {
+        match self.view.focus {
+            Pane::Feed => Focused::Feed,
+            Pane::Detail => Focused::of_tab(self.view.tab),
+        }
+    }
+
+    /// What a pane-dependent key means in `pane`: the one place that says it.
+    pub(super) fn on_pane(&mut self, pane: Focused, verb: Verb) {
+        match pane {
+            Focused::Feed => match verb {
+                Verb::Move { down, n } => {
+                    let sel = self.view.feed.selected;
+                    self.select(if down { sel + n } else { sel.saturating_sub(n) });
+                }
+                Verb::Top => self.select(0),
+                Verb::Bottom => {
+                    self.select(usize::MAX);
+                    self.view.feed.follow = true;
+                }
+                Verb::Open => self.view.focus = Pane::Detail,
+            },
+            Focused::Detail => match verb {
+                Verb::Move { down, n } => self.scroll_detail(down, n),
+                Verb::Top => {
+                    self.view.detail.scroll = 0;
+                    self.view.detail.follow_tail = false;
+                }
+                Verb::Bottom => self.follow_tail(),
+                Verb::Open => self.view.detail.expanded = !self.view.detail.expanded,
+            },
+            Focused::Catalog => match verb {
+                // One row moves the tool selection; a page (or a wheel notch) scrolls the tool's
+                // details.
+                Verb::Move { down, n: 1 } => {
+                    if down {
+                        self.view.catalog.select_next(&self.session);
+                    } else {
+                        self.view.catalog.select_prev();
+                    }
+                }
+                Verb::Move { down, n } => self.scroll_panel(down, n),
+                Verb::Top => self.panel_top(),
+                Verb::Bottom => self.panel_bottom(),
+                Verb::Open => self.toggle_tool_filter(),
+            },
+            Focused::Problems => match verb {
+                Verb::Move { down, n } => {
+                    let d = n as isize;
+                    self.view
+                        .problems
+                        .select_by(&self.session, if down { d } else { -d });
+                }
+                Verb::Top => self.panel_top(),
+                Verb::Bottom => self.panel_bottom(),
+                Verb::Open => self.open_finding(),
+            },
+        }
+    }
+
+    fn panel_top(&mut self) {
+        self.view.panel_scroll = 0;
+        self.view.catalog.selected = 0;
+        self.view.catalog.scroll = 0;
+        self.view.problems.selected = 0;
+    }
+
+    fn panel_bottom(&mut self) {
+        self.view.panel_scroll = usize::MAX / 2;
+        self.view.catalog.selected = usize::MAX / 2;
+        self.view.problems.selected = usize::MAX / 2;
+    }
+
+    pub(super) fn scroll_detail(&mut self, down: bool, n: usize) {
+        let d = &mut self.view.detail;
+        if down {
+            let max = self
+                .detail
+                .lines()
+                .len()
+                .saturating_sub(usize::from(d.height));
+            d.scroll = (d.scroll + n).min(max);
+        } else {
+            d.scroll = d.scroll.saturating_sub(n);
+            d.follow_tail = false;
+        }
+    }
+
+    pub(super) fn scroll_panel(&mut self, down: bool, n: usize) {
+        if down {
+            self.view.panel_scroll += n;
+        } else {
+            self.view.panel_scroll = self.view.panel_scroll.saturating_sub(n);
+        }
+        // The catalog's details scroll (clamped by `CatalogState::prepare`).
+        let c = &mut self.view.catalog;
+        c.scroll = if down {
+            c.scroll.saturating_add(n)
+        } else {
+            c.scroll.saturating_sub(n)
+        };
+    }
+
+    /// Enter on the problems panel: select the feed row of the selected finding (clearing a
+    /// filter that hides it) and show its detail.
+    pub(super) fn open_finding(&mut self) {
+        let Some(item) = self
+            .view
+            .problems
+            .selected_finding(&self.session)
+            .and_then(|f| crate::ui::problems::feed_item_for(&self.session, f))
+        else {
+            self.view.message = Some("this finding has no row in the feed".into());
+            return;
+        };
+        if self.view.row_of(item).is_none() {
+            self.set_filter(None);
+        }
+        if let Some(row) = self.view.row_of(item) {
+            self.select(row);
+        }
+        self.view.tab = Tab::Detail;
+        self.view.focus = Pane::Feed;
+    }
+
+    /// Enter on the catalog panel: filter the feed to the selected tool's calls, or clear that
+    /// filter when it is already set.
+    pub(super) fn toggle_tool_filter(&mut self) {
+        let Some(name) = self
+            .view
+            .catalog
+            .selected_tool(&self.session)
+            .map(str::to_owned)
+        else {
+            return;
+        };
+        let raw = format!("tool:{name}");
+        if self.view.filter.as_ref().is_some_and(|f| f.raw == raw) {
+            self.set_filter(None);
+            self.view.message = Some("filter cleared".into());
+        } else {
+            self.set_filter(Filter::parse(&raw));
+            self.view.message = Some(format!("feed: {name} calls only (Enter again: all)"));
+        }
+    }
+
+    /// Selects the next (or previous) row after the selection for which `pred` holds, looking
+    /// inside folded turns too (the turn of a hit unfolds). With `wrap`, continues from the
+    /// other end. Returns whether one was found.
+    pub(super) fn jump(
+        &mut self,
+        forward: bool,
+        wrap: bool,
+        pred: impl Fn(&Session, usize) -> bool,
+    ) -> bool {
+        let count = self.view.filtered_count(&self.session);
+        let Some(sel) = self.view.selected_item(&self.session) else {
+            return false;
+        };
+        let (after, before) = match self.view.filtered_pos(sel) {
+            Ok(k) => (k + 1, k),
+            Err(k) => (k, k),
+        };
+        let order: Box<dyn Iterator<Item = usize>> = match (forward, wrap) {
+            (true, false) => Box::new(after..count),
+            (true, true) => Box::new((after..count).chain(0..after.min(count))),
+            (false, false) => Box::new((0..before).rev()),
+            (false, true) => Box::new((0..before).rev().chain((before..count).rev())),
+        };
+        for k in order {
+            if let Some(i) = self.view.filtered_at(k)
+                && pred(&self.session, i)
+            {
+                self.view.focus = Pane::Feed;
+                self.reveal(i);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Selects item `item`, unfolding its turn when it is folded away.
+    pub(super) fn reveal(&mut self, item: usize) {
+        if self.view.folds.hidden(item)
+            && let Some(p) = self.view.folds.turn_of(item)
+        {
+            self.view.unfold(&self.session, p);
+        }
+        self.select_item(item);
+    }
+
+    /// Selects the row of `item` (nearest row when it is not one), resetting the detail when
+    /// the selected item changes.
+    pub(super) fn select_item(&mut self, item: usize) {
+        let prev = self.view.selected_item(&self.session);
+        let row = match &self.view.rows {
+            Some(r) => r.partition_point(|&x| x < item),
+            None => item,
+        };
+        self.select(row);
+        if self.view.selected_item(&self.session) != prev {
+            self.reset_detail();
+        }
+    }
+
+    /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) the selected row's turn.
+    pub(super) fn fold_selected(&mut self, want: Option<bool>) {
+        let Some(item) = self.view.selected_item(&self.session) else {
+            return;
+        };
+        let Some(p) = self.view.folds.turn_of(item) else {
+            self.view.message =
+                Some("no turn here: rows before the first prompt do not fold".into());
+            return;
+        };
+        let folded = self.view.folds.folded.contains_key(&p);
+        match want.unwrap_or(!folded) {
+            true if !folded => {
+                self.view.fold(&self.session, p);
+            }
+            false if folded => {
+                self.view.unfold(&self.session, p);
+            }
+            true | false => {}
+        }
+        self.select_item(p);
+    }
+
+    pub(super) fn follow_tail(&mut self) {
+        self.view.detail.follow_tail = true;
+        self.view.detail.scroll = self
+            .detail
+            .lines()
+            .len()
+            .saturating_sub(usize::from(self.view.detail.height));
+    }
+
+    pub(super) fn toggle_tab(&mut self, tab: Tab) {
+        self.view.panel_scroll = 0;
+        self.view.tab = if self.view.tab == tab {
+            Tab::Detail
+        } else {
+            tab
+        };
+    }
+
+    /// Selects visible row `row` (clamped).
+    pub fn select(&mut self, row: usize) {
+        let count = self.row_count();
+        let row = row.min(count.saturating_sub(1));
+        self.view.feed.follow = count > 0 && row + 1 == count && self.live;
+        if row != self.view.feed.selected {
+            self.view.feed.selected = row;
+            self.reset_detail();
+        }
+    }
+
+    pub(super) fn reset_detail(&mut self) {
+        self.view.detail.scroll = 0;
+        self.view.detail.expanded = false;
+        // A running call's stream is followed by default.
+        self.view.detail.follow_tail =
+            self.view
+                .selected_item(&self.session)
+                .and_then(|i| match self.session.items.get(i) {
+                    Some(crate::session::Item::Invocation(k)) => {
+                        Some(self.session.invocations[*k].status.is_open())
+                    }
+                    Some(crate::session::Item::Message(_) | crate::session::Item::Event(_))
+                    | None => None,
+                })
+                .unwrap_or(false)
+                && !self.session.ended;
+    }
+
+    pub(super) fn row_count(&self) -> usize {
+        self.view.row_count(&self.session)
+    }
+
+    pub(super) fn panel_len(&self) -> usize {
+        match self.view.tab {
+            Tab::Detail => 0,
+            Tab::Catalog => self.session.catalog().map_or(0, |c| c.tools.len()),
+            Tab::Problems => self.session.findings.len(),
+        }
+    }
+}

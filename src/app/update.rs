@@ -1,0 +1,316 @@
+//! Messages into the app and their handlers: source batches folded into the session and the
+//! view reconciled row by row, source state changes, render results, and the one path that
+//! rebases the view when the session changes wholesale ([`App::rebase_view`]).
+//!
+//! Who calls it: [`App::update`] (`app.rs`). Invariants: a batch changes the view by key, never
+//! by rescanning; restart, compaction and replacement all go through `rebase_view`, which drops
+//! every cache and render derived from the old session.
+
+use super::{App, SourceStatus};
+use crate::detail::RenderDone;
+use crate::session::{Applied, Session};
+use crate::source::{SourceMsg, SourceState};
+use crate::ui::{self};
+use crate::view::{self};
+
+/// Why the session under the view changed wholesale ([`App::rebase_view`]).
+#[derive(Debug)]
+pub(super) enum Rebase {
+    /// The source re-sends from the start (a followed file was truncated or replaced).
+    Restarted { reason: String },
+    /// The oldest rows were dropped (`Session::compact_if_needed`); `selected` is the item that
+    /// was selected before.
+    Compacted {
+        c: crate::session::Compaction,
+        selected: Option<usize>,
+    },
+    /// The exact session takes the streamed one's place (`SourceMsg::Replace`).
+    Replaced(Box<Session>),
+}
+
+/// What identifies a feed row across two decodes of the same input (`App::replace_session`):
+/// an invocation by its id; a message by its kind, line and record (`metadata.claude_code`
+/// `file` and `uuid`: a subagent file's lines restart at 1); another row likewise by its frame
+/// type.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum RowKey {
+    Invocation(String),
+    Message(crate::session::MessageKind, u64, Option<(String, String)>),
+    Event(crate::protocol::FrameType, u64, Option<(String, String)>),
+}
+
+/// A Claude Code frame's record: (`file`, `uuid`) from `metadata.claude_code`.
+pub(super) fn record_of(meta: &serde_json::Map<String, serde_json::Value>) -> Option<(&str, &str)> {
+    let cc = meta.get("claude_code")?;
+    let s = |k: &str| cc.get(k).and_then(serde_json::Value::as_str);
+    (s("uuid").is_some() || s("file").is_some())
+        .then(|| (s("file").unwrap_or(""), s("uuid").unwrap_or("")))
+}
+
+impl RowKey {
+    pub(super) fn of(session: &Session, item: usize) -> Option<Self> {
+        let owned = |r: Option<(&str, &str)>| r.map(|(f, u)| (f.to_owned(), u.to_owned()));
+        Some(match session.items.get(item)? {
+            crate::session::Item::Invocation(k) => {
+                Self::Invocation(session.invocations.get(*k)?.invocation_id.clone())
+            }
+            crate::session::Item::Message(m) => {
+                Self::Message(m.kind, m.line, owned(record_of(&m.metadata)))
+            }
+            crate::session::Item::Event(f) => Self::Event(
+                f.frame_type.clone(),
+                f.origin.line,
+                owned(record_of(&f.envelope.metadata)),
+            ),
+        })
+    }
+
+    /// Whether item `i` of `session` is this row. No allocation.
+    pub(super) fn is(&self, session: &Session, i: usize) -> bool {
+        let same = |want: &Option<(String, String)>, have: Option<(&str, &str)>| match (want, have)
+        {
+            (Some((f, u)), Some((hf, hu))) => f == hf && u == hu,
+            (None, None) => true,
+            (Some(_), None) | (None, Some(_)) => false,
+        };
+        match (self, session.items.get(i)) {
+            (Self::Invocation(id), Some(crate::session::Item::Invocation(k))) => session
+                .invocations
+                .get(*k)
+                .is_some_and(|inv| inv.invocation_id == *id),
+            (Self::Message(kind, line, rec), Some(crate::session::Item::Message(m))) => {
+                m.kind == *kind && m.line == *line && same(rec, record_of(&m.metadata))
+            }
+            (Self::Event(ty, line, rec), Some(crate::session::Item::Event(f))) => {
+                f.frame_type == *ty
+                    && f.origin.line == *line
+                    && same(rec, record_of(&f.envelope.metadata))
+            }
+            (
+                Self::Invocation(_) | Self::Message(..) | Self::Event(..),
+                Some(
+                    crate::session::Item::Invocation(_)
+                    | crate::session::Item::Message(_)
+                    | crate::session::Item::Event(_),
+                )
+                | None,
+            ) => false,
+        }
+    }
+
+    /// The first item of `session` each key names (`None`: gone). One pass over the items.
+    pub(super) fn find_all(session: &Session, keys: &[&Self]) -> Vec<Option<usize>> {
+        let mut found = vec![None; keys.len()];
+        if keys.is_empty() {
+            return found;
+        }
+        for i in 0..session.items.len() {
+            for (slot, want) in found.iter_mut().zip(keys) {
+                if slot.is_none() && want.is(session, i) {
+                    *slot = Some(i);
+                }
+            }
+            if found.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        found
+    }
+}
+
+impl App {
+    pub(super) fn on_source(&mut self, m: SourceMsg) {
+        match m {
+            SourceMsg::Batch(items) => {
+                if self.source_status == SourceStatus::Loading && self.live {
+                    self.source_status = SourceStatus::Live;
+                }
+                if matches!(self.source_status, SourceStatus::Reconnecting(_)) {
+                    self.source_status = SourceStatus::Live;
+                }
+                for d in items {
+                    let applied = self.session.apply(d);
+                    self.reconcile(applied);
+                }
+                self.compact_session();
+            }
+            SourceMsg::Format(f) => self.format = Some(f),
+            SourceMsg::State(s) => {
+                self.source_status = match s {
+                    SourceState::Loading => SourceStatus::Loading,
+                    SourceState::Reading { bytes, total } => {
+                        self.load_progress = Some((bytes, total));
+                        SourceStatus::Loading
+                    }
+                    SourceState::Ordering => {
+                        self.ordering = true;
+                        SourceStatus::Loading
+                    }
+                    SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
+                    SourceState::Reconnecting { attempt, .. } => {
+                        SourceStatus::Reconnecting(attempt)
+                    }
+                    SourceState::Ended => SourceStatus::Ended,
+                    SourceState::Restarted { reason } => {
+                        // The source re-sends from the start: fold it again from scratch.
+                        self.rebase_view(Rebase::Restarted { reason });
+                        SourceStatus::Live
+                    }
+                };
+            }
+            SourceMsg::Replace(session) => {
+                self.ordering = false;
+                self.rebase_view(Rebase::Replaced(session));
+            }
+            SourceMsg::Eof => {
+                self.ordering = false;
+                self.load_progress = None;
+                self.session.finish();
+                self.source_status = SourceStatus::Ended;
+            }
+            SourceMsg::Failed(e) => {
+                self.ordering = false;
+                self.session.finish();
+                self.source_status = SourceStatus::Failed(e.to_string());
+            }
+        }
+    }
+
+    /// Memory bound on endless streams: drops the oldest finished rows past
+    /// `Session::item_cap` (the status bar shows the dropped count) and rebases the view.
+    pub(super) fn compact_session(&mut self) {
+        let selected = self.view.selected_item(&self.session);
+        if let Some(c) = self.session.compact_if_needed() {
+            self.rebase_view(Rebase::Compacted { c, selected });
+        }
+    }
+
+    /// The one path for a session that changed wholesale under the view ([`Rebase`]): every
+    /// item index held for the old session is mapped or dropped, and every cache and render
+    /// derived from it goes. In all three cases: the render generation is bumped so results of
+    /// renders started before are ignored, the detail cache and the panels' caches (catalog,
+    /// problems) start afresh keeping their selections, the search count restarts and the
+    /// detail resets. Then, by case:
+    /// * `Restarted`: a new empty session; rows, folds, token totals and quiet count from zero.
+    /// * `Compacted`: rows and folds remapped (`ViewState::remap`), the scan adjusted, the
+    ///   selection kept (the last row when following).
+    /// * `Replaced`: the selected row is kept by invocation id (else by kind, line and record;
+    ///   else the row number is clamped), folded turns by their prompt's row; the filter, quiet
+    ///   rows, turns and token totals are recomputed at once. The session's `backing` and
+    ///   `max_items` settings stay.
+    pub(super) fn rebase_view(&mut self, why: Rebase) {
+        self.detail.invalidate();
+        self.panels = ui::Panels::default();
+        match why {
+            Rebase::Restarted { reason } => {
+                self.session = Session::new();
+                self.scan = None;
+                self.view.progress = None;
+                self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
+                self.view.filtered.clone_from(&self.view.rows);
+                self.view.folds = view::Folds::default();
+                self.view.tokens = view::Tokens::default();
+                self.view.quiet = 0;
+                self.view.feed.selected = 0;
+                self.view.feed.offset = 0;
+                self.view.message = Some(format!("input restarted: {reason}"));
+                self.restart_count();
+            }
+            Rebase::Compacted { c, selected } => {
+                self.view.remap(&c, self.session.items.len());
+                self.scan_after_compaction(&c);
+                let new_sel = selected
+                    .and_then(|i| c.item(i))
+                    .and_then(|i| self.view.row_of(i));
+                let last = self.row_count().saturating_sub(1);
+                self.view.feed.selected = if self.view.feed.follow {
+                    last
+                } else {
+                    new_sel.unwrap_or(0).min(last)
+                };
+                self.view.feed.offset = 0;
+            }
+            Rebase::Replaced(new) => self.replace_session(*new),
+        }
+        self.reset_detail();
+    }
+
+    /// [`Rebase::Replaced`]: swaps in the exact session and maps the view's item indices.
+    pub(super) fn replace_session(&mut self, mut new: Session) {
+        let old_row = self.view.feed.selected;
+        let selected = self
+            .view
+            .selected_item(&self.session)
+            .and_then(|i| RowKey::of(&self.session, i));
+        let folded: Vec<RowKey> = self
+            .view
+            .folds
+            .folded
+            .keys()
+            .filter_map(|&p| RowKey::of(&self.session, p))
+            .collect();
+        new.backing.clone_from(&self.session.backing);
+        new.max_items = self.session.max_items;
+        let old = std::mem::replace(&mut self.session, new);
+        // Freeing a big session takes a while: not on the app's thread.
+        std::thread::spawn(move || drop(old));
+        let keys: Vec<&RowKey> = selected.iter().chain(&folded).collect();
+        let found = RowKey::find_all(&self.session, &keys);
+        self.scan = None;
+        self.view.progress = None;
+        self.view.rows = None;
+        self.view.filtered = None;
+        self.view.folds = view::Folds::default();
+        self.view.tokens = view::Tokens::default();
+        self.view.quiet = 0;
+        let n = self.session.items.len();
+        // With every item a row, row == item until the filter scan maps it.
+        self.view.feed.selected = match (&selected, found.first().copied().flatten()) {
+            (Some(_), Some(i)) => i,
+            _ => old_row.min(n.saturating_sub(1)),
+        };
+        self.count = None;
+        self.start_filter_scan();
+        self.finish_filter_scan();
+        let sel = self.view.selected_item(&self.session);
+        let skip = usize::from(selected.is_some());
+        for p in found.iter().skip(skip).copied().flatten() {
+            self.view.fold(&self.session, p);
+        }
+        if let Some(i) = sel {
+            let row = match &self.view.rows {
+                Some(r) => r.partition_point(|&x| x < i),
+                None => i,
+            };
+            self.view.feed.selected = row.min(self.row_count().saturating_sub(1));
+        }
+        self.restart_count();
+    }
+
+    /// Updates the view for one change of the session (by key, no rescans).
+    pub(super) fn reconcile(&mut self, applied: Applied) {
+        let Some(item) = applied.item else {
+            return;
+        };
+        self.count_item_changed(item);
+        if let Some(pos) = self.view.admit(&self.session, item, applied.new_item)
+            && pos <= self.view.feed.selected
+            && self.row_count() > 1
+            && !applied.new_item
+        {
+            self.view.feed.selected += 1;
+        }
+        if applied.new_item && self.view.feed.follow {
+            let last = self.view.row_count(&self.session).saturating_sub(1);
+            if self.view.feed.selected != last {
+                self.view.feed.selected = last;
+                self.reset_detail();
+            }
+        }
+    }
+
+    pub(super) fn on_rendered(&mut self, done: RenderDone) -> bool {
+        let selected = self.view.selected_item(&self.session);
+        self.detail.on_done(done, selected)
+    }
+}
