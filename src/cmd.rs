@@ -31,7 +31,7 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
     if let SourceKind::File(p) = &kind {
         // Streamed: decode and fold overlap, and no decoded item outlives its batch.
         let p = p.clone();
-        let shown = p.display().to_string();
+        let shown = crate::render::text::visible(&p.display().to_string());
         return tokio::task::spawn_blocking(move || crate::source::file::fold_path(&p))
             .await
             .map_err(|e| e.to_string())?

@@ -182,7 +182,7 @@ pub fn spawn_source_with(
 /// transcript is streamed in file order, then `Ordering`, then (when the exact decode differs)
 /// one [`SourceMsg::Replace`].
 async fn send_file(path: PathBuf, tx: mpsc::Sender<SourceMsg>) {
-    let shown = path.display().to_string();
+    let shown = crate::render::text::visible(&path.display().to_string());
     let tx2 = tx.clone();
     let read = tokio::task::spawn_blocking(move || {
         let opts = file::ReadOptions {
@@ -284,7 +284,7 @@ pub async fn load_input_with(
     match kind {
         SourceKind::File(p) | SourceKind::Follow(p) => {
             let p = p.clone();
-            let path = p.display().to_string();
+            let path = crate::render::text::visible(&p.display().to_string());
             tokio::task::spawn_blocking(move || import::load_path(&p))
                 .await
                 .map_err(|e| SourceError::Other(e.to_string()))?
@@ -294,18 +294,84 @@ pub async fn load_input_with(
                 })
         }
         SourceKind::Demo => Ok(import::load_bytes(DEMO.as_bytes())),
-        SourceKind::Stdin => {
-            use tokio::io::AsyncReadExt;
-            let mut buf = Vec::new();
-            tokio::io::stdin()
-                .read_to_end(&mut buf)
-                .await
-                .map_err(|e| SourceError::Io {
-                    path: "stdin".into(),
-                    reason: e.to_string(),
-                })?;
-            Ok(import::load_bytes(&buf))
-        }
+        SourceKind::Stdin => read_capped(tokio::io::stdin())
+            .await
+            .map_err(|e| SourceError::Io {
+                path: "stdin".into(),
+                reason: e.to_string(),
+            }),
         SourceKind::Url(u) => net::collect(u, net).await,
     }
+}
+
+/// Reads a whole input for the one-shot commands (their decoders see it whole), except that a
+/// line longer than [`lines::MAX_LINE_BYTES`] is not kept, as in the live sources: it becomes a
+/// `TooLong` malformed item at its line number and an empty line in the text, so the lines
+/// after it keep their numbers. `read_to_end` held a 600 MB line twice (1.14 GB, issue 14.13).
+///
+/// # Errors
+/// Reading failed.
+pub async fn read_capped(
+    mut input: impl tokio::io::AsyncRead + Unpin,
+) -> std::io::Result<import::Loaded> {
+    use tokio::io::AsyncReadExt;
+    let max = lines::MAX_LINE_BYTES;
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 256 * 1024];
+    let mut line = 1u64;
+    let mut line_start = 0usize;
+    // Bytes of the current line when it is over the cap (its bytes are not kept).
+    let mut skipping: Option<usize> = None;
+    let mut too_long = Vec::new();
+    loop {
+        let n = match input.read(&mut chunk).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut rest = &chunk[..n];
+        while !rest.is_empty() {
+            let here = buf.len() - line_start;
+            if let Some(i) = memchr::memchr(b'\n', rest) {
+                let (part, tail) = rest.split_at(i + 1);
+                match skipping.take() {
+                    Some(k) => too_long.push((line, k + i)),
+                    None if here + i > max => {
+                        too_long.push((line, here + i));
+                        buf.truncate(line_start);
+                    }
+                    None => buf.extend_from_slice(&part[..i]),
+                }
+                buf.push(b'\n');
+                line += 1;
+                line_start = buf.len();
+                rest = tail;
+            } else {
+                match skipping.as_mut() {
+                    Some(k) => *k += rest.len(),
+                    None if here + rest.len() > max => {
+                        skipping = Some(here + rest.len());
+                        buf.truncate(line_start);
+                    }
+                    None => buf.extend_from_slice(rest),
+                }
+                rest = &[];
+            }
+        }
+    }
+    if let Some(k) = skipping {
+        too_long.push((line, k));
+    }
+    let mut loaded = import::load_bytes(&buf);
+    for (line, size) in too_long {
+        loaded
+            .items
+            .push(Decoded::Malformed(crate::protocol::ParseError::new(
+                line,
+                crate::protocol::ParseErrorKind::TooLong(size),
+                "(a line over the 16 MiB cap; not read)",
+            )));
+    }
+    Ok(loaded)
 }

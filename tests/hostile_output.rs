@@ -183,3 +183,98 @@ fn cursor_forward_cannot_amplify_print_detail() {
     assert!(out.len() < 4 * 1024 * 1024, "{} bytes", out.len());
     assert!(out.contains("more lines"), "the cut is said");
 }
+
+#[test]
+fn convert_escapes_c1_and_bidi_and_keeps_the_values() {
+    // Issue 14.11: convert wrote raw U+009B (a CSI to some terminals) and bidi overrides.
+    let (out, _) = run(&["convert", FIXTURE]);
+    if let Some(what) = forbidden(&out) {
+        panic!("convert: stdout has {what}");
+    }
+    assert!(
+        out.contains("\\u009b") && out.contains("\\u202e"),
+        "escaped"
+    );
+    // The values are unchanged: the same frames as from the file.
+    let again: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let direct: Vec<serde_json::Value> =
+        rawpv::import::load_bytes(&std::fs::read(FIXTURE).unwrap())
+            .items
+            .into_iter()
+            .filter_map(|d| match d {
+                rawpv::import::Decoded::Frame(f) => Some(f.to_json()),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(again, direct);
+}
+
+#[test]
+fn file_names_are_escaped_in_messages() {
+    // Issue 14.11: a raw title-setting escape in a file name reached stdout and stderr.
+    let dir = tempfile::tempdir().unwrap();
+    let evil = dir.path().join("s\u{1b}]0;pwned\u{7}.ndjson");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/check_pairing.ndjson"
+        ),
+        &evil,
+    )
+    .unwrap();
+    let name = evil.to_str().unwrap();
+    let missing = dir.path().join("gone\u{1b}]0;pwned\u{7}.ndjson");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        vec!["check", name],
+        vec!["print", missing],
+        vec!["convert", missing],
+        vec!["check", missing],
+        vec!["stats", missing],
+    ] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin!("rawpv"))
+            .args(&args)
+            .output()
+            .unwrap();
+        for (what, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(text);
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{args:?} {what}: {text:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_line_over_the_cap_on_stdin_is_a_finding_and_the_rest_is_read() {
+    // Issue 14.13: one-shot commands read all of stdin (~1.9x its size: a 600 MB line took
+    // 1.14 GB). A line over 16 MiB is now skipped as it is read, at its line number.
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"type\":\"x-big\",\"payload\":{\"s\":\"");
+    input.resize(17 * 1024 * 1024, b'a');
+    input.extend_from_slice(b"\"}}\n");
+    input.extend_from_slice(
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/check_clean.ndjson"
+        ))
+        .unwrap()
+        .as_slice(),
+    );
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["check", "-"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("-:1: error[malformed-line] line 1: line too long (17825795 bytes)"),
+        "{text}"
+    );
+    assert!(text.contains("1 error, 0 warnings"), "{text}");
+}

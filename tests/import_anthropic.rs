@@ -268,3 +268,30 @@ fn detection_of_single_bodies_and_lists() {
     let ndjson = br#"{"type":"tool.invoke.request","payload":{"invocation_id":"a"}}"#;
     assert_eq!(import::detect(ndjson), Format::RawpNdjson);
 }
+
+#[test]
+fn a_yaml_bomb_is_called_what_it_is() {
+    // Issue 14.17: the alias-expansion bomb was reported as "not valid JSON".
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args([
+            "check",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/hostile_yaml_bomb.yaml"
+            ),
+        ])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "not a readable YAML cassette: repetition limit exceeded (its aliases expand \
+             without bound: a \"billion laughs\" YAML bomb)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("not valid JSON"), "{text}");
+}

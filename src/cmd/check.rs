@@ -83,6 +83,8 @@ pub fn ordered(findings: &[Finding]) -> Vec<&Finding> {
 /// # Errors
 /// I/O errors of `out`.
 pub fn write_text(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
+    // A file name is untrusted text too: a title-setting escape in it reached stdout.
+    let file = crate::render::text::visible(file);
     for f in ordered(findings) {
         writeln!(
             out,

@@ -40,7 +40,8 @@ pub async fn run(input: &InputArgs) -> i32 {
                     return Err(e);
                 }
                 read.map(|_| ()).map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
+                    let shown = crate::render::text::visible(&path.display().to_string());
+                    std::io::Error::new(e.kind(), format!("cannot read {shown}: {e}"))
                 })
             });
             (r, skipped)
@@ -69,6 +70,33 @@ pub async fn run(input: &InputArgs) -> i32 {
     super::exit_code(r, 0)
 }
 
+/// Compact JSON that also escapes DEL and C1 controls (U+007F–U+009F) and invisible or reordering
+/// characters (bidi overrides and isolates, zero-width, BOM) as `\uXXXX`: serde_json escapes
+/// only C0, so `convert` wrote a raw U+009B (a CSI to some terminals) and bidi overrides that
+/// `cat session.ndjson` would obey (issue 14.11). The JSON value is unchanged.
+struct SafeJson;
+
+impl serde_json::ser::Formatter for SafeJson {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let unsafe_char = |c: char| {
+            matches!(c, '\u{7f}'..='\u{9f}') || crate::render::ansi::is_invisible_format(c)
+        };
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if unsafe_char(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
 /// Writes the frames of `items` as NDJSON; malformed lines are counted in `skipped` and named on
 /// stderr (they have no frame to write).
 fn write_items(
@@ -79,7 +107,8 @@ fn write_items(
     for d in items {
         match d {
             Decoded::Frame(f) => {
-                serde_json::to_writer(&mut *out, &f.to_json())?;
+                let mut ser = serde_json::Serializer::with_formatter(&mut *out, SafeJson);
+                serde::Serialize::serialize(&f.to_json(), &mut ser)?;
                 out.write_all(b"\n")?;
             }
             Decoded::Malformed(e) => {

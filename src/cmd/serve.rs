@@ -77,7 +77,7 @@ pub async fn run(opts: Options) -> i32 {
         // Clients would connect and get nothing but an end: say so instead of serving it.
         eprintln!(
             "rawpv: {} has no frame to serve (not a session recording?)",
-            opts.file.display()
+            crate::render::text::visible(&opts.file.display().to_string())
         );
         return 2;
     }
@@ -92,7 +92,7 @@ pub async fn run(opts: Options) -> i32 {
     eprintln!(
         "rawpv: serving {} frames from {} on {bound} (WebSocket ws://{bound}/ws, SSE http://{bound}/events)",
         rec.len(),
-        opts.file.display()
+        crate::render::text::visible(&opts.file.display().to_string())
     );
     let cfg = ServeConfig {
         speed: opts.speed,

@@ -331,6 +331,16 @@ fn sse_message(s: &str, line: u64, out: &mut Vec<Decoded>) -> Value {
     Value::Object(msg)
 }
 
+/// What the YAML reader's refusal means, in words: its alias limit is a "billion laughs" bomb.
+fn yaml_reason(e: &serde_yaml_ng::Error) -> String {
+    let msg = e.to_string();
+    if msg.contains("repetition limit exceeded") {
+        format!("{msg} (its aliases expand without bound: a \"billion laughs\" YAML bomb)")
+    } else {
+        msg
+    }
+}
+
 /// Parses the whole input (JSON document, JSONL, or YAML cassette) and maps it.
 pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
@@ -342,7 +352,7 @@ pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
                 let line = e.location().map_or(1, |l| l.line() as u64);
                 out.push(Decoded::Malformed(ParseError::new(
                     line,
-                    ParseErrorKind::Json(format!("YAML cassette: {e}")),
+                    ParseErrorKind::Yaml(yaml_reason(&e)),
                     trimmed,
                 )));
                 return;

@@ -25,6 +25,10 @@ pub enum ParseErrorKind {
     MissingType,
     #[error("line too long ({0} bytes)")]
     TooLong(usize),
+    /// A YAML cassette (Anthropic API recordings) the YAML reader refused, e.g. an alias
+    /// expansion bomb ("repetition limit exceeded"); it used to read "not valid JSON".
+    #[error("not a readable YAML cassette: {0}")]
+    Yaml(String),
 }
 
 /// A line that could not be read as a frame (a `malformed-line` finding).
