@@ -115,7 +115,22 @@ impl Tui {
 
 impl Drop for Tui {
     fn drop(&mut self) {
-        let _ = restore();
+        if restore().is_err() {
+            // The terminal is gone (its pty closed: EIO). ratatui's own drop then reports the
+            // cursor it cannot show with `eprintln!`, which panics on the dead stderr and
+            // aborted the process (SIGABRT instead of a clean exit): point stdout and stderr at
+            // /dev/null first, so every later write succeeds and goes nowhere.
+            detach_from_terminal();
+        }
+    }
+}
+
+/// Points stdout and stderr at `/dev/null` (Unix; elsewhere nothing).
+fn detach_from_terminal() {
+    #[cfg(unix)]
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdout(&null);
+        let _ = rustix::stdio::dup2_stderr(&null);
     }
 }
 

@@ -71,7 +71,7 @@ pub async fn run(input: &InputArgs) -> i32 {
 }
 
 /// Compact JSON that also escapes DEL and C1 controls (U+007F–U+009F) and invisible or reordering
-/// characters (bidi overrides and isolates, zero-width, BOM) as `\uXXXX`: serde_json escapes
+/// characters (bidi overrides and isolates, zero-width, BOM) as `\uXXXX`: `serde_json` escapes
 /// only C0, so `convert` wrote a raw U+009B (a CSI to some terminals) and bidi overrides that
 /// `cat session.ndjson` would obey (issue 14.11). The JSON value is unchanged.
 struct SafeJson;
