@@ -17,6 +17,19 @@ use crate::source::NetConfig;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Write a log file at this level (see `--help`).
+    #[arg(
+        long,
+        global = true,
+        env = "RAWPV_LOG",
+        value_name = "LEVEL",
+        help = "Write a log file at this level (error, warn, info, debug, trace; off)",
+        long_help = "Write a log file at this level (error, warn, info, debug, trace; off): \
+                     rawpv.log in the platform state directory, $XDG_STATE_HOME/rawpv or \
+                     ~/.local/state/rawpv on Linux, ~/Library/Caches/rawpv on macOS, \
+                     %LOCALAPPDATA%\\rawpv\\cache on Windows. Appended; tokens are never logged."
+    )]
+    pub log_level: Option<String>,
     #[command(flatten)]
     pub open: OpenArgs,
 }
@@ -45,9 +58,6 @@ pub struct OpenArgs {
     /// Config file (default: the platform config directory's rawpv/config.toml).
     #[arg(long, env = "RAWPV_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Write a log file at this level (error, warn, info, debug, trace).
-    #[arg(long, env = "RAWPV_LOG")]
-    pub log_level: Option<String>,
 }
 
 /// Options for network inputs.

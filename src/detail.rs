@@ -110,6 +110,17 @@ pub enum JobKind {
     Highlighted,
 }
 
+impl JobKind {
+    /// A short name for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::FirstScreens { .. } => "first-screens",
+            Self::Plain { .. } => "plain",
+            Self::Highlighted => "highlighted",
+        }
+    }
+}
+
 /// A heavy detail render to run off the app task.
 #[derive(Debug)]
 pub struct RenderJob {
@@ -125,6 +136,7 @@ pub struct RenderJob {
 impl RenderJob {
     /// Runs the render (blocking: file read-back, parse, render; call on `spawn_blocking`).
     pub fn run(mut self) -> RenderDone {
+        let started = std::time::Instant::now();
         self.src.read_back(&self.deferred);
         let (lines, cut_at) = match &self.kind {
             JobKind::FirstScreens { rows } => {
@@ -141,6 +153,14 @@ impl RenderJob {
                 (build::splice_first_screens(first, *first_cut, full), None)
             }
         };
+        tracing::debug!(
+            item = self.key.item,
+            generation = self.generation,
+            kind = self.kind.name(),
+            lines = lines.len(),
+            ms = started.elapsed().as_secs_f64() * 1000.0,
+            "render job done"
+        );
         RenderDone {
             generation: self.generation,
             key: self.key,
@@ -252,6 +272,14 @@ impl Pipeline {
     }
 
     fn queue(&mut self, job: RenderJob) {
+        tracing::debug!(
+            item = job.key.item,
+            generation = job.generation,
+            kind = job.kind.name(),
+            width = job.key.opts.width,
+            replaced = self.queued.is_some(),
+            "render job queued"
+        );
         self.in_flight = true;
         self.queued = Some(job);
     }
@@ -347,9 +375,18 @@ impl Pipeline {
         }
         if done.generation < self.stale_before {
             // Rendered from a session since replaced: its item numbers mean other rows now.
+            tracing::debug!(
+                generation = done.generation,
+                "render result from before a rebase dropped"
+            );
             return false;
         }
         if selected != Some(done.key.item) {
+            tracing::debug!(
+                item = done.key.item,
+                ?selected,
+                "render result for another row dropped"
+            );
             // Stale. If the selected row still shows a placeholder, draw again so `refresh`
             // starts its render now that no job is in flight.
             return !self.stage.is_whole() && !self.in_flight;

@@ -28,6 +28,7 @@ pub mod finding;
 pub mod fmt;
 pub mod import;
 pub mod keymap;
+pub mod log;
 pub mod protocol;
 pub mod query;
 pub mod render;

@@ -13,6 +13,22 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let cli = Cli::parse();
+    // Held until exit: dropping it flushes the log file.
+    let log = match cli.log_level.as_deref().map(rawpv::log::init) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some((guard, path)))) => {
+            tracing::info!(
+                version = env!("CARGO_PKG_VERSION"),
+                log = %path.display(),
+                "rawpv started"
+            );
+            Some(guard)
+        }
+        Some(Err(e)) => {
+            eprintln!("rawpv: {e}");
+            std::process::exit(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -26,6 +42,8 @@ fn main() {
     let code = runtime.block_on(run(cli));
     // A fatal signal ended the screen (restored by now): exit as the shell expects, 128+N.
     let code = rawpv::signals::fatal().map_or(code, |n| 128 + n);
+    tracing::info!(code, "rawpv exits");
+    drop(log);
     std::process::exit(code);
 }
 
@@ -79,6 +97,9 @@ async fn run(cli: Cli) -> i32 {
         }
         None => {
             let kind = match &cli.open.input {
+                // `rawpv --log-level debug demo`: after a global flag clap reads `demo` as the
+                // input; it is the demo unless a file of that name exists (as for `print demo`).
+                Some(i) if i == "demo" && !std::path::Path::new(i).exists() => SourceKind::Demo,
                 Some(i) => SourceKind::from_arg(i, cli.open.follow),
                 // `producer | rawpv`: a pipe on stdin is read live, like `rawpv -`.
                 None if !std::io::IsTerminal::is_terminal(&std::io::stdin()) => SourceKind::Stdin,

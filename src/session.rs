@@ -27,6 +27,13 @@
 //! | `Requested`/`Streaming` | result               | `Succeeded`/`Failed`/`TimedOut`/`Cancelled`/`Other` |
 //! | finished                | result               | unchanged, `duplicate-result` finding |
 //! | open at end of session  | (`Session::finish`)  | shown as "no result"                 |
+//!
+//! Size (about 1,400 lines; tests from the end): the model types and the reducer that keeps their
+//! indexes consistent stay in one file on purpose. Every mutation of `items`, `invocations`, the
+//! id index, the findings index and the open messages happens here, so the invariants above can
+//! be read and checked in one place. The checks (`check.rs`), the session queries (`query.rs`)
+//! and the feed summaries (`summary.rs`) are apart; the next to go when it grows are the chunk
+//! buffer and the backing-file reader.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -783,6 +790,13 @@ impl Session {
 
     /// Records a finding, counting it on its invocation.
     pub fn push_finding(&mut self, f: Finding) {
+        tracing::debug!(
+            code = f.code,
+            level = f.level.as_str(),
+            line = f.line,
+            invocation = f.invocation_id.as_deref().unwrap_or(""),
+            "finding"
+        );
         if let Some(i) = f
             .invocation_id
             .as_deref()

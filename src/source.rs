@@ -160,6 +160,11 @@ pub fn spawn_source_with(
     tx: mpsc::Sender<SourceMsg>,
     cancel: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
+    let shown = match &kind {
+        SourceKind::Url(u) => crate::log::redact_url(u),
+        other => other.label(),
+    };
+    tracing::info!(source = %shown, "source opened");
     tokio::spawn(async move {
         let run = async {
             match kind {
@@ -171,8 +176,8 @@ pub fn spawn_source_with(
             }
         };
         tokio::select! {
-            () = cancel.cancelled() => {}
-            () = run => {}
+            () = cancel.cancelled() => tracing::debug!(source = %shown, "source cancelled"),
+            () = run => tracing::debug!(source = %shown, "source task ended"),
         }
     })
 }

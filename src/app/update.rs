@@ -122,6 +122,7 @@ impl App {
     pub(super) fn on_source(&mut self, m: SourceMsg) {
         match m {
             SourceMsg::Batch(items) => {
+                tracing::trace!(items = items.len(), "source batch");
                 if self.source_status == SourceStatus::Loading && self.live {
                     self.source_status = SourceStatus::Live;
                 }
@@ -134,8 +135,16 @@ impl App {
                 }
                 self.compact_session();
             }
-            SourceMsg::Format(f) => self.format = Some(f),
+            SourceMsg::Format(f) => {
+                tracing::info!(format = ?f, "input format detected");
+                self.format = Some(f);
+            }
             SourceMsg::State(s) => {
+                if matches!(s, SourceState::Reading { .. }) {
+                    tracing::trace!(state = ?s, "source state");
+                } else {
+                    tracing::info!(state = ?s, "source state");
+                }
                 self.source_status = match s {
                     SourceState::Loading => SourceStatus::Loading,
                     SourceState::Reading { bytes, total } => {
@@ -163,12 +172,19 @@ impl App {
                 self.rebase_view(Rebase::Replaced(session));
             }
             SourceMsg::Eof => {
+                tracing::info!(
+                    items = self.session.items.len(),
+                    calls = self.session.invocations.len(),
+                    findings = self.session.findings.len(),
+                    "source ended"
+                );
                 self.ordering = false;
                 self.load_progress = None;
                 self.session.finish();
                 self.source_status = SourceStatus::Ended;
             }
             SourceMsg::Failed(e) => {
+                tracing::warn!(error = %e, "source failed");
                 self.ordering = false;
                 self.session.finish();
                 self.source_status = SourceStatus::Failed(e.to_string());
@@ -199,6 +215,23 @@ impl App {
     ///   rows, turns and token totals are recomputed at once. The session's `backing` and
     ///   `max_items` settings stay.
     pub(super) fn rebase_view(&mut self, why: Rebase) {
+        match &why {
+            Rebase::Restarted { reason } => {
+                tracing::info!(%reason, "view rebased: input restarted");
+            }
+            Rebase::Compacted { c, .. } => {
+                tracing::debug!(
+                    dropped = c.removed_items,
+                    "view rebased: oldest rows dropped"
+                );
+            }
+            Rebase::Replaced(s) => {
+                tracing::info!(
+                    items = s.items.len(),
+                    "view rebased: exact session replaces the streamed one"
+                );
+            }
+        }
         self.detail.invalidate();
         self.panels = ui::Panels::default();
         match why {

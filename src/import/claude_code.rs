@@ -23,6 +23,11 @@
 //!
 //! Invariants: O(records) apart from hashing; never panics; bad lines are `Decoded::Malformed`;
 //! nothing is dropped silently (duplicates are counted in an info finding).
+//!
+//! Size (about 950 lines): the whole-file decode (the `parentUuid` graph, subagent
+//! files, resumed sessions, duplicate records) and the live streaming decoder share the record
+//! reading and ordering rules, kept side by side so the two cannot drift apart; the mapping of a
+//! record to frames is `cc_map.rs`, the tool outputs `cc_output.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

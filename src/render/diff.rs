@@ -23,6 +23,11 @@
 //! with the code). With `cx.side_by_side` and `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new
 //! sit in two columns (cut with `…`, not wrapped). Work per hunk is bounded by the rows `Out`
 //! can still keep.
+//!
+//! Size (about 900 lines and tests): the unified, side-by-side and structured-edit layouts share
+//! the gutter, the word-level emphasis and the continuation-row wrapping, which would have to be
+//! public helpers between files if they were apart; the unified-diff parser is its own module
+//! (`diff/parse.rs`).
 
 pub mod parse;
 

@@ -326,6 +326,14 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
         }
     };
     let mut attempt = 0u32;
+    let shown = crate::log::redact_url(url);
+    tracing::info!(
+        url = %shown,
+        transport = if client.is_none() { "websocket" } else { "sse" },
+        ping = ?cfg.ping_interval,
+        read_timeout = ?cfg.read_timeout,
+        "connecting"
+    );
     if tx
         .send(SourceMsg::State(SourceState::Connecting { attempt: 1 }))
         .await
@@ -341,6 +349,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
         };
         match outcome {
             Outcome::Closed => {
+                tracing::info!(url = %shown, frames = resume.pos, "stream ended by the server");
                 let mut items = Vec::new();
                 dec.finish(&mut items);
                 if send_decoded(tx, &mut dec, &mut items).await {
@@ -351,6 +360,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
             }
             Outcome::ReceiverGone => return,
             Outcome::Fatal(e) => {
+                tracing::warn!(url = %shown, error = %e, "stream failed; not retrying");
                 let _ = tx.send(SourceMsg::Failed(e)).await;
                 return;
             }
@@ -365,7 +375,13 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
                     attempt = 0;
                 }
                 attempt += 1;
-                tracing::info!(attempt, %reason, "stream dropped; reconnecting");
+                tracing::info!(
+                    url = %shown,
+                    attempt,
+                    frames = resume.pos,
+                    %reason,
+                    "stream dropped; reconnecting"
+                );
                 if cfg.max_attempts.is_some_and(|m| attempt > m) {
                     let msg = format!(
                         "{url}: gave up after {attempt} failed attempts in a row ({} retries): {reason}",
@@ -378,7 +394,9 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
                 if tx.send(SourceMsg::State(st)).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(retry_after.unwrap_or_else(|| cfg.backoff(attempt))).await;
+                let wait = retry_after.unwrap_or_else(|| cfg.backoff(attempt));
+                tracing::debug!(url = %shown, ?wait, resume_after = resume.pos, "waiting to reconnect");
+                tokio::time::sleep(wait).await;
                 resume.resumed = true;
                 resume.floor = resume.pos;
             }

@@ -20,6 +20,10 @@
 //! [`MAX_HISTORY`] publishes of [`MAX_CHANGES_SHOWN`] changes each) and the visible rows, never by the session's invocations: usage
 //! numbers are computed once per (tool, invocation count, running count) and cached in the state.
 //! Untrusted text goes through [`visible`]. Colours come from the [`Theme`] only.
+//!
+//! Size (about 920 lines): one panel with one layout: the tool table, the selected tool's
+//! details, its usage statistics and the publish history, whose column widths and rows depend
+//! on each other; the statistics and history are pure functions the tests call directly.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
