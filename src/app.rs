@@ -1,9 +1,14 @@
-//! The interactive viewer: owns the session, the view state, the render cache and the terminal;
-//! runs the event loop (STYLE 4.4, 4.7).
+//! The interactive viewer: owns the session, the view state, the detail pipeline, the panels'
+//! caches and the terminal; runs the event loop (STYLE 4.4, 4.7). This file holds the state and
+//! `update`'s dispatch; by responsibility: `update.rs` (messages → handlers, the rebase of the
+//! view), `input.rs` (keys, prompts, mouse), `pane.rs` (what an action means, one `match` per
+//! pane), `frame.rs` (layout, caches, the draw context), `event_loop.rs`, `entry.rs` (`run`,
+//! `run_browse`), `scan.rs` (bounded search and filter scans), `player.rs` (replay), `copy.rs`,
+//! `browser.rs`.
 //!
 //! Who calls it: `main.rs` through [`run`]; tests build an [`App`] headless with
 //! [`App::headless`], drive it with [`App::update`] and draw it into a `TestBackend` after
-//! [`App::prepare`].
+//! [`App::prepare`] with [`App::draw`]. Its fields are private to this module: tests use methods.
 //!
 //! Invariants:
 //! * One terminal owner: only the loop in [`run`] reads input and draws. The source task and

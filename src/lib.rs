@@ -3,14 +3,20 @@
 //! Module map (dependency direction points down; see ARCHITECTURE.md):
 //!
 //! * `main.rs` → [`cli`] (raw flags) → [`app`] (interactive) or [`cmd`] (one-shot commands)
-//! * [`app`] owns the [`session::Session`], view state and the terminal; [`source`] tasks feed it
+//! * [`app`] owns the [`session::Session`], the [`view`] state, the [`detail`] pipeline, the
+//!   panels' caches and the terminal; [`source`] tasks feed it; [`ui`] widgets draw from the
+//!   `ui::DrawCtx` it lends them (they never import the app)
+//! * [`detail`]: the detail pane's pipeline and its builder, shared with `print --detail`
+//! * [`view`]: plain view state; [`query`]: search and filter parsing
 //! * [`import`] turns input formats into RAWP frames ([`protocol`]) for [`session`] to fold
-//! * [`check`] and [`finding`]: conformance findings, used by the reducer and `rawpv check`
+//! * [`check`] (inside [`session`]) and [`finding`]: conformance findings, used by the reducer
+//!   and `rawpv check`
 //! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)
 //! * [`replay`]: the replay player, a timeline cursor over a loaded session (pure)
 //! * [`config`]: the user's TOML settings merged over embedded defaults
 //! * [`theme`]: semantic styles shared by renderers and widgets
 //! * [`fmt`]: plurals, durations, byte sizes and fitting text to columns, for every output
+//! * [`log`]: the opt-in log file (`--log-level`, `RAWPV_LOG`)
 //!
 //! `protocol` and `session` never import ratatui.
 

@@ -17,6 +17,8 @@ fn main() {
     let log = match cli.log_level.as_deref().map(rawpv::log::init) {
         None | Some(Ok(None)) => None,
         Some(Ok(Some((guard, path)))) => {
+            // Said before the screen is taken, so the user knows where to look (STYLE 4.10).
+            eprintln!("rawpv: logging to {}", path.display());
             tracing::info!(
                 version = env!("CARGO_PKG_VERSION"),
                 log = %path.display(),

@@ -19,8 +19,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::protocol::{FrameType, Timestamp};
+use crate::protocol::Timestamp;
 use crate::query::{Filter, shows};
+pub use crate::session::query::Tokens;
 use crate::session::query::{is_error, is_quiet, is_turn_start};
 use crate::session::{Item, Session};
 
@@ -202,52 +203,6 @@ fn item_end_time(session: &Session, i: usize) -> Option<Timestamp> {
         }
         Item::Message(m) => m.timestamp,
         Item::Event(f) => f.envelope.timestamp,
-    }
-}
-
-/// Token totals of the `session.usage` rows seen (cumulative: rows dropped by compaction stay
-/// counted), for the status bar while usage rows are hidden.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    /// Usage rows counted.
-    pub rows: u64,
-}
-
-impl Tokens {
-    /// Adds item `i` when it is a usage row. O(1).
-    pub fn add(&mut self, session: &Session, i: usize) {
-        let Some(Item::Event(f)) = session.items.get(i) else {
-            return;
-        };
-        if f.frame_type != FrameType::SessionUsage {
-            return;
-        }
-        let owned;
-        let p = match &f.body {
-            crate::protocol::Body::Generic(m) => m,
-            crate::protocol::Body::Request(_)
-            | crate::protocol::Body::Stream(_)
-            | crate::protocol::Body::Result(_)
-            | crate::protocol::Body::Catalog(_) => {
-                owned = match f.payload_json() {
-                    serde_json::Value::Object(m) => m,
-                    _ => return,
-                };
-                &owned
-            }
-        };
-        let n = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-        // Saturating: two usage rows of 2^63 tokens wrapped to `0 in · 0 out` (issue 14.15).
-        self.input = self
-            .input
-            .saturating_add(n("input_tokens"))
-            .saturating_add(n("cache_creation_input_tokens"));
-        self.output = self.output.saturating_add(n("output_tokens"));
-        self.cache_read = self.cache_read.saturating_add(n("cache_read_input_tokens"));
-        self.rows += 1;
     }
 }
 

@@ -74,8 +74,8 @@ pub async fn run(input: &InputArgs) -> i32 {
 }
 
 /// Token totals of every `session.usage` row.
-fn tokens(session: &Session) -> crate::view::Tokens {
-    let mut t = crate::view::Tokens::default();
+fn tokens(session: &Session) -> crate::session::query::Tokens {
+    let mut t = crate::session::query::Tokens::default();
     for i in 0..session.items.len() {
         t.add(session, i);
     }
