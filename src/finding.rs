@@ -62,6 +62,9 @@ pub mod code {
     /// A line that is not valid UTF-8 (SPEC 2: frames are UTF-8 JSON); the invalid bytes are read
     /// as U+FFFD and the rest of the line is kept.
     pub const INVALID_UTF8: &str = "invalid-utf8";
+    /// A recorded API call answered with an HTTP error (400, 429, 529, …) or a stream `error`
+    /// event; the finding is on the line of the request it answers (SPEC 5).
+    pub const API_ERROR: &str = "api-error";
 }
 
 /// One finding.

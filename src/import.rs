@@ -10,6 +10,7 @@
 //! kept visible as a generic frame where it has content.
 
 pub mod anthropic;
+pub mod anthropic_stream;
 pub mod cc_map;
 pub mod cc_output;
 pub mod claude_code;
@@ -49,8 +50,13 @@ pub enum Format {
     ClaudeCode,
     /// Claude Code headless `--output-format stream-json` records.
     ClaudeStreamJson,
-    /// Anthropic Messages API conversations (request/response bodies, message lists, cassettes).
+    /// Anthropic Messages API conversations (request/response bodies, message lists, cassettes,
+    /// vercel/ai `{steps, final}` recordings).
     Anthropic,
+    /// A plain SSE capture of a Messages API stream (`event:` / `data:` lines), read live.
+    AnthropicSse,
+    /// Messages API stream events, one JSON object per line (vercel/ai `*.chunks.txt`), live.
+    AnthropicEvents,
 }
 
 impl Format {
@@ -61,6 +67,8 @@ impl Format {
             Self::ClaudeCode => "claude-code",
             Self::ClaudeStreamJson => "claude-stream-json",
             Self::Anthropic => "anthropic",
+            Self::AnthropicSse => "anthropic-sse",
+            Self::AnthropicEvents => "anthropic-events",
         }
     }
 }
@@ -73,10 +81,15 @@ impl Format {
 /// * JSON lines → by the first lines that decide: RAWP frames (`payload`, dotted `type`),
 ///   Claude Code transcript records (`sessionId`/`uuid`/`leafUuid`/`messageId` with a transcript
 ///   `type`), stream-json records (`system/init`, `result`, `session_id`), Anthropic messages;
-/// * one multi-line JSON object → Anthropic (request or response body).
+/// * one multi-line JSON object → Anthropic (request or response body, vercel `{steps}`);
+/// * `event:` / `data:` / `:` lines whose data is a Messages API stream event → an SSE capture;
+/// * JSON lines that are Messages API stream events (`message_start`, …) → an event stream.
 pub fn detect(head: &[u8]) -> Format {
     let text = String::from_utf8_lossy(head);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if is_sse(trimmed) {
+        return Format::AnthropicSse;
+    }
     if trimmed.starts_with('[') {
         return detect_array(trimmed);
     }
@@ -106,8 +119,28 @@ pub fn detect(head: &[u8]) -> Format {
     Format::RawpNdjson
 }
 
+/// Whether `text` starts as an SSE capture of a Messages API stream: its first line is an SSE
+/// field (`event:`, `data:`, `:`, `id:`, `retry:`) and a `data:` line in the head holds a
+/// stream event.
+fn is_sse(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or("");
+    let field = ["event:", "data:", ":", "id:", "retry:"]
+        .iter()
+        .any(|p| first.starts_with(p));
+    field
+        && text
+            .lines()
+            .take(200)
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
+            .any(|v| anthropic_stream::is_stream_event(&v))
+}
+
 /// Classifies one JSON line; `None` when it does not decide.
 fn classify_record(v: &serde_json::Value) -> Option<Format> {
+    if anthropic_stream::is_stream_event(v) {
+        return Some(Format::AnthropicEvents);
+    }
     let obj = v.as_object()?;
     let ty = obj.get("type").and_then(serde_json::Value::as_str);
     if obj.contains_key("payload") || ty.is_some_and(|t| t.contains('.')) {
@@ -140,6 +173,16 @@ fn classify_record(v: &serde_json::Value) -> Option<Format> {
         Some("message") if has("content") => Some(Format::Anthropic),
         _ if has("role") && has("content") => Some(Format::Anthropic),
         _ if has("messages") || (has("request") && has("response")) => Some(Format::Anthropic),
+        _ if obj
+            .get("steps")
+            .and_then(|s| s.as_array())
+            .is_some_and(|s| {
+                s.iter()
+                    .all(|x| x.get("body").is_some() || x.get("response").is_some())
+            }) =>
+        {
+            Some(Format::Anthropic)
+        }
         _ => None,
     }
 }
@@ -200,7 +243,7 @@ fn detect_document(text: &str) -> Format {
         Format::ClaudeStreamJson
     } else if head.contains("\"payload\"") {
         Format::RawpNdjson
-    } else if ["\"messages\"", "\"stop_reason\"", "\"role\""]
+    } else if ["\"messages\"", "\"stop_reason\"", "\"role\"", "\"steps\""]
         .iter()
         .any(|k| head.contains(k))
     {
@@ -227,6 +270,12 @@ pub fn decoder_for(format: Format) -> Box<dyn Decoder> {
         Format::ClaudeCode => Box::new(claude_code::ClaudeCodeStream::new()),
         Format::ClaudeStreamJson => Box::new(stream_json::StreamJsonDecoder::new()),
         Format::Anthropic => Box::new(anthropic::AnthropicDecoder::new()),
+        Format::AnthropicSse => Box::new(anthropic_stream::StreamDecoder::new(
+            anthropic_stream::Framing::Sse,
+        )),
+        Format::AnthropicEvents => Box::new(anthropic_stream::StreamDecoder::new(
+            anthropic_stream::Framing::Lines,
+        )),
     }
 }
 

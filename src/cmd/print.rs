@@ -12,6 +12,7 @@ use std::io::{IsTerminal, Write};
 use ratatui::text::Line;
 
 use crate::cli::{ColorChoice, InputArgs};
+use crate::protocol::FrameType;
 use crate::render::{lines_to_string, sgr};
 use crate::session::{Item, MessageKind, Session};
 use crate::theme::Theme;
@@ -109,11 +110,26 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
                     crate::render::ansi::visible_plain(&first)
                 )?;
             }
-            Item::Event(f) => writeln!(
-                out,
-                "{:<10}",
-                crate::render::text::visible(f.frame_type.as_str())
-            )?,
+            Item::Event(f) => match &f.frame_type {
+                FrameType::SessionError | FrameType::AgentError => {
+                    let p = f.payload_json();
+                    let field = |k: &str| p.get(k).and_then(serde_json::Value::as_str);
+                    let msg = field("message").or_else(|| field("error")).unwrap_or("");
+                    let first = msg.lines().next().unwrap_or("");
+                    let code = field("error_code").map_or_else(String::new, |c| format!("{c}: "));
+                    writeln!(
+                        out,
+                        "{:<10} {}",
+                        crate::render::text::visible(f.frame_type.as_str()),
+                        crate::render::text::visible(&format!("{code}{first}"))
+                    )?;
+                }
+                _ => writeln!(
+                    out,
+                    "{:<10}",
+                    crate::render::text::visible(f.frame_type.as_str())
+                )?,
+            },
         }
     }
     Ok(())

@@ -1,28 +1,53 @@
 //! Anthropic Messages API conversations → RAWP frames (SPEC 5).
 //!
 //! Who calls it: `crate::import` (`decoder_for(Format::Anthropic)`); the whole input is buffered
-//! and mapped at the end (a conversation is one document).
+//! and mapped at the end (a conversation is one document). The streamed formats (a plain SSE
+//! capture, one JSON event per line) are `super::anthropic_stream`, which shares [`Mapper`].
 //!
 //! Accepted inputs: a request body (`messages`, `tools`), a response body (`content` +
 //! `stop_reason`), a list of messages, JSONL of messages / bodies, recorded
-//! `[{request, response}]` pairs (Anthropic SDK tests), and VCR YAML cassettes
-//! (`interactions:`, pydantic-ai) whose response is a raw SSE stream. Requests repeat the
-//! history: messages already seen (same position, same role and content as the conversation so
-//! far) are not repeated; a request that does not continue the conversation starts a new one.
+//! `[{request, response}]` pairs (Anthropic SDK tests: `response.status_code`), VCR YAML
+//! cassettes (`interactions:`, pydantic-ai: `response.status.code`) whose response may be a raw
+//! SSE stream, and vercel/ai's `{steps: [{step, body}], final}` (responses only).
+//!
+//! Merging: requests repeat the history. Every repeated message is compared with the
+//! conversation the previous request saw (role and, block by block, type, text, ids; fields a
+//! client drops when it echoes a response, such as `caller` or `citations`, do not count); the
+//! messages from the first difference on are new, and they follow the last common message. So a
+//! request `[user, user(tool_result)]` after `[user] → assistant(tool_use)` adds the
+//! `tool_result` after the first user message, where it is an orphan (an error-level finding;
+//! the API answers such a request with 400), instead of being dropped.
+//!
+//! Recorded HTTP errors (status ≥ 400, or a body `{type: "error"}`) become `session.error`
+//! frames on the request they answer (`error_code`, `http_status`, `message`, `request_id`),
+//! with an `api-error` finding: `error` level for a 4xx other than 408 / 409 / 429, else
+//! `warning`. A request that repeats the previous request's messages after an error is a retry:
+//! its `attempt` counts up and `retry_of_line` names the first attempt; the error frame names the
+//! line of the retry (`retried_on_line`).
 //!
 //! Mapping: `tool_use` / `server_tool_use` / `mcp_tool_use` → `tool.invoke.request`
 //! (`mcp_tool_use` is named `mcp__<server>__<tool>`; a `caller` that is a server tool makes the
 //! call a child of that server tool via `metadata.delegation_chain`); `tool_result`,
 //! `mcp_tool_result` and `*_tool_result` → `tool.invoke.result` (`status` `error` when `is_error`
-//! or the content is a `*_error`); text → `agent.text.done` or `control.prompt.request`;
-//! thinking → `agent.thinking.done`; per response: `session.usage`, and `session.turn.end`
-//! unless `stop_reason` is `tool_use`. The request's `tools` become a `tool.catalog.publish`
-//! (else one derived from the calls, metadata `rawpv_derived: true`).
+//! or the content is a `*_error`); text → `agent.text.done` (its `citations` kept, and shown as
+//! `[n]` footnotes under the text) or `control.prompt.request`; thinking →
+//! `agent.thinking.done`; per response: `session.usage`, and `session.turn.end` unless
+//! `stop_reason` is `tool_use`. The request's `tools` become a `tool.catalog.publish` (else one
+//! derived from the calls, metadata `rawpv_derived: true`); a tool's `type`
+//! (`text_editor_20250728`, `bash_20250124`, `web_search_20250305`, …) gives its category.
 //!
-//! Pairing findings (SPEC 5): a `tool_use` not answered in the next message
-//! (`tool-use-without-result`), a `tool_result` with no `tool_use` (`tool-result-without-use`) or
-//! not right after it (`tool-result-not-next`), text before a `tool_result`
-//! (`text-before-tool-result`). Invariants: never panics; unreadable input is a
+//! Result outputs: text blocks → one string; `document` blocks by their source and media type
+//! (text → the text, a PDF or other URL / base64 document → a `binary_ref`); images →
+//! `binary_ref`; web search results → `{results: [{title, url}]}`; code execution results →
+//! `{stdout, stderr, exit_code}`; the text editor (`str_replace_based_edit_tool`, server
+//! `text_editor_code_execution`): `view` → `file_content`, `create` → a Write-style diff,
+//! `str_replace` / `insert` → an Edit-style diff or its structured patch.
+//!
+//! Pairing findings (SPEC 5; error level where the API answers 400): a `tool_use` not answered
+//! in the next message (`tool-use-without-result`; a warning when the input just ends, info when
+//! the recording keeps only responses), a `tool_result` with no `tool_use`
+//! (`tool-result-without-use`) or not right after it (`tool-result-not-next`), text before a
+//! `tool_result` (`text-before-tool-result`). Invariants: never panics; unreadable input is a
 //! `Decoded::Malformed` with the parser's message.
 //!
 //! Size (about 870 lines): three input shapes (Messages request/response JSON, SDK
@@ -30,16 +55,18 @@
 //! findings; splitting by shape would duplicate the pairing state.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
+use super::anthropic_stream::sse_message;
 use super::cc_output::result_text;
 use super::{Decoded, Decoder};
 use crate::finding::{Finding, Level, code};
 use crate::protocol::rules::{expected_output_type, known_category};
 use crate::protocol::{
-    Body, CatalogPublish, CatalogTool, Delegation, Frame, FrameType, ParseError, ParseErrorKind,
-    ResultStatus, ToolInvokeRequest, ToolInvokeResult,
+    Body, CatalogPublish, CatalogTool, Category, Delegation, Frame, FrameType, OutputType,
+    ParseError, ParseErrorKind, ResultStatus, ToolInvokeRequest, ToolInvokeResult,
 };
 
 /// Buffers the whole input and maps it at the end.
@@ -66,28 +93,121 @@ impl Decoder for AnthropicDecoder {
     }
 }
 
+/// What a conversation entry is.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// A Messages API message (`role`, `content`).
+    Message,
+    /// A recorded HTTP error answering the request on this entry's line (`session.error` body).
+    ApiError(Map<String, Value>),
+}
+
 /// One message of the conversation, with where it came from.
 #[derive(Debug, Clone)]
-struct Msg {
-    v: Value,
-    /// 1-based position: pair / line / element number in the input.
+pub struct Msg {
+    pub(crate) v: Value,
+    /// 1-based line in the input where its request / response / message starts.
+    pub(crate) line: u64,
+    /// The message before it in its own request (`None`: it starts a conversation).
+    prev: Option<usize>,
+    /// Responses only: an unrecorded user turn (with the client's results) comes before it.
+    gap: bool,
+    kind: Kind,
+}
+
+impl Msg {
+    /// A message read at `line`, with no known predecessor.
+    pub(crate) fn new(v: Value, line: u64) -> Self {
+        Self {
+            v,
+            line,
+            prev: None,
+            gap: false,
+            kind: Kind::Message,
+        }
+    }
+}
+
+/// The last request seen, for merging and for linking retries.
+#[derive(Debug, Clone)]
+struct LastRequest {
     line: u64,
+    messages: Option<Value>,
+    /// Its response was an error (the entry index of the `ApiError`).
+    error: Option<usize>,
+    attempt: u64,
+    first_line: u64,
 }
 
 #[derive(Debug, Default)]
 struct Conv {
     msgs: Vec<Msg>,
-    /// Index in `msgs` where the current conversation starts.
-    start: usize,
-    /// Tool lists of requests, each with the line where it appeared (published when it changes).
+    /// Entries (indices in `msgs`) of the conversation the last request and response saw.
+    path: Vec<usize>,
+    /// Tool lists of requests, each with the line where it appeared and the index of the
+    /// first message it applies to (published when it changes).
     catalogs: Vec<(Value, u64, usize)>,
+    last: Option<LastRequest>,
+}
+
+/// What a content block is, for comparing a repeated message with the one it repeats.
+fn block_key(b: &Value) -> Value {
+    let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+    let keep: &[&str] = match ty {
+        "text" => &["text"],
+        "thinking" => &["thinking"],
+        "redacted_thinking" => &["data"],
+        "tool_use" | "server_tool_use" | "mcp_tool_use" => &["id", "name"],
+        "tool_result" => &["tool_use_id", "content", "is_error"],
+        t if t.ends_with("_tool_result") => &["tool_use_id"],
+        "image" | "document" => &["source"],
+        _ => {
+            let mut o = b.as_object().cloned().unwrap_or_default();
+            for k in ["cache_control", "citations", "caller"] {
+                o.remove(k);
+            }
+            return Value::Object(o);
+        }
+    };
+    let mut o = Map::new();
+    o.insert("type".into(), json!(ty));
+    for k in keep {
+        if let Some(v) = b.get(*k) {
+            o.insert((*k).to_owned(), normalise_content(v));
+        }
+    }
+    // `is_error: false` and an absent `is_error` say the same.
+    if o.get("is_error") == Some(&Value::Bool(false)) {
+        o.remove("is_error");
+    }
+    Value::Object(o)
+}
+
+/// A string content and a list of one text block say the same.
+fn normalise_content(v: &Value) -> Value {
+    match v {
+        Value::String(s) => json!([{"type": "text", "text": s.trim_end()}]),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|b| match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        json!({"type": "text", "text": b.get("text").and_then(Value::as_str).unwrap_or("").trim_end()})
+                    }
+                    _ => block_key(b),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether two messages are the same turn (see [`block_key`]).
+fn same_message(a: &Value, b: &Value) -> bool {
+    a.get("role") == b.get("role")
+        && a.get("content").map(normalise_content) == b.get("content").map(normalise_content)
 }
 
 impl Conv {
-    fn same(a: &Value, b: &Value) -> bool {
-        a.get("role") == b.get("role") && a.get("content") == b.get("content")
-    }
-
     /// A request body: its tools, then the messages not seen yet.
     fn request(&mut self, body: &Value, line: u64) {
         if let Some(tools) = body.get("tools").filter(|t| t.is_array()) {
@@ -96,88 +216,202 @@ impl Conv {
                 self.catalogs.push((tools.clone(), line, self.msgs.len()));
             }
         }
-        let Some(msgs) = body.get("messages").and_then(Value::as_array) else {
+        let messages = body.get("messages").cloned();
+        // A retry: the same messages again right after an error.
+        let (attempt, first_line) = match &self.last {
+            Some(l) if l.error.is_some() && l.messages == messages && messages.is_some() => {
+                if let Some(Kind::ApiError(p)) = l.error.map(|i| &mut self.msgs[i].kind) {
+                    p.insert("retried_on_line".into(), json!(line));
+                }
+                (l.attempt + 1, l.first_line)
+            }
+            _ => (1, line),
+        };
+        self.last = Some(LastRequest {
+            line,
+            messages: messages.clone(),
+            error: None,
+            attempt,
+            first_line,
+        });
+        let Some(Value::Array(msgs)) = messages else {
             return;
         };
-        let seen = self.msgs.len() - self.start;
-        let continues = seen > 0
-            && msgs.len() >= seen
-            && msgs
-                .first()
-                .is_some_and(|m| Self::same(m, &self.msgs[self.start].v));
-        let skip = if continues {
-            seen
-        } else {
-            self.start = self.msgs.len();
-            0
-        };
-        for m in msgs.iter().skip(skip) {
-            self.msgs.push(Msg { v: m.clone(), line });
+        let common = msgs
+            .iter()
+            .zip(&self.path)
+            .take_while(|(m, k)| {
+                self.msgs[**k].kind == Kind::Message && same_message(m, &self.msgs[**k].v)
+            })
+            .count();
+        self.path.truncate(common);
+        for m in msgs.iter().skip(common) {
+            let prev = self.path.last().copied();
+            self.path.push(self.msgs.len());
+            self.msgs.push(Msg {
+                v: m.clone(),
+                line,
+                prev,
+                gap: false,
+                kind: Kind::Message,
+            });
         }
     }
 
-    /// A response body (an assistant message).
-    fn response(&mut self, body: &Value, line: u64) {
+    /// A recorded response: an assistant message, or an API error for the last request.
+    fn response(&mut self, body: &Value, status: Option<u64>, line: u64, gap: bool) {
+        let is_error = status.is_some_and(|s| s >= 400)
+            || body.get("type").and_then(Value::as_str) == Some("error");
+        if is_error {
+            self.api_error(body, status, line);
+            return;
+        }
         let mut v = body.clone();
         if let Value::Object(o) = &mut v {
             o.entry("role").or_insert_with(|| json!("assistant"));
         }
-        self.msgs.push(Msg { v, line });
+        // vercel/ai steps repeat the last response as `final`.
+        if let Some(&k) = self.path.last()
+            && v.get("id").is_some()
+            && self.msgs[k].v.get("id") == v.get("id")
+        {
+            return;
+        }
+        let prev = self.path.last().copied();
+        self.path.push(self.msgs.len());
+        self.msgs.push(Msg {
+            v,
+            line,
+            prev,
+            gap,
+            kind: Kind::Message,
+        });
     }
 
-    fn value(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
+    fn api_error(&mut self, body: &Value, status: Option<u64>, line: u64) {
+        let err = body.get("error").unwrap_or(body);
+        let mut p = Map::new();
+        let code = err
+            .get("type")
+            .and_then(Value::as_str)
+            .filter(|t| *t != "error")
+            .map_or_else(
+                || status.map_or_else(|| "api_error".to_owned(), |s| format!("http_{s}")),
+                str::to_owned,
+            );
+        p.insert("error_code".into(), json!(code));
+        let message = err
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| compact(body), str::to_owned);
+        p.insert("message".into(), json!(message));
+        p.insert("severity".into(), json!("error"));
+        if let Some(s) = status {
+            p.insert("http_status".into(), json!(s));
+        }
+        if let Some(id) = body.get("request_id") {
+            p.insert("request_id".into(), id.clone());
+        }
+        let (req_line, attempt, first) = self
+            .last
+            .as_ref()
+            .map_or((line, 1, line), |l| (l.line, l.attempt, l.first_line));
+        p.insert("request_line".into(), json!(req_line));
+        p.insert("attempt".into(), json!(attempt));
+        if attempt > 1 {
+            p.insert("retry_of_line".into(), json!(first));
+        }
+        let idx = self.msgs.len();
+        if let Some(l) = self.last.as_mut() {
+            l.error = Some(idx);
+        }
+        self.msgs.push(Msg {
+            v: Value::Null,
+            line,
+            prev: self.path.last().copied(),
+            gap: false,
+            kind: Kind::ApiError(p),
+        });
+    }
+
+    fn value(&mut self, v: &Value, lines: &[u64], line: u64, out: &mut Vec<Decoded>) {
+        let at = |i: usize| lines.get(i).copied().unwrap_or(i as u64 + 1);
         match v {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.value(item, i as u64 + 1, out);
+                    self.value(item, &[], at(i), out);
                 }
             }
             Value::Object(o) if o.contains_key("interactions") => {
                 if let Some(Value::Array(items)) = o.get("interactions") {
                     for (i, item) in items.iter().enumerate() {
-                        self.value(item, i as u64 + 1, out);
+                        self.value(item, &[], at(i), out);
                     }
+                }
+            }
+            Value::Object(o) if o.get("steps").is_some_and(Value::is_array) => {
+                // vercel/ai: the responses of each step; the requests are not recorded.
+                let steps = o
+                    .get("steps")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten();
+                for (i, s) in steps.enumerate() {
+                    match s.get("body").or_else(|| s.get("response")) {
+                        Some(b @ Value::Object(_)) => self.response(b, None, at(i), i > 0),
+                        _ => unrecognised(out, at(i), s),
+                    }
+                }
+                if let Some(f @ Value::Object(_)) = o.get("final") {
+                    let n = o.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
+                    self.response(f, None, at(n), n > 0);
                 }
             }
             Value::Object(o) if o.contains_key("request") || o.contains_key("response") => {
                 if let Some(body) = o.get("request").and_then(|r| body_of(r, line, out)) {
                     self.request(&body, line);
                 }
-                if let Some(body) = o.get("response").and_then(|r| body_of(r, line, out)) {
-                    if body.get("type").and_then(Value::as_str) == Some("error") {
-                        let msg = format!("recorded API error: {}", compact(&body));
-                        out.push(Decoded::Finding(Finding::new(
-                            Level::Warning,
-                            code::UNREADABLE_INPUT,
-                            "SPEC 5",
-                            line,
-                            msg,
-                        )));
-                    } else {
-                        self.response(&body, line);
+                if let Some(r) = o.get("response") {
+                    let status = status_of(r);
+                    match body_of(r, line, out) {
+                        Some(body) => self.response(&body, status, line, false),
+                        None if status.is_some_and(|s| s >= 400) => {
+                            self.api_error(&json!({}), status, line);
+                        }
+                        None => {}
                     }
                 }
             }
             Value::Object(o) if o.contains_key("messages") => self.request(v, line),
             Value::Object(o) if o.contains_key("role") || o.contains_key("content") => {
-                self.response(v, line);
+                self.response(v, None, line, false);
             }
-            other => {
-                let msg = format!("not an Anthropic message or body: {}", compact(other));
-                out.push(Decoded::Finding(Finding::new(
-                    Level::Warning,
-                    code::UNRECOGNISED_RECORD,
-                    "SPEC 5",
-                    line,
-                    msg,
-                )));
-            }
+            other => unrecognised(out, line, other),
         }
     }
 }
 
+fn unrecognised(out: &mut Vec<Decoded>, line: u64, v: &Value) {
+    let msg = format!("not an Anthropic message or body: {}", compact(v));
+    out.push(Decoded::Finding(Finding::new(
+        Level::Warning,
+        code::UNRECOGNISED_RECORD,
+        "SPEC 5",
+        line,
+        msg,
+    )));
+}
+
+/// The HTTP status of a recorded response: `status_code` (SDK snapshots), `status.code` (VCR).
+fn status_of(r: &Value) -> Option<u64> {
+    r.get("status_code")
+        .or_else(|| r.get("status").and_then(|s| s.get("code")))
+        .or_else(|| r.get("status").filter(|s| s.is_u64()))
+        .and_then(Value::as_u64)
+}
+
 /// A short one-line rendering of a value for messages.
-fn compact(v: &Value) -> String {
+pub(crate) fn compact(v: &Value) -> String {
     let s = v.to_string();
     let mut n = s.len().min(160);
     while !s.is_char_boundary(n) {
@@ -222,117 +456,86 @@ fn body_of(recorded: &Value, line: u64, out: &mut Vec<Decoded>) -> Option<Value>
     }
 }
 
-/// Rebuilds the final message from a Messages API SSE stream (`message_start`,
-/// `content_block_*`, `message_delta`). `input_json_delta` pieces are joined before parsing.
-fn sse_message(s: &str, line: u64, out: &mut Vec<Decoded>) -> Value {
-    let mut msg = Map::new();
-    let mut blocks: Vec<Value> = Vec::new();
-    let mut partial: HashMap<usize, String> = HashMap::new();
-    for data in s
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-    {
-        let Ok(ev) = serde_json::from_str::<Value>(data) else {
-            out.push(Decoded::Malformed(ParseError::new(
-                line,
-                ParseErrorKind::Json("SSE data is not JSON".into()),
-                data,
-            )));
+/// 1-based lines where the elements of the document's top-level array start (or, for an object,
+/// of its `steps` array), found by a small scan of the JSON text. Empty when there is none.
+fn element_lines(text: &str) -> Vec<u64> {
+    let mut lines = Vec::new();
+    let mut line = 1u64;
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut esc = false;
+    // Depth of the array whose elements are wanted; the last key read at depth 1.
+    let mut target: Option<usize> = None;
+    let mut key = String::new();
+    let mut reading_key = false;
+    let mut expect_elem = false;
+    let mut top_is_object = false;
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+        }
+        if in_str {
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+                reading_key = false;
+            } else if reading_key && key.len() < 16 {
+                key.push(c);
+            }
             continue;
-        };
-        let idx = ev.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-        match ev.get("type").and_then(Value::as_str).unwrap_or("") {
-            "message_start" => {
-                if let Some(Value::Object(m)) = ev.get("message") {
-                    msg.clone_from(m);
+        }
+        if c.is_whitespace() {
+            continue;
+        }
+        if expect_elem && Some(depth) == target && c != ']' {
+            lines.push(line);
+            expect_elem = false;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                if depth == 1 && top_is_object {
+                    key.clear();
+                    reading_key = true;
                 }
             }
-            "content_block_start" => {
-                if blocks.len() <= idx {
-                    blocks.resize(idx + 1, Value::Null);
-                }
-                blocks[idx] = ev.get("content_block").cloned().unwrap_or(Value::Null);
-            }
-            "content_block_delta" => {
-                let Some(d) = ev.get("delta") else { continue };
-                let Some(Value::Object(b)) = blocks.get_mut(idx) else {
-                    continue;
-                };
-                let append = |b: &mut Map<String, Value>, k: &str, piece: &str| {
-                    let cur = b.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                    b.insert(k.to_owned(), Value::String(cur + piece));
-                };
-                let piece = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("");
-                match d.get("type").and_then(Value::as_str).unwrap_or("") {
-                    "text_delta" => append(b, "text", piece("text")),
-                    "thinking_delta" => append(b, "thinking", piece("thinking")),
-                    "signature_delta" => append(b, "signature", piece("signature")),
-                    "input_json_delta" => {
-                        partial
-                            .entry(idx)
-                            .or_default()
-                            .push_str(piece("partial_json"));
+            '[' | '{' => {
+                if depth == 0 {
+                    top_is_object = c == '{';
+                    if c == '[' {
+                        target = Some(1);
                     }
-                    _ => {}
+                } else if depth == 1 && top_is_object && c == '[' && key == "steps" {
+                    target = Some(2);
+                }
+                depth += 1;
+                if Some(depth) == target && c == '[' {
+                    expect_elem = true;
                 }
             }
-            "content_block_stop" => {
-                if let Some(json) = partial.remove(&idx)
-                    && let Some(Value::Object(b)) = blocks.get_mut(idx)
-                {
-                    let input = if json.trim().is_empty() {
-                        json!({})
-                    } else {
-                        serde_json::from_str(&json).unwrap_or_else(|e| {
-                            out.push(Decoded::Malformed(ParseError::new(
-                                line,
-                                ParseErrorKind::Json(format!("streamed tool input: {e}")),
-                                &json,
-                            )));
-                            Value::String(json.clone())
-                        })
-                    };
-                    b.insert("input".into(), input);
+            ']' | '}' => {
+                if Some(depth) == target && c == ']' {
+                    return lines;
                 }
+                depth = depth.saturating_sub(1);
             }
-            "message_delta" => {
-                if let Some(Value::Object(d)) = ev.get("delta") {
-                    for (k, v) in d {
-                        msg.insert(k.clone(), v.clone());
-                    }
-                }
-                if let Some(Value::Object(u)) = ev.get("usage") {
-                    let usage = msg
-                        .entry("usage")
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    if let Value::Object(cur) = usage {
-                        for (k, v) in u {
-                            cur.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
-            }
-            "error" => {
-                let m = format!("stream error: {}", compact(&ev));
-                out.push(Decoded::Finding(Finding::new(
-                    Level::Error,
-                    code::UNREADABLE_INPUT,
-                    "SPEC 5",
-                    line,
-                    m,
-                )));
-            }
+            ',' if Some(depth) == target => expect_elem = true,
             _ => {}
         }
     }
-    msg.insert(
-        "content".into(),
-        Value::Array(blocks.into_iter().filter(|b| !b.is_null()).collect()),
-    );
-    msg.entry("role").or_insert_with(|| json!("assistant"));
-    Value::Object(msg)
+    lines
+}
+
+/// 1-based lines of a YAML cassette's `interactions:` items (`- ` at the start of a line).
+fn yaml_item_lines(text: &str) -> Vec<u64> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("- "))
+        .map(|(i, _)| i as u64 + 1)
+        .collect()
 }
 
 /// What the YAML reader's refusal means, in words: its alias limit is a "billion laughs" bomb.
@@ -348,10 +551,21 @@ fn yaml_reason(e: &serde_yaml_ng::Error) -> String {
 /// Parses the whole input (JSON document, JSONL, or YAML cassette) and maps it.
 pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    // Lines skipped by the trim, so element lines count from the file's first line.
+    let skipped = text[..text.len() - trimmed.len()]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count() as u64;
     let mut conv = Conv::default();
     if trimmed.starts_with("interactions:") || trimmed.starts_with("---") {
         match serde_yaml_ng::from_str::<Value>(trimmed) {
-            Ok(v) => conv.value(&v, 1, out),
+            Ok(v) => {
+                let lines: Vec<u64> = yaml_item_lines(trimmed)
+                    .into_iter()
+                    .map(|l| l + skipped)
+                    .collect();
+                conv.value(&v, &lines, 1 + skipped, out);
+            }
             Err(e) => {
                 let line = e.location().map_or(1, |l| l.line() as u64);
                 out.push(Decoded::Malformed(ParseError::new(
@@ -363,7 +577,11 @@ pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
             }
         }
     } else if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-        conv.value(&v, 1, out);
+        let lines: Vec<u64> = element_lines(trimmed)
+            .into_iter()
+            .map(|l| l + skipped)
+            .collect();
+        conv.value(&v, &lines, 1 + skipped, out);
     } else {
         for (i, l) in text.lines().enumerate() {
             if l.trim().is_empty() {
@@ -371,7 +589,7 @@ pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
             }
             let line = i as u64 + 1;
             match serde_json::from_str::<Value>(l) {
-                Ok(v @ Value::Object(_)) => conv.value(&v, line, out),
+                Ok(v @ Value::Object(_)) => conv.value(&v, &[], line, out),
                 Ok(_) => out.push(Decoded::Malformed(ParseError::new(
                     line,
                     ParseErrorKind::NotObject,
@@ -394,18 +612,40 @@ struct UseInfo {
     line: u64,
     answered: bool,
     server: bool,
+    /// Reported as unanswered already.
+    reported: bool,
+    input: Value,
+    /// A server tool this call was made from (`caller.tool_id`).
+    caller: Option<String>,
 }
 
+/// Maps messages to frames and checks the SPEC 5 pairing rules. Used whole
+/// ([`decode_text`]) and incrementally by the stream decoder (`begin_response`,
+/// `response_block`, `response_end`, `end`).
 #[derive(Debug, Default)]
-struct Mapper {
+pub struct Mapper {
     seq: u64,
     uses: HashMap<String, UseInfo>,
     order: Vec<String>,
-    /// Client tool uses of the previous assistant message (must be answered next).
-    prev: Vec<String>,
+    /// Client tool uses of each assistant message (by entry index), in order.
+    pending: HashMap<usize, Vec<String>>,
+    /// Client tool uses of the last response (streaming: entries have no index).
+    last_uses: Vec<String>,
+    /// Categories from the request tools' `type` (name → category).
+    categories: HashMap<String, Category>,
+    /// Responses only (a stream, vercel steps): results are never in the input.
+    responses_only: bool,
 }
 
 impl Mapper {
+    /// A mapper for a stream of responses.
+    pub(crate) fn streaming() -> Self {
+        Self {
+            responses_only: true,
+            ..Self::default()
+        }
+    }
+
     fn frame(&mut self, t: FrameType, body: Body, m: &Msg, chain: &[Delegation]) -> Frame {
         self.seq += 1;
         let mut f = Frame::new(t, body);
@@ -443,8 +683,15 @@ impl Mapper {
         out.push(Decoded::frame(f));
     }
 
-    fn finding(out: &mut Vec<Decoded>, c: &'static str, line: u64, id: &str, msg: String) {
-        let f = Finding::new(Level::Warning, c, "SPEC 5", line, msg);
+    fn finding(
+        out: &mut Vec<Decoded>,
+        level: Level,
+        c: &'static str,
+        line: u64,
+        id: &str,
+        msg: String,
+    ) {
+        let f = Finding::new(level, c, "SPEC 5", line, msg);
         out.push(Decoded::Finding(if id.is_empty() {
             f
         } else {
@@ -456,30 +703,200 @@ impl Mapper {
         if conv.catalogs.is_empty() {
             self.derived(conv, out);
         }
+        let mut answered_from: HashSet<usize> = HashSet::new();
         for (k, m) in conv.msgs.iter().enumerate() {
             self.publish_at(conv, k, out);
+            if let Kind::ApiError(p) = &m.kind {
+                self.api_error(p, m, out);
+                continue;
+            }
+            let prev = m.prev;
             let role = m.v.get("role").and_then(Value::as_str).unwrap_or("");
             if role == "assistant" {
-                self.close_prev(
-                    out,
-                    "the next message is not a user message with its result",
-                );
+                if let Some(p) = prev
+                    && answered_from.insert(p)
+                {
+                    let why = if m.gap {
+                        Why::NotRecorded
+                    } else {
+                        Why::NotUserNext
+                    };
+                    self.close(p, out, why);
+                }
                 self.assistant(m, out);
+                self.pending.insert(k, std::mem::take(&mut self.last_uses));
             } else {
-                self.user(m, out);
+                let expected: Vec<String> = prev
+                    .and_then(|p| self.pending.get(&p).cloned())
+                    .unwrap_or_default();
+                self.user(m, &expected, out);
+                if let Some(p) = prev
+                    && answered_from.insert(p)
+                {
+                    self.close(p, out, Why::NoResultNext);
+                }
             }
         }
         self.publish_at(conv, conv.msgs.len(), out);
-        self.close_prev(out, "the conversation ends without its result");
-        for id in &self.order {
-            if let Some(u) = self.uses.get(id)
-                && u.server
-                && !u.answered
-            {
-                let msg = format!("server tool {} call {id:?} has no result", u.name);
-                Self::finding(out, code::TOOL_USE_WITHOUT_RESULT, u.line, id, msg);
+        let mut leaves: Vec<usize> = self.pending.keys().copied().collect();
+        leaves.sort_unstable();
+        for k in leaves {
+            if !answered_from.contains(&k) {
+                self.close(k, out, Why::Ends);
             }
         }
+        self.end(out);
+    }
+
+    /// Reports the client uses of entry `k` that are still unanswered.
+    fn close(&mut self, k: usize, out: &mut Vec<Decoded>, why: Why) {
+        let ids = self.pending.get(&k).cloned().unwrap_or_default();
+        self.close_ids(&ids, out, why);
+    }
+
+    fn close_ids(&mut self, ids: &[String], out: &mut Vec<Decoded>, why: Why) {
+        for id in ids {
+            let Some(u) = self.uses.get_mut(id) else {
+                continue;
+            };
+            if u.answered || u.reported {
+                continue;
+            }
+            u.reported = true;
+            let (level, text) = match why {
+                Why::NotUserNext => (
+                    Level::Error,
+                    "the next message is not a user message with its result (the API answers 400)",
+                ),
+                Why::NoResultNext => (
+                    Level::Error,
+                    "the next user message has no tool_result for it (the API answers 400)",
+                ),
+                Why::Ends => (Level::Warning, "the conversation ends without its result"),
+                Why::NotRecorded => (
+                    Level::Info,
+                    "its result is not recorded: the input keeps only the responses, and the \
+                     next response shows that the client answered it",
+                ),
+            };
+            let msg = format!("{} call {id:?} is not answered: {text}", u.name);
+            let line = u.line;
+            Self::finding(out, level, code::TOOL_USE_WITHOUT_RESULT, line, id, msg);
+        }
+    }
+
+    /// End of input: server tools without a result.
+    pub(crate) fn end(&mut self, out: &mut Vec<Decoded>) {
+        if self.responses_only {
+            let ids = std::mem::take(&mut self.last_uses);
+            self.close_ids(&ids, out, Why::Ends);
+        }
+        for id in &self.order {
+            let Some(u) = self.uses.get(id) else { continue };
+            if !u.server || u.answered || u.reported {
+                continue;
+            }
+            let inner = self
+                .uses
+                .values()
+                .filter(|c| c.caller.as_deref() == Some(id.as_str()))
+                .count();
+            let (level, msg) = if inner > 0 {
+                (
+                    Level::Info,
+                    format!(
+                        "server tool {} call {id:?} is still running when the input ends \
+                         ({inner} client call{} made from inside it); no result yet",
+                        u.name,
+                        if inner == 1 { "" } else { "s" }
+                    ),
+                )
+            } else {
+                (
+                    Level::Warning,
+                    format!("server tool {} call {id:?} has no result", u.name),
+                )
+            };
+            Self::finding(out, level, code::TOOL_USE_WITHOUT_RESULT, u.line, id, msg);
+        }
+    }
+
+    /// Streaming: a new response starts; the previous response's client calls were answered
+    /// off the record when `after_previous`.
+    pub(crate) fn begin_response(
+        &mut self,
+        _m: &Msg,
+        after_previous: bool,
+        out: &mut Vec<Decoded>,
+    ) {
+        let ids = std::mem::take(&mut self.last_uses);
+        if after_previous {
+            self.close_ids(&ids, out, Why::NotRecorded);
+        }
+    }
+
+    /// Streaming: one complete content block of the current response.
+    pub(crate) fn response_block(&mut self, b: &Value, m: &Msg, out: &mut Vec<Decoded>) {
+        self.assistant_block(b, m, out);
+    }
+
+    /// Streaming: the response is complete (usage, turn end).
+    pub(crate) fn response_end(&mut self, m: &Msg, out: &mut Vec<Decoded>) {
+        self.assistant_tail(m, out);
+    }
+
+    fn api_error(&mut self, p: &Map<String, Value>, m: &Msg, out: &mut Vec<Decoded>) {
+        let status = p.get("http_status").and_then(Value::as_u64);
+        let code_s = p.get("error_code").and_then(Value::as_str).unwrap_or("");
+        let transient = status
+            .is_none_or(|s| !(400..500).contains(&s) || [408, 409, 429].contains(&s))
+            && !matches!(
+                code_s,
+                "invalid_request_error"
+                    | "authentication_error"
+                    | "permission_error"
+                    | "not_found_error"
+            );
+        let level = if transient {
+            Level::Warning
+        } else {
+            Level::Error
+        };
+        let attempt = p.get("attempt").and_then(Value::as_u64).unwrap_or(1);
+        let mut how = format!("attempt {attempt}");
+        if attempt > 1 {
+            let first = p.get("retry_of_line").and_then(Value::as_u64).unwrap_or(0);
+            let _ = write!(how, ", a retry of line {first}");
+        }
+        match p.get("retried_on_line").and_then(Value::as_u64) {
+            Some(r) => {
+                let _ = write!(how, "; retried on line {r}");
+            }
+            None => how.push_str("; not retried"),
+        }
+        let mut text = p
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if text.len() > 240 {
+            let mut n = 240;
+            while !text.is_char_boundary(n) {
+                n -= 1;
+            }
+            text.truncate(n);
+            text.push('…');
+        }
+        let msg = format!(
+            "the API answered {}{} to the request on line {} ({how}): {text}",
+            status.map_or_else(String::new, |s| format!("HTTP {s} ")),
+            code_s,
+            p.get("request_line")
+                .and_then(Value::as_u64)
+                .unwrap_or(m.line),
+        );
+        Self::finding(out, level, code::API_ERROR, m.line, "", msg);
+        self.generic(out, FrameType::SessionError, p.clone(), m);
     }
 
     /// A catalog derived from the calls, for conversations whose requests list no tools.
@@ -494,10 +911,7 @@ impl Mapper {
             extra: Map::new(),
         });
         // Points at the first message (line 0 would read as "unknown").
-        let m = Msg {
-            v: Value::Null,
-            line: conv.msgs.first().map_or(1, |m| m.line),
-        };
+        let m = Msg::new(Value::Null, conv.msgs.first().map_or(1, |m| m.line));
         let mut f = self.frame(FrameType::ToolCatalogPublish, body, &m, &[]);
         f.envelope
             .metadata
@@ -520,28 +934,19 @@ impl Mapper {
                     tools.push(t);
                 }
             }
+            for t in &tools {
+                if let Some(c) = &t.category {
+                    self.categories.insert(t.name.clone(), c.clone());
+                }
+            }
             let body = Body::Catalog(CatalogPublish {
                 tools,
                 diagnostics: Vec::new(),
                 extra: Map::new(),
             });
-            let m = Msg {
-                v: Value::Null,
-                line: *line,
-            };
+            let m = Msg::new(Value::Null, *line);
             let f = self.frame(FrameType::ToolCatalogPublish, body, &m, &[]);
             out.push(Decoded::frame(f));
-        }
-    }
-
-    fn close_prev(&mut self, out: &mut Vec<Decoded>, why: &str) {
-        for id in std::mem::take(&mut self.prev) {
-            if let Some(u) = self.uses.get(&id)
-                && !u.answered
-            {
-                let msg = format!("{} call {id:?} is not answered: {why}", u.name);
-                Self::finding(out, code::TOOL_USE_WITHOUT_RESULT, u.line, &id, msg);
-            }
         }
     }
 
@@ -558,6 +963,10 @@ impl Mapper {
             }
             _ => {}
         }
+        self.assistant_tail(m, out);
+    }
+
+    fn assistant_tail(&mut self, m: &Msg, out: &mut Vec<Decoded>) {
         if let Some(Value::Object(u)) = m.v.get("usage") {
             let mut p = u.clone();
             if let Some(model) = m.v.get("model") {
@@ -581,9 +990,17 @@ impl Mapper {
         match ty {
             "text" => {
                 let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+                let citations = b
+                    .get("citations")
+                    .and_then(Value::as_array)
+                    .filter(|c| !c.is_empty());
                 // Whitespace-only blocks carry nothing to show.
-                if !text.trim().is_empty() {
-                    let p = obj([("text", json!(text))]);
+                if !text.trim().is_empty() || citations.is_some() {
+                    let mut p = obj([("text", json!(text))]);
+                    if let Some(c) = citations {
+                        p.insert("text".into(), json!(with_footnotes(text, c)));
+                        p.insert("citations".into(), Value::Array(c.clone()));
+                    }
                     self.generic(out, FrameType::AgentTextDone, p, m);
                 }
             }
@@ -620,14 +1037,16 @@ impl Mapper {
         {
             name = format!("mcp__{server}__{name}");
         }
-        let server = ty == "server_tool_use";
+        let server = ty != "tool_use";
         // A client tool called from inside a server tool (programmatic tool calling).
         let mut chain = Vec::new();
-        if let Some(caller) = b.get("caller")
-            && let Some(tool_id) = caller.get("tool_id").and_then(Value::as_str)
+        let mut caller = None;
+        if let Some(c) = b.get("caller")
+            && let Some(tool_id) = c.get("tool_id").and_then(Value::as_str)
         {
+            caller = Some(tool_id.to_owned());
             chain.push(Delegation {
-                agent_id: caller
+                agent_id: c
                     .get("type")
                     .and_then(Value::as_str)
                     .unwrap_or("server_tool")
@@ -644,10 +1063,11 @@ impl Mapper {
         if ty != "tool_use" {
             extra.insert("block_type".into(), json!(ty));
         }
+        let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
         let req = ToolInvokeRequest {
             invocation_id: Some(id.clone()),
             tool_name: Some(name.clone()),
-            input: Some(b.get("input").cloned().unwrap_or(json!({}))),
+            input: Some(input.clone()),
             extra,
             ..Default::default()
         };
@@ -663,14 +1083,17 @@ impl Mapper {
                 line: m.line,
                 answered: false,
                 server,
+                reported: false,
+                input,
+                caller,
             },
         );
         if !server {
-            self.prev.push(id);
+            self.last_uses.push(id);
         }
     }
 
-    fn user(&mut self, m: &Msg, out: &mut Vec<Decoded>) {
+    fn user(&mut self, m: &Msg, expected: &[String], out: &mut Vec<Decoded>) {
         let blocks: Vec<Value> = match m.v.get("content") {
             Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
             Some(Value::Array(b)) => b.clone(),
@@ -679,13 +1102,21 @@ impl Mapper {
         let last_result = blocks
             .iter()
             .rposition(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
-        let prev: HashSet<String> = self.prev.iter().cloned().collect();
         for (i, b) in blocks.iter().enumerate() {
             match b.get("type").and_then(Value::as_str).unwrap_or("") {
                 "text" => {
                     if last_result.is_some_and(|r| i < r) {
-                        let msg = "text placed before the tool_result blocks of this message (results must come first)".to_owned();
-                        Self::finding(out, code::TEXT_BEFORE_TOOL_RESULT, m.line, "", msg);
+                        let msg = "text placed before the tool_result blocks of this message \
+                                   (results must come first; the API answers 400)"
+                            .to_owned();
+                        Self::finding(
+                            out,
+                            Level::Error,
+                            code::TEXT_BEFORE_TOOL_RESULT,
+                            m.line,
+                            "",
+                            msg,
+                        );
                     }
                     let p = obj([
                         ("text", b.get("text").cloned().unwrap_or_else(|| json!(""))),
@@ -695,21 +1126,27 @@ impl Mapper {
                 }
                 "tool_result" => {
                     let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-                    if !prev.contains(id) {
-                        let (c, msg) = if self.uses.contains_key(id) {
+                    if !expected.iter().any(|e| e == id) {
+                        let (c, msg) = if let Some(u) = self.uses.get(id) {
                             (
                                 code::TOOL_RESULT_NOT_NEXT,
                                 format!(
-                                    "tool_result for {id:?} does not directly follow its tool_use"
+                                    "tool_result for {id:?} does not directly follow its \
+                                     tool_use (the {} call on line {}): an orphaned result, \
+                                     which the API answers with 400",
+                                    u.name, u.line
                                 ),
                             )
                         } else {
                             (
                                 code::TOOL_RESULT_WITHOUT_USE,
-                                format!("tool_result for {id:?}, which no tool_use requested"),
+                                format!(
+                                    "tool_result for {id:?}, which no tool_use requested (the \
+                                     API answers 400)"
+                                ),
                             )
                         };
-                        Self::finding(out, c, m.line, id, msg);
+                        Self::finding(out, Level::Error, c, m.line, id, msg);
                     }
                     self.tool_result(b, m, out);
                 }
@@ -719,7 +1156,6 @@ impl Mapper {
                 }
             }
         }
-        self.close_prev(out, "the next user message has no tool_result for it");
     }
 
     fn tool_result(&mut self, b: &Value, m: &Msg, out: &mut Vec<Decoded>) {
@@ -728,18 +1164,36 @@ impl Mapper {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let name = self.uses.get_mut(&id).map_or_else(String::new, |u| {
-            u.answered = true;
-            u.name.clone()
-        });
+        let (name, input) = self.uses.get_mut(&id).map_or_else(
+            || (String::new(), Value::Null),
+            |u| {
+                u.answered = true;
+                (u.name.clone(), u.input.clone())
+            },
+        );
         let content = b.get("content");
         let content_error = content
             .and_then(|c| c.get("type"))
             .and_then(Value::as_str)
             .is_some_and(|t| t.ends_with("_error"));
         let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true) || content_error;
-        let output = result_output(content);
-        let (output_type, _) = expected_output_type(&name, None, Some(&output));
+        let category = self
+            .categories
+            .get(&name)
+            .cloned()
+            .or_else(|| known_category(&name));
+        let entry = CatalogTool {
+            name: name.clone(),
+            category,
+            ..Default::default()
+        };
+        let (output, shaped) = if is_error {
+            (result_output(content), None)
+        } else {
+            shape_output(&name, &entry, &input, content)
+        };
+        let output_type =
+            shaped.unwrap_or_else(|| expected_output_type(&name, Some(&entry), Some(&output)).0);
         let mut extra = Map::new();
         if let Some(t) = b
             .get("type")
@@ -766,8 +1220,295 @@ impl Mapper {
     }
 }
 
-/// A result's output: text content as one string; web search results as `{results: [{title,
-/// url}]}`; other block lists kept as JSON; an `*_error` content as its error code.
+/// Why a call is reported unanswered.
+#[derive(Debug, Clone, Copy)]
+enum Why {
+    NotUserNext,
+    NoResultNext,
+    Ends,
+    NotRecorded,
+}
+
+/// `text` with `[n]` markers for its citations and a footnote list under it (each distinct URL
+/// or document once, in order of first citation).
+fn with_footnotes(text: &str, citations: &[Value]) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    let mut marks = String::new();
+    for c in citations {
+        let title = c.get("title").and_then(Value::as_str).unwrap_or("");
+        let place = c
+            .get("url")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| {
+                c.get("document_title")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .or_else(|| c.get("document_index").map(|i| format!("document {i}")))
+            .unwrap_or_default();
+        let note = match (title.is_empty(), place.is_empty()) {
+            (false, false) => format!("{title} <{place}>"),
+            (true, false) => place,
+            (false, true) => title.to_owned(),
+            (true, true) => compact(c),
+        };
+        let n = notes.iter().position(|x| *x == note).unwrap_or_else(|| {
+            notes.push(note);
+            notes.len() - 1
+        }) + 1;
+        let mark = format!("[{n}]");
+        if !marks.contains(&mark) {
+            marks.push_str(&mark);
+        }
+    }
+    let mut s = text.trim_end().to_owned();
+    s.push_str(&marks);
+    s.push('\n');
+    for (i, n) in notes.iter().enumerate() {
+        let _ = write!(s, "\n[{}] {n}", i + 1);
+    }
+    s
+}
+
+/// A tool's category from a request `tools[]` entry's `type` (Anthropic-defined tools), else
+/// from its name.
+fn category_of(name: &str, ty: Option<&str>) -> Option<Category> {
+    let by_type = ty.and_then(|t| {
+        let c = if t.starts_with("text_editor_") || t.starts_with("memory_") {
+            Category::Filesystem
+        } else if t.starts_with("bash_") || t.starts_with("code_execution_") {
+            Category::Shell
+        } else if t.starts_with("web_search_") || t.starts_with("web_fetch_") {
+            Category::Web
+        } else if t.starts_with("tool_search_") {
+            Category::Search
+        } else if t.starts_with("computer_") {
+            Category::Custom
+        } else {
+            return None;
+        };
+        Some(c)
+    });
+    by_type.or_else(|| known_category(name)).or(match name {
+        "str_replace_based_edit_tool" | "str_replace_editor" | "text_editor_code_execution" => {
+            Some(Category::Filesystem)
+        }
+        "bash" | "bash_code_execution" | "code_execution" => Some(Category::Shell),
+        _ => None,
+    })
+}
+
+/// Shapes a successful result for the renderers; `Some(type)` when the shape decides the
+/// `output_type` (else SPEC 3.4 decides from the category and output).
+fn shape_output(
+    name: &str,
+    entry: &CatalogTool,
+    input: &Value,
+    content: Option<&Value>,
+) -> (Value, Option<OutputType>) {
+    let path = input
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let command = input.get("command").and_then(Value::as_str).unwrap_or("");
+    let is_editor = entry.category == Some(Category::Filesystem)
+        && (name.contains("edit")
+            || name.contains("text_editor")
+            || input.get("command").is_some());
+    let ty = content
+        .and_then(|c| c.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    // Server text editor results (code execution).
+    match ty {
+        "text_editor_code_execution_view_result" => {
+            let c = content.cloned().unwrap_or(Value::Null);
+            let mut m = Map::new();
+            m.insert("file_path".into(), json!(path));
+            for (from, to) in [
+                ("content", "content"),
+                ("startLine", "start_line"),
+                ("numLines", "num_lines"),
+                ("totalLines", "total_lines"),
+            ] {
+                if let Some(v) = c.get(from) {
+                    m.insert(to.into(), v.clone());
+                }
+            }
+            return (Value::Object(m), Some(OutputType::FileContent));
+        }
+        "text_editor_code_execution_create_result" => {
+            let update = content
+                .and_then(|c| c.get("is_file_update"))
+                .and_then(Value::as_bool)
+                == Some(true);
+            let text = input.get("file_text").cloned().unwrap_or_else(|| json!(""));
+            let kind = if update { "update" } else { "create" };
+            let v = json!({"file_path": path, "content": text, "type": kind});
+            return (v, Some(OutputType::Diff));
+        }
+        "text_editor_code_execution_str_replace_result" => {
+            let c = content.cloned().unwrap_or(Value::Null);
+            if let Some(lines) = c.get("lines").filter(|l| l.is_array()) {
+                let hunk = json!({
+                    "old_start": c.get("oldStart").cloned().unwrap_or_else(|| json!(1)),
+                    "old_lines": c.get("oldLines").cloned().unwrap_or_else(|| json!(0)),
+                    "new_start": c.get("newStart").cloned().unwrap_or_else(|| json!(1)),
+                    "new_lines": c.get("newLines").cloned().unwrap_or_else(|| json!(0)),
+                    "lines": lines,
+                });
+                let v = json!({"file_path": path, "structured_patch": [hunk]});
+                return (v, Some(OutputType::Diff));
+            }
+            let v = json!({"file_path": path, "old_string": input.get("old_str").cloned().unwrap_or_else(|| json!("")), "new_string": input.get("new_str").cloned().unwrap_or_else(|| json!(""))});
+            return (v, Some(OutputType::Diff));
+        }
+        "code_execution_result" | "bash_code_execution_result" => {
+            let c = content.cloned().unwrap_or(Value::Null);
+            let mut m = Map::new();
+            for (from, to) in [
+                ("stdout", "stdout"),
+                ("stderr", "stderr"),
+                ("return_code", "exit_code"),
+            ] {
+                if let Some(v) = c.get(from) {
+                    m.insert(to.into(), v.clone());
+                }
+            }
+            return (Value::Object(m), Some(OutputType::Text));
+        }
+        _ => {}
+    }
+    // The client text editor: the result is the client's message; the input says what changed.
+    if is_editor && !path.is_empty() {
+        let text = result_text(content);
+        match command {
+            "view" => {
+                let mut v = json!({"file_path": path, "content": text});
+                if let Some((start, body)) = unnumbered(&text) {
+                    v["content"] = json!(body);
+                    v["start_line"] = json!(start);
+                }
+                return (v, Some(OutputType::FileContent));
+            }
+            "create" => {
+                let body = input.get("file_text").cloned().unwrap_or_else(|| json!(""));
+                let v =
+                    json!({"file_path": path, "content": body, "type": "create", "message": text});
+                return (v, Some(OutputType::Diff));
+            }
+            "str_replace" => {
+                let v = json!({
+                    "file_path": path,
+                    "old_string": input.get("old_str").cloned().unwrap_or_else(|| json!("")),
+                    "new_string": input.get("new_str").cloned().unwrap_or_else(|| json!("")),
+                    "message": text,
+                });
+                return (v, Some(OutputType::Diff));
+            }
+            "insert" => {
+                let v = json!({
+                    "file_path": path,
+                    "old_string": "",
+                    "new_string": input.get("insert_text").or_else(|| input.get("new_str")).cloned().unwrap_or_else(|| json!("")),
+                    "message": text,
+                });
+                return (v, Some(OutputType::Diff));
+            }
+            _ => {}
+        }
+    }
+    (result_output(content), None)
+}
+
+/// A `view` result numbered `N: text` on every line (the text editor's form): the first number
+/// and the text without the numbers; `None` when a line is not numbered that way.
+fn unnumbered(text: &str) -> Option<(u64, String)> {
+    let mut start = None;
+    let mut body = Vec::new();
+    for l in text.lines() {
+        let t = l.trim_start();
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        let rest = t[digits..]
+            .strip_prefix(": ")
+            .or_else(|| t[digits..].strip_prefix(':'))?;
+        if digits == 0 {
+            return None;
+        }
+        start.get_or_insert_with(|| t[..digits].parse::<u64>().unwrap_or(1));
+        body.push(rest);
+    }
+    Some((start?, body.join("\n")))
+}
+
+/// A `document` or `image` block as an output: a text document as its text, anything else as a
+/// media reference `{kind, name, media_type, uri?, size?}` (the text renderer shows it by its
+/// media type; `output_type` stays what SPEC 3.4 gives).
+fn document_output(b: &Value) -> Option<Value> {
+    let ty = b.get("type").and_then(Value::as_str)?;
+    if ty != "document" && ty != "image" {
+        return None;
+    }
+    let src = b.get("source").cloned().unwrap_or(Value::Null);
+    let src_ty = src.get("type").and_then(Value::as_str).unwrap_or("");
+    let url = src.get("url").and_then(Value::as_str);
+    let mut media = src
+        .get("media_type")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if media.is_none()
+        && let Some(u) = url
+    {
+        let lower = u.to_ascii_lowercase();
+        let ext = lower.rsplit('.').next().unwrap_or("");
+        media = match ext {
+            "pdf" => Some("application/pdf".into()),
+            "png" => Some("image/png".into()),
+            "jpg" | "jpeg" => Some("image/jpeg".into()),
+            "gif" => Some("image/gif".into()),
+            "webp" => Some("image/webp".into()),
+            "txt" => Some("text/plain".into()),
+            _ => None,
+        };
+    }
+    if src_ty == "text" || (src_ty == "content" && ty == "document") {
+        let text = match src.get("data") {
+            Some(Value::String(s)) => s.clone(),
+            _ => result_text(src.get("content")),
+        };
+        return Some(Value::String(text));
+    }
+    let mut m = Map::new();
+    m.insert("kind".into(), json!(ty));
+    let name = b
+        .get("title")
+        .and_then(Value::as_str)
+        .or(url)
+        .or_else(|| src.get("file_id").and_then(Value::as_str))
+        .unwrap_or(ty);
+    m.insert("name".into(), json!(name));
+    m.insert(
+        "media_type".into(),
+        json!(media.unwrap_or_else(|| format!("{ty} ({src_ty})"))),
+    );
+    if let Some(u) = url {
+        m.insert("uri".into(), json!(u));
+    }
+    if let Some(Value::String(d)) = src.get("data") {
+        m.insert("size".into(), json!(d.len() / 4 * 3));
+    }
+    if let Some(c) = b.get("context").and_then(Value::as_str) {
+        m.insert("context".into(), json!(c));
+    }
+    Some(Value::Object(m))
+}
+
+/// A result's output: text content as one string; a lone document or image by its media type
+/// ([`document_output`]); mixed blocks as text with a line per document, image or search
+/// result; web search results as `{results: [{title, url}]}`; an `*_error` content as its
+/// error code.
 fn result_output(content: Option<&Value>) -> Value {
     match content {
         None | Some(Value::Null) => Value::String(String::new()),
@@ -797,7 +1538,50 @@ fn result_output(content: Option<&Value>) -> Value {
                     .collect();
                 return json!({ "results": Value::Array(results) });
             }
-            Value::Array(blocks.clone())
+            if blocks.len() == 1
+                && let Some(v) = document_output(&blocks[0])
+            {
+                return v;
+            }
+            let known = blocks.iter().all(|b| {
+                matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("text" | "document" | "image" | "search_result")
+                )
+            });
+            if !known {
+                return Value::Array(blocks.clone());
+            }
+            let parts: Vec<String> = blocks
+                .iter()
+                .map(|b| match b.get("type").and_then(Value::as_str) {
+                    Some("text") => b
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    Some("search_result") => format!(
+                        "[search result: {} <{}>]\n{}",
+                        b.get("title").and_then(Value::as_str).unwrap_or(""),
+                        b.get("source").and_then(Value::as_str).unwrap_or(""),
+                        result_text(b.get("content"))
+                    ),
+                    _ => match document_output(b) {
+                        Some(Value::String(s)) => s,
+                        Some(Value::Object(o)) => format!(
+                            "[{}: {} {}]",
+                            b.get("type").and_then(Value::as_str).unwrap_or(""),
+                            o.get("media_type").and_then(Value::as_str).unwrap_or(""),
+                            o.get("uri")
+                                .or_else(|| o.get("name"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                        ),
+                        _ => String::new(),
+                    },
+                })
+                .collect();
+            Value::String(parts.join("\n"))
         }
         Some(Value::Object(o)) => match o.get("error_code") {
             Some(code) => json!(format!("error: {}", code.as_str().unwrap_or("unknown"))),
@@ -819,7 +1603,7 @@ fn catalog_tool(t: &Value) -> CatalogTool {
         extra.insert("type".into(), ty.clone());
     }
     CatalogTool {
-        category: known_category(&name),
+        category: category_of(&name, t.get("type").and_then(Value::as_str)),
         description: Some(
             t.get("description")
                 .and_then(Value::as_str)
@@ -864,7 +1648,7 @@ fn derived_tools(conv: &Conv) -> Vec<CatalogTool> {
                     extra.insert("server".into(), json!(true));
                 }
                 tools.push(CatalogTool {
-                    category: known_category(&name),
+                    category: category_of(&name, None),
                     description: Some(
                         "used in this conversation (catalog derived by rawpv)".into(),
                     ),
@@ -880,4 +1664,49 @@ fn derived_tools(conv: &Conv) -> Vec<CatalogTool> {
 
 fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_lines_of_arrays_and_steps() {
+        let arr = "[\n  {\"a\": [1, 2]},\n  {\"b\": \"x]\"}\n]";
+        assert_eq!(element_lines(arr), vec![2, 3]);
+        let steps = "{\n \"steps\": [\n  {\"step\": 1},\n\n  {\"step\": 2}\n ],\n \"final\": {}\n}";
+        assert_eq!(element_lines(steps), vec![3, 5]);
+        assert!(element_lines("{\"x\": [1]}").is_empty());
+    }
+
+    #[test]
+    fn repeated_messages_compare_by_meaning() {
+        let resp = json!({"role": "assistant", "content": [
+            {"type": "text", "text": "hi"},
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {}, "caller": {"type": "direct"}}]});
+        let echoed = json!({"role": "assistant", "content": [
+            {"text": "hi", "type": "text"},
+            {"id": "t1", "name": "f", "input": {}, "type": "tool_use"}]});
+        assert!(same_message(&resp, &echoed));
+        let other =
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]});
+        assert!(!same_message(&resp, &other));
+        assert!(same_message(
+            &json!({"role": "user", "content": "q"}),
+            &json!({"role": "user", "content": [{"type": "text", "text": "q"}]})
+        ));
+    }
+
+    #[test]
+    fn footnotes_number_each_source_once() {
+        let c = vec![
+            json!({"type": "web_search_result_location", "url": "https://a", "title": "A"}),
+            json!({"type": "web_search_result_location", "url": "https://a", "title": "A"}),
+            json!({"type": "web_search_result_location", "url": "https://b", "title": "B"}),
+        ];
+        assert_eq!(
+            with_footnotes("text", &c),
+            "text[1][2]\n\n[1] A <https://a>\n[2] B <https://b>"
+        );
+    }
 }

@@ -53,6 +53,16 @@ pub fn known_category(tool_name: &str) -> Option<Category> {
     Some(c)
 }
 
+/// Anthropic's text editor tools (`text_editor_*` types): the client
+/// `str_replace_based_edit_tool` (`str_replace_editor` before 2025) and the server
+/// `text_editor_code_execution`.
+pub fn is_text_editor(tool_name: &str) -> bool {
+    matches!(
+        tool_name,
+        "str_replace_based_edit_tool" | "str_replace_editor" | "text_editor_code_execution"
+    )
+}
+
 /// The `output_type` a filesystem tool's category default gives (SPEC 3.4 step 2):
 /// writes → `diff` when something changed, else `empty`; reads → `file_content`; browsing →
 /// `file_list`.
@@ -60,6 +70,17 @@ fn filesystem_default(tool_name: &str, output: Option<&Value>) -> OutputType {
     match tool_name {
         "Read" | "NotebookRead" => OutputType::FileContent,
         "Glob" | "LS" => OutputType::FileList,
+        // Anthropic's text editor (SPEC 5): one tool that reads (`view`: the file's content,
+        // `{file_path, content}` without a Write `type`) and writes (create, str_replace).
+        n if is_text_editor(n)
+            && output.is_some_and(|v| {
+                v.get("content").is_some()
+                    && v.get("type").is_none()
+                    && v.get("old_string").is_none()
+            }) =>
+        {
+            OutputType::FileContent
+        }
         _ => {
             let changed = output.is_some_and(|v| match v {
                 Value::Null => false,

@@ -55,7 +55,12 @@ impl Renderer for BinaryRenderer {
             spans.extend(super::text::plain_spans(&value, theme.text, theme));
             Line::from(spans)
         };
-        out.push(Line::from(Span::styled("binary content", theme.title)));
+        let title = match str_field(v, &["kind"]) {
+            Some("document") => "document",
+            Some("image") => "image",
+            _ => "binary content",
+        };
+        out.push(Line::from(Span::styled(title, theme.title)));
         if let Some(n) = str_field(v, &["name", "filename", "file_path", "filePath"]) {
             out.push(row("name", n.to_owned()));
         }

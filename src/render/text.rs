@@ -2,8 +2,9 @@
 //!
 //! Who calls it: `renderer_for(Text)`, the other renderers for plain fallbacks, `print`.
 //! Accepts a string (may hold ANSI) or `{stdout, stderr, interrupted?, exit_code?}` (Claude Code
-//! Bash; `exitCode` too): stdout first, then a marked stderr section. Any other shape is shown as
-//! a JSON tree. Invariant: no byte of the input reaches a `Line` as a control character.
+//! Bash; `exitCode` too): stdout first, then a marked stderr section; or a document / image
+//! reference `{kind: "document"|"image", media_type, name?, uri?, size?}` (shown as the
+//! `binary_ref` renderer shows it, titled by its kind). Any other shape is shown as a JSON tree. Invariant: no byte of the input reaches a `Line` as a control character.
 
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -21,12 +22,24 @@ impl Renderer for TextRenderer {
             Value::String(s) => build_ansi_lines(s, cx),
             Value::Null => Rendered::default(),
             v @ Value::Object(_) if is_shell_output(v) => build_shell_lines(v, cx),
+            v @ Value::Object(_) if is_media_ref(v) => {
+                super::misc::BinaryRenderer.render(block, cx)
+            }
             other => super::json::build_json_lines(other, cx),
         }
     }
 }
 
 /// Whether `v` looks like `{stdout, stderr, …}`.
+/// A reference to a document or image (`{kind: "document"|"image", media_type, name?, uri?,
+/// size?}`, an Anthropic `document` block as the importer gives it): shown by its media type.
+fn is_media_ref(v: &Value) -> bool {
+    matches!(
+        field(v, &["kind"]).and_then(Value::as_str),
+        Some("document" | "image")
+    ) && field(v, &["media_type"]).is_some_and(Value::is_string)
+}
+
 fn is_shell_output(v: &Value) -> bool {
     field(v, &["stdout"]).is_some() || field(v, &["stderr"]).is_some()
 }
