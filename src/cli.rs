@@ -116,9 +116,15 @@ pub enum ColorChoice {
 /// Output format of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum CheckFormat {
+    /// One `file:line: level[code] message (spec)` line per finding, then a summary.
     #[default]
     Text,
+    /// The versioned JSON report (`schemas/check-report.v1.json`).
     Json,
+    /// SARIF 2.1.0 (GitHub code scanning and other static-analysis viewers).
+    Sarif,
+    /// JUnit XML (CI test reports): one test case per finding.
+    Junit,
 }
 
 /// An input for the one-shot commands.

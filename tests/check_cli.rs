@@ -90,7 +90,8 @@ fn json_schema_is_stable() {
     let (code, v) = json_report(&[&fixture("check_output_type_mismatch.ndjson")]);
     assert_eq!(code, 1);
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["file", "findings", "summary"]);
+    assert_eq!(keys, ["schema", "file", "findings", "summary"]);
+    assert_eq!(v["schema"], "rawpv-check-report/1");
     assert_eq!(
         v["summary"],
         serde_json::json!({"error": 1, "warning": 1, "info": 0, "total": 2})

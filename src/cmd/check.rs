@@ -1,4 +1,5 @@
-//! `rawpv check INPUT [--format text|json]`: conformance findings, like a compiler.
+//! `rawpv check INPUT [--format text|json|sarif|junit]`: conformance findings, like a compiler,
+//! or in the formats CI systems read.
 //!
 //! Who calls it: `main.rs`. The findings are the session's (reducer + `crate::check` + importers),
 //! so they are exactly what the problems panel shows.
@@ -14,10 +15,12 @@
 //! ```
 //!
 //! JSON format (`--format json`), one object; field names are stable API (never renamed, only
-//! added):
+//! added), described by the versioned JSON schema `schemas/check-report.v1.json` (its version is
+//! the `schema` field, [`REPORT_SCHEMA`]):
 //!
 //! ```json
 //! {
+//!   "schema": "rawpv-check-report/1",
 //!   "file": "session.ndjson",
 //!   "findings": [
 //!     {"level": "error", "code": "tool-unavailable", "message": "…", "line": 12,
@@ -29,11 +32,26 @@
 //!
 //! `level` is `info` | `warning` | `error`; `line` is 1-based (0 when unknown); `invocation_id` is
 //! omitted when the finding is about no invocation. Codes: `crate::finding::code` and
-//! `crate::check::code`.
+//! `crate::session::check::code`.
+//!
+//! SARIF (`--format sarif`): a SARIF 2.1.0 log (OASIS) with one run; `tool.driver` is rawpv with
+//! one rule per code found (`id` = the code, `properties.spec`); each finding is a result with
+//! `ruleId`, `level` (`error`, `warning`, or `note` for info), `message.text` and a location
+//! `{physicalLocation: {artifactLocation: {uri: INPUT}, region: {startLine: line}}}` (no region
+//! when the line is unknown); `properties` carries `spec` and `invocation_id`. GitHub code
+//! scanning reads it (`upload-sarif`).
+//!
+//! JUnit XML (`--format junit`): `<testsuites>` holding one `<testsuite name=INPUT>`; each
+//! finding is a `<testcase name="LINE: code" classname="rawpv.check.CODE">`; error- and
+//! warning-level findings carry a `<failure type=LEVEL message=…>` (info ones pass, their message
+//! in `<system-out>`); `tests` and `failures` count them. A file without findings is one passing
+//! `<testcase name="conformance">`. The exit code is the same as for the other formats.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use serde::Serialize;
+use serde_json::json;
 
 use crate::cli::{CheckFormat, InputArgs};
 use crate::finding::{Finding, Level};
@@ -63,9 +81,13 @@ impl Summary {
     }
 }
 
+/// The `schema` field of the JSON report: the version of `schemas/check-report.v1.json`.
+pub const REPORT_SCHEMA: &str = "rawpv-check-report/1";
+
 /// The `--format json` document.
 #[derive(Debug, Serialize)]
 pub struct Report<'a> {
+    pub schema: &'static str,
     pub file: &'a str,
     pub findings: Vec<&'a Finding>,
     pub summary: Summary,
@@ -112,12 +134,186 @@ pub fn write_text(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::
 /// I/O or serialisation errors.
 pub fn write_json(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
     let report = Report {
+        schema: REPORT_SCHEMA,
         file,
         findings: ordered(findings),
         summary: Summary::of(findings),
     };
     serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
+}
+
+/// A path as a SARIF `uri` (a relative or absolute URI reference): characters outside the
+/// unreserved and path sets are percent-encoded.
+fn sarif_uri(file: &str) -> String {
+    let mut out = String::with_capacity(file.len());
+    for b in file.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char);
+            }
+            _ => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    if out.is_empty() { "stdin".into() } else { out }
+}
+
+/// The SARIF 2.1.0 log (see the module docs).
+pub fn sarif_log(file: &str, findings: &[Finding]) -> serde_json::Value {
+    let ordered = ordered(findings);
+    let mut rules: Vec<(&'static str, &'static str)> = Vec::new();
+    for f in &ordered {
+        if !rules.iter().any(|(c, _)| *c == f.code) {
+            rules.push((f.code, f.spec));
+        }
+    }
+    let uri = if file == "-" {
+        "stdin".to_owned()
+    } else {
+        sarif_uri(file)
+    };
+    let results: Vec<serde_json::Value> = ordered
+        .iter()
+        .map(|f| {
+            let level = match f.level {
+                Level::Error => "error",
+                Level::Warning => "warning",
+                Level::Info => "note",
+            };
+            let mut loc = json!({"artifactLocation": {"uri": uri, "index": 0}});
+            if f.line > 0 {
+                loc["region"] = json!({"startLine": f.line});
+            }
+            let mut props = json!({"spec": f.spec});
+            if let Some(id) = &f.invocation_id {
+                props["invocation_id"] = json!(id);
+            }
+            json!({
+                "ruleId": f.code,
+                "ruleIndex": rules.iter().position(|(c, _)| *c == f.code).unwrap_or(0),
+                "level": level,
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": loc}],
+                "properties": props,
+            })
+        })
+        .collect();
+    let rules: Vec<serde_json::Value> = rules
+        .iter()
+        .map(|(c, spec)| {
+            json!({
+                "id": c,
+                "name": c,
+                "shortDescription": {"text": format!("rawpv conformance rule {c} ({spec})")},
+                "properties": {"spec": spec},
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "rawpv",
+                "version": env!("CARGO_PKG_VERSION"),
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "artifacts": [{"location": {"uri": uri}}],
+            "results": results,
+            "columnKind": "unicodeCodePoints",
+        }],
+    })
+}
+
+/// Writes the SARIF report (one pretty-printed object and a newline).
+///
+/// # Errors
+/// I/O or serialisation errors.
+pub fn write_sarif(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &sarif_log(file, findings))?;
+    writeln!(out)
+}
+
+/// `s` escaped for an XML attribute or text; characters XML 1.0 cannot hold become U+FFFD.
+fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\t' => out.push_str("&#9;"),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Writes the JUnit XML report (see the module docs).
+///
+/// # Errors
+/// I/O errors of `out`.
+pub fn write_junit(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
+    let ordered = ordered(findings);
+    let failures = ordered.iter().filter(|f| f.level != Level::Info).count();
+    let tests = ordered.len().max(1);
+    let name = xml_escape(file);
+    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(
+        out,
+        r#"<testsuites name="rawpv check" tests="{tests}" failures="{failures}" errors="0">"#
+    )?;
+    writeln!(
+        out,
+        r#"  <testsuite name="{name}" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#
+    )?;
+    if ordered.is_empty() {
+        writeln!(
+            out,
+            r#"    <testcase name="conformance" classname="rawpv.check" file="{name}"/>"#
+        )?;
+    }
+    for f in ordered {
+        let case = xml_escape(&format!("{}: {}", f.line, f.code));
+        let class = xml_escape(&format!("rawpv.check.{}", f.code));
+        let text = xml_escape(&format!(
+            "{name}:{}: {}[{}] {} ({})",
+            f.line,
+            f.level.as_str(),
+            f.code,
+            f.message,
+            f.spec
+        ));
+        let line = if f.line > 0 {
+            format!(r#" line="{}""#, f.line)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            r#"    <testcase name="{case}" classname="{class}" file="{name}"{line}>"#
+        )?;
+        if f.level == Level::Info {
+            writeln!(out, "      <system-out>{text}</system-out>")?;
+        } else {
+            let first = xml_escape(f.message.lines().next().unwrap_or(""));
+            writeln!(
+                out,
+                r#"      <failure type="{}" message="{first}">{text}</failure>"#,
+                f.level.as_str()
+            )?;
+        }
+        writeln!(out, "    </testcase>")?;
+    }
+    writeln!(out, "  </testsuite>")?;
+    writeln!(out, "</testsuites>")
 }
 
 /// Runs the command; returns the exit code.
@@ -133,6 +329,8 @@ pub async fn run(input: &InputArgs, format: CheckFormat) -> i32 {
     let r = super::with_stdout(|out| match format {
         CheckFormat::Json => write_json(out, &input.input, &session.findings),
         CheckFormat::Text => write_text(out, &input.input, &session.findings),
+        CheckFormat::Sarif => write_sarif(out, &input.input, &session.findings),
+        CheckFormat::Junit => write_junit(out, &input.input, &session.findings),
     });
     super::exit_code(r, i32::from(errors))
 }
