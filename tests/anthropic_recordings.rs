@@ -474,3 +474,34 @@ fn a_document_in_a_tool_result_is_shown_by_its_media_type() {
     assert!(text.contains("media type application/pdf"), "{text}");
     assert!(!text.contains("\"source\""), "{text}");
 }
+
+#[test]
+fn a_stream_error_event_is_an_api_error() {
+    let sse = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_e\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":0}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    let items = rawpv::import::anthropic_stream::decode_bytes(
+        sse,
+        rawpv::import::anthropic_stream::Framing::Sse,
+    );
+    let s = Session::from_decoded(items);
+    let api: Vec<_> = s
+        .findings
+        .iter()
+        .filter(|f| f.code == code::API_ERROR)
+        .collect();
+    assert_eq!(api.len(), 1, "{:?}", s.findings);
+    assert_eq!(api[0].level, Level::Warning);
+    assert_eq!(api[0].line, 5);
+    assert!(api[0].message.contains("overloaded_error: Overloaded"));
+    let errors = s
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::Event(f) if f.frame_type == FrameType::SessionError))
+        .count();
+    assert_eq!(errors, 1);
+    // The cut message is reported too.
+    assert!(
+        s.findings
+            .iter()
+            .any(|f| f.message.contains("message_stop"))
+    );
+}

@@ -845,7 +845,9 @@ impl Mapper {
         self.assistant_tail(m, out);
     }
 
-    fn api_error(&mut self, p: &Map<String, Value>, m: &Msg, out: &mut Vec<Decoded>) {
+    /// A recorded HTTP error or a stream `error` event (`in_stream`): a finding and a
+    /// `session.error` frame.
+    pub(crate) fn api_error(&mut self, p: &Map<String, Value>, m: &Msg, out: &mut Vec<Decoded>) {
         let status = p.get("http_status").and_then(Value::as_u64);
         let code_s = p.get("error_code").and_then(Value::as_str).unwrap_or("");
         let transient = status
@@ -887,14 +889,18 @@ impl Mapper {
             text.truncate(n);
             text.push('…');
         }
-        let msg = format!(
-            "the API answered {}{} to the request on line {} ({how}): {text}",
-            status.map_or_else(String::new, |s| format!("HTTP {s} ")),
-            code_s,
-            p.get("request_line")
-                .and_then(Value::as_u64)
-                .unwrap_or(m.line),
-        );
+        let msg = if p.get("in_stream") == Some(&Value::Bool(true)) {
+            format!("the stream reported {code_s}: {text}")
+        } else {
+            format!(
+                "the API answered {}{} to the request on line {} ({how}): {text}",
+                status.map_or_else(String::new, |s| format!("HTTP {s} ")),
+                code_s,
+                p.get("request_line")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(m.line),
+            )
+        };
         Self::finding(out, level, code::API_ERROR, m.line, "", msg);
         self.generic(out, FrameType::SessionError, p.clone(), m);
     }

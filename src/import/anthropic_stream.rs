@@ -20,6 +20,8 @@
 //! `session.turn.end` (SPEC 5 mapping, through `anthropic::Mapper`). A stream holds only
 //! responses, so a client tool's result is never in it: a `tool_use` followed by a next response
 //! is reported as an `info` finding (the result was sent in a request that is not recorded).
+//! An `error` event is a `session.error` frame with an `api-error` finding (warning for
+//! `overloaded_error` and other transient errors, else error).
 //! Invariants: never panics; a line that is not JSON is a `Decoded::Malformed` with its line.
 
 use std::collections::HashMap;
@@ -58,6 +60,8 @@ pub enum Folded {
     Block(usize),
     /// `message_stop`: the message is complete.
     Stopped,
+    /// An `error` event (e.g. `overloaded_error` mid-stream).
+    Error,
     /// Anything else (deltas, pings, `message_delta`).
     Nothing,
 }
@@ -157,17 +161,7 @@ impl EventFold {
                 self.open = false;
                 Folded::Stopped
             }
-            "error" => {
-                let m = format!("stream error: {}", super::anthropic::compact(ev));
-                out.push(Decoded::Finding(Finding::new(
-                    Level::Error,
-                    code::API_ERROR,
-                    "SPEC 5",
-                    line,
-                    m,
-                )));
-                Folded::Nothing
-            }
+            "error" => Folded::Error,
             _ => Folded::Nothing,
         }
     }
@@ -243,7 +237,16 @@ pub fn sse_message(s: &str, line: u64, out: &mut Vec<Decoded>) -> Value {
     }
     sse.end(line, &mut events, out);
     for (ev, at) in events {
-        fold.event(&ev, at, out);
+        if fold.event(&ev, at, out) == Folded::Error {
+            let m = format!("stream error: {}", super::anthropic::compact(&ev));
+            out.push(Decoded::Finding(Finding::new(
+                Level::Error,
+                code::API_ERROR,
+                "SPEC 5",
+                at,
+                m,
+            )));
+        }
     }
     fold.message()
 }
@@ -393,6 +396,21 @@ impl StreamDecoder {
                 }
             }
             Folded::Stopped => self.end_message(line, out, false),
+            Folded::Error => {
+                let err = ev.get("error").unwrap_or(ev);
+                let field = |k: &str| err.get(k).and_then(Value::as_str).unwrap_or("");
+                let mut p = Map::new();
+                let code = if field("type").is_empty() {
+                    "api_error"
+                } else {
+                    field("type")
+                };
+                p.insert("error_code".into(), json!(code));
+                p.insert("message".into(), json!(field("message")));
+                p.insert("severity".into(), json!("error"));
+                p.insert("in_stream".into(), json!(true));
+                self.mapper.api_error(&p, &Msg::new(Value::Null, line), out);
+            }
             Folded::Nothing => {}
         }
     }
