@@ -152,9 +152,11 @@ pub fn copy_result(session: &Session, i: usize, what: CopyWhat) -> Result<Option
     })
 }
 
-/// Copied text made safe to paste: escape sequences dropped (not obeyed), other C0 controls
-/// but `\n` and `\t` removed, and C1 controls, DEL and invisible or reordering characters
-/// (bidi overrides, zero-width) removed. Returns the text and how many characters went.
+/// Copied text made safe to paste: SGR sequences (colours) dropped, and every control
+/// character but `\n` and `\t` (ESC and BEL of other sequences, C1, DEL) and every invisible
+/// or reordering character (bidi overrides, zero-width) removed, while the printable text of
+/// other sequences stays, so a paste shows what was recorded (`]0;$(curl …)`), inert.
+/// Returns the text and how many characters went.
 ///
 /// A copied `ESC[201~` and a newline would end a shell's bracketed paste and run what follows
 /// on paste (issue 14.10); a bidi override makes pasted code read differently from what runs.
@@ -165,7 +167,7 @@ pub fn clean(text: &str) -> (String, usize) {
     if text.chars().all(clean) {
         return (text.to_owned(), 0);
     }
-    let stripped = crate::render::ansi::strip_escapes(text);
+    let stripped = crate::render::ansi::strip_sgr(text);
     let out: String = stripped.chars().filter(|&c| clean(c)).collect();
     let removed = text.chars().count() - out.chars().count();
     (out, removed)
@@ -289,8 +291,8 @@ mod tests {
 
     #[test]
     fn copied_text_loses_escapes_controls_and_bidi() {
-        let (t, n) = clean("ok\x1b[201~\nrm -rf ~\r\n\u{9b}x\u{202e}y\tz\x07");
-        assert_eq!((t.as_str(), n), ("ok\nrm -rf ~\nxy\tz", 10));
+        let (t, n) = clean("ok\x1b[201~\nrm -rf ~\r\n\u{9b}x\u{202e}y\tz\x07\x1b[31m");
+        assert_eq!((t.as_str(), n), ("ok[201~\nrm -rf ~\nxy\tz", 10));
         assert_eq!(clean("plain\ttext\n"), ("plain\ttext\n".to_owned(), 0));
     }
 

@@ -7,12 +7,16 @@
 //! macros: the sources (open, state changes, end, failure), the network client (connects,
 //! drops, reconnects), the reducer's findings and the detail pipeline's render jobs.
 //! Invariants: the terminal never gets a log line (the TUI owns it): logs go to the file only,
-//! appended, without colour. No token is ever logged: URLs are logged through [`redact_url`],
-//! headers never.
+//! appended, without colour, in a file only its user can read (0600, in a 0700 directory). No
+//! token is ever logged: URLs are logged through [`redact_url`], headers never, and other
+//! crates log at most at `info` (at `trace` tungstenite logged the handshake request with its
+//! `Authorization: Bearer` header, found by the second attack of issue 14).
 
 use std::path::PathBuf;
 
 use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The log file's name inside [`log_dir`].
 pub const FILE_NAME: &str = "rawpv.log";
@@ -51,17 +55,42 @@ pub fn init(level: &str) -> Result<Option<(Guard, PathBuf)>, String> {
         return Ok(None);
     }
     let dir = log_dir().ok_or("no home directory to put the log file in")?;
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    private_file(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     let appender = tracing_appender::rolling::never(&dir, FILE_NAME);
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    tracing_subscriber::fmt()
-        .with_max_level(filter)
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_target(true)
+    // rawpv's own events at the level asked for; other crates' at most at `info`.
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_target("rawpv", filter)
+        .with_default(filter.min(LevelFilter::INFO));
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(writer)
+                .with_ansi(false)
+                .with_target(true),
+        )
+        .with(targets)
         .try_init()
         .map_err(|e| format!("cannot start logging: {e}"))?;
     Ok(Some((Guard { _worker: guard }, dir.join(FILE_NAME))))
+}
+
+/// Makes `dir` (0700 on Unix) and the log file in it (0600, also when it existed before).
+fn private_file(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)?;
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let f = o.open(dir.join(FILE_NAME))?;
+    #[cfg(unix)]
+    f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    drop(f);
+    Ok(())
 }
 
 /// `url` without what may carry a secret: user info, query and fragment (`wss://h/p?token=…`

@@ -23,8 +23,9 @@
 //!   recording does not trip a client's read timeout.
 //! * At most `max_clients` streams at once (503 past it); frames over `max_frame_bytes` are
 //!   skipped (they keep their index, so ids never shift).
-//! * Connections: a request head must arrive within 10 s, and the open connections are capped
-//!   (`serve/gate.rs`).
+//! * Connections: a request head must arrive within 10 s, a write to a client that stopped
+//!   reading fails after 20 s, the open connections are capped (`serve/gate.rs`), and every
+//!   answer but a WebSocket upgrade closes its connection (no idle keep-alive).
 //! * Without a token, a request must name this server in `Host` (a loopback name or address, or
 //!   the listen address) and, when it has an `Origin`, come from a loopback origin: otherwise
 //!   any web page in the user's browser could open `ws://127.0.0.1:7878/ws` and read the stream,
@@ -145,6 +146,9 @@ pub struct ServeConfig {
     /// this often, so clients' read timeouts do not fire on a quiet recording. Default
     /// [`HEARTBEAT`].
     pub heartbeat: Duration,
+    /// A write that makes no progress this long (the client stopped reading) fails and frees
+    /// the connection and its stream slot. Default [`gate::WRITE_TIMEOUT`] (20 s).
+    pub write_timeout: Duration,
 }
 
 impl Default for ServeConfig {
@@ -154,6 +158,7 @@ impl Default for ServeConfig {
             token: None,
             max_clients: 64,
             heartbeat: HEARTBEAT,
+            write_timeout: gate::WRITE_TIMEOUT,
         }
     }
 }
@@ -178,16 +183,34 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let local = listener.local_addr()?;
+    let write_timeout = cfg.write_timeout;
     let shared = Arc::new(Shared {
         clients: Arc::new(Semaphore::new(cfg.max_clients.max(1))),
         rec,
         cfg,
         local,
     });
-    let app = Router::new().fallback(handle).with_state(shared);
-    axum::serve(gate::Gated::new(listener)?, app)
+    let app = Router::new()
+        .fallback(handle)
+        .layer(axum::middleware::map_response(one_response_per_connection))
+        .with_state(shared);
+    axum::serve(gate::Gated::new(listener, write_timeout)?, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
+}
+
+/// Every answer but a WebSocket upgrade closes its connection (`Connection: close`): idle
+/// keep-alive connections after a 404 filled every connection slot and locked real clients out
+/// (second attack of issue 14); a client makes one request per connection (a stream, or an
+/// error it reads and reconnects after).
+async fn one_response_per_connection(mut res: Response) -> Response {
+    if res.status() != StatusCode::SWITCHING_PROTOCOLS {
+        res.headers_mut().insert(
+            header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    res
 }
 
 /// The delay before a frame stamped `ts` when the previous one was stamped `prev`.

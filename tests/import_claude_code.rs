@@ -746,3 +746,39 @@ fn live_decoding_gives_leading_records_the_first_timestamp() {
     let first = rawpv::protocol::Timestamp::parse_str("2026-01-01T10:00:00.000Z");
     assert!(frames.iter().all(|f| f.envelope.timestamp == first));
 }
+
+#[cfg(unix)]
+#[test]
+fn planted_subagent_files_that_are_not_regular_files_are_passed_over() {
+    // Second attack of issue 14: an `agent-*.jsonl` beside a transcript that is a FIFO hung
+    // the loader; one linked to /dev/zero grew it to 7.5 GB in 15 s.
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("s.jsonl");
+    // A 2.x transcript with a sessionId: its directory is scanned for `agent-*.jsonl`.
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/corpus/claude-code/cc-v2.1.17-bash-errors.jsonl"
+        ),
+        &main,
+    )
+    .expect("the corpus (../shared/corpus) is needed");
+    let ok = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("agent-fifo.jsonl"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo");
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("agent-zero.jsonl")).unwrap();
+    let sub = dir.path().join("s").join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", sub.join("agent-evil.jsonl")).unwrap();
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["stats", main.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("invocations"));
+}

@@ -290,7 +290,8 @@ async fn ws_resumes_exactly_when_the_server_skipped_frames() {
     kill_and_restart_with("ws://|/ws", &cap, &expected).await;
 }
 
-/// A server that completes every handshake and drops the connection before any frame.
+/// A server that completes every handshake and drops the connection before any frame (SSE:
+/// after one event that is not a frame).
 async fn accept_and_drop_server(ws: bool) -> String {
     let (addr, _) = test_server(move |_, mut tcp, _| async move {
         if ws {
@@ -302,7 +303,9 @@ async fn accept_and_drop_server(ws: bool) -> String {
             let _ = tcp.read(&mut buf).await;
             let _ = tcp
                 .write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+                    // One event that is not a frame, then the drop: it moved the resume
+                    // position, which reset the attempt count (second attack of issue 14).
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: not a frame\n\n",
                 )
                 .await;
         }
@@ -1111,5 +1114,138 @@ async fn half_open_requests_do_not_lock_real_clients_out() {
     .expect("the oldest half-open request is still open");
     assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
     drop(held);
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_off_the_first_origin_is_not_followed_with_the_token() {
+    // Second attack of issue 14: master → 302 → evil → 307 → evil: reqwest stripped the token
+    // on the first hop but sent it again on the evil host's same-origin hop.
+    let (evil, evil_seen) = test_server(|_, mut tcp, seen| async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut buf = vec![0u8; 4096];
+        let n = tcp.read(&mut buf).await.unwrap_or(0);
+        seen.lock()
+            .unwrap()
+            .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        let _ = tcp
+            .write_all(
+                b"HTTP/1.1 307 Temporary Redirect\r\nlocation: /again\r\ncontent-length: 0\r\n\r\n",
+            )
+            .await;
+    })
+    .await;
+    let (master, _) = test_server(move |_, mut tcp, _| {
+        let evil = evil.clone();
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut buf = vec![0u8; 4096];
+            let _ = tcp.read(&mut buf).await;
+            let reply = format!(
+                "HTTP/1.1 302 Found\r\nlocation: http://{evil}/steal\r\ncontent-length: 0\r\n\r\n"
+            );
+            let _ = tcp.write_all(reply.as_bytes()).await;
+        }
+    })
+    .await;
+    let r = tokio::time::timeout(
+        WAIT,
+        load_input_with(
+            &SourceKind::Url(format!("http://{master}/events")),
+            &net(Some("SuperSecretTok3n")),
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(&r, Err(SourceError::Other(m)) if m.contains("redirected to another origin")),
+        "{r:?}"
+    );
+    let seen = evil_seen.lock().unwrap();
+    assert!(
+        seen.iter().all(|req| !req.contains("SuperSecretTok3n")),
+        "{seen:?}"
+    );
+    assert!(seen.is_empty(), "the other origin was contacted: {seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_but_an_upgrade_closes_its_connection() {
+    // Second attack of issue 14: 1,100 connections that each got a 404 and then sat idle
+    // (keep-alive) held every connection slot; real clients got nothing.
+    let (addr, stop) = start(50.0, None).await;
+    for req in [
+        "GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /events?after=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /events HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+        "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    ] {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        tcp.write_all(req.as_bytes()).await.unwrap();
+        let mut all = Vec::new();
+        tokio::time::timeout(WAIT, tcp.read_to_end(&mut all))
+            .await
+            .unwrap_or_else(|_| panic!("{req:?}: the connection stayed open"))
+            .unwrap();
+        let text = String::from_utf8_lossy(&all);
+        assert!(
+            text.to_ascii_lowercase().contains("connection: close"),
+            "{req:?}: {text}"
+        );
+    }
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_stop_reading_lose_their_stream_slot() {
+    // Second attack of issue 14: clients that connected and never read held all stream slots
+    // (503 for everyone else) for as long as they stayed.
+    let big = "x".repeat(4096);
+    let text: String = (0..3000)
+        .map(|i| {
+            format!(
+                "{{\"type\":\"x-test\",\"seq\":{i},\"payload\":{{\"n\":{i},\"pad\":\"{big}\"}}}}\n"
+            )
+        })
+        .collect();
+    let (rec, _) = Recording::from_loaded(&rawpv::import::load_bytes(text.as_bytes()), 16 << 20);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let stop = CancellationToken::new();
+    let cfg = ServeConfig {
+        max_clients: 2,
+        write_timeout: Duration::from_millis(300),
+        ..ServeConfig::default()
+    };
+    tokio::spawn(serve(listener, rec, cfg, stop.clone()));
+    let mut stalled = Vec::new();
+    for path in ["/events", "/events"] {
+        use tokio::io::AsyncWriteExt;
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        tcp.write_all(req.as_bytes()).await.unwrap();
+        stalled.push(tcp);
+    }
+    // While they stall, the slots are full; once their writes time out, a reader gets in.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let status = raw_status(
+            &addr,
+            "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        if status == "HTTP/1.1 200 OK" {
+            break;
+        }
+        assert_eq!(status, "HTTP/1.1 503 Service Unavailable");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the slots were never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(stalled);
     stop.cancel();
 }

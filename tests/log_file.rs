@@ -70,3 +70,36 @@ fn without_the_flag_no_log_file_is_made() {
     assert!(out.status.success());
     assert!(!dir.path().join("rawpv").exists());
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_trace_log_holds_no_token_and_only_its_user_can_read_it() {
+    // The second attack of issue 14: at `trace` tungstenite logged the handshake request with
+    // its `Authorization: Bearer` header, into a 0644 file.
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(4) {
+            let Ok(mut c) = conn else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = rawpv(dir.path())
+        .env("RAWP_TOKEN", "SuperSecretTok3n")
+        .args(["print", &format!("ws://{addr}/ws"), "--log-level", "trace"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let path = dir.path().join("rawpv/rawpv.log");
+    let log = std::fs::read_to_string(&path).unwrap();
+    assert!(log.contains("rawpv started"), "{log}");
+    assert!(!log.contains("SuperSecretTok3n"), "{log}");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&dir.path().join("rawpv")), 0o700);
+}

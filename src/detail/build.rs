@@ -228,6 +228,26 @@ fn invocation_with_findings(
     let n = found.len();
     b.lines.splice(at..at, found);
     b.cut_at = b.cut_at.map(|c| if c >= at { c + n } else { c });
+    scrub(b)
+}
+
+/// The last line of defence of every detail build (TUI and `print --detail`): a span that still
+/// holds a control or invisible character is made visible (`text::visible`). Renderers already
+/// neutralise their text; a header field formatted raw (a catalog's declared `output_type`, a
+/// Task's `subagent_type`) wrote a raw OSC 52 and `ESC[6n` to `print --detail` (issue 14, found
+/// by the second attack). One pass over the built lines, bounded by the build's limits.
+fn scrub(mut b: Built) -> Built {
+    for line in &mut b.lines {
+        for span in &mut line.spans {
+            if span
+                .content
+                .chars()
+                .any(|c| c.is_control() || crate::render::ansi::is_invisible_format(c))
+            {
+                span.content = visible(&span.content).into();
+            }
+        }
+    }
     b
 }
 
@@ -249,8 +269,8 @@ fn build_with(src: &DetailSource, cx: &RenderCtx<'_>, opts: DetailOpts, partial:
             ended,
             findings,
         } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, cx, opts, partial),
-        DetailSource::Message(m) => whole(build_message(m, cx)),
-        DetailSource::Event(f) => whole(build_event(f, cx)),
+        DetailSource::Message(m) => scrub(whole(build_message(m, cx))),
+        DetailSource::Event(f) => scrub(whole(build_event(f, cx))),
     }
 }
 
@@ -328,8 +348,8 @@ pub fn build_quick_lines(
             let entry = catalog_entry(session, inv);
             invocation_with_findings(inv, entry, session.ended, &findings, &cx, opts, true)
         }
-        Some(Item::Message(m)) => whole(build_message(m, &cx)),
-        Some(Item::Event(f)) => whole(build_event(f, &cx)),
+        Some(Item::Message(m)) => scrub(whole(build_message(m, &cx))),
+        Some(Item::Event(f)) => scrub(whole(build_event(f, &cx))),
         None => Built::default(),
     }
 }
@@ -513,7 +533,7 @@ fn build_invocation(
             Span::styled(
                 format!(
                     "  ≠ expected {} ({} rule, SPEC 3.4)",
-                    expected.as_str(),
+                    visible(expected.as_str()),
                     rule.as_str()
                 ),
                 theme.finding_warning,

@@ -538,6 +538,46 @@ fn yaml_item_lines(text: &str) -> Vec<u64> {
         .collect()
 }
 
+/// Deepest `[`/`{` nesting a YAML cassette may have. The YAML reader's time grows with the
+/// square of it before its own recursion limit answers (100,000 levels in 200 KB took 22 s;
+/// second attack of issue 14); recorded API bodies nest a few levels.
+pub const MAX_YAML_FLOW_DEPTH: usize = 128;
+
+/// The line at which `text`'s flow collections first nest deeper than `limit`, if they do.
+/// Brackets inside quoted scalars and comments do not count. Linear.
+fn flow_nesting_over(text: &str, limit: usize) -> Option<u64> {
+    let (mut depth, mut line) = (0usize, 1u64);
+    let mut quote: Option<u8> = None;
+    let mut comment = false;
+    let mut prev = b'\n';
+    for &b in text.as_bytes() {
+        match (quote, b) {
+            // Quoted scalars may span lines: the quote state is kept.
+            (_, b'\n') => {
+                line += 1;
+                comment = false;
+            }
+            _ if comment => {}
+            // `\"` inside a double-quoted scalar does not end it.
+            (Some(b'"'), b'"') if prev == b'\\' => {}
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'#') if prev == b' ' || prev == b'\t' || prev == b'\n' => comment = true,
+            (None, b'[' | b'{') => {
+                depth += 1;
+                if depth > limit {
+                    return Some(line);
+                }
+            }
+            (None, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        prev = b;
+    }
+    None
+}
+
 /// What the YAML reader's refusal means, in words: its alias limit is a "billion laughs" bomb.
 fn yaml_reason(e: &serde_yaml_ng::Error) -> String {
     let msg = e.to_string();
@@ -558,6 +598,17 @@ pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
         .count() as u64;
     let mut conv = Conv::default();
     if trimmed.starts_with("interactions:") || trimmed.starts_with("---") {
+        if let Some(line) = flow_nesting_over(trimmed, MAX_YAML_FLOW_DEPTH) {
+            out.push(Decoded::Malformed(ParseError::new(
+                line,
+                ParseErrorKind::Yaml(format!(
+                    "flow collections ([…], {{…}}) nested deeper than {MAX_YAML_FLOW_DEPTH} \
+                     levels; not read"
+                )),
+                trimmed,
+            )));
+            return;
+        }
         match serde_yaml_ng::from_str::<Value>(trimmed) {
             Ok(v) => {
                 let lines: Vec<u64> = yaml_item_lines(trimmed)

@@ -540,17 +540,21 @@ fn derived_catalog(
 
 /// The subagent files of the session at `path`: `<dir>/<session>/subagents/agent-*.jsonl`
 /// (2.1.x) and `<dir>/agent-*.jsonl` whose records carry this session's `sessionId` (2.0.x).
-/// Sorted by name; missing directories are not an error.
+/// Regular files only; sorted by name; missing directories are not an error.
 pub fn subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let Some(dir) = path.parent() else {
         return found;
     };
+    // Regular files only (a symlink to one is fine): a planted `agent-x.jsonl` that is a FIFO
+    // hung the loader, and one linked to /dev/zero grew it to 7.5 GB (second attack of issue
+    // 14).
     let is_agent = |p: &Path| {
         p.extension().is_some_and(|x| x == "jsonl")
             && p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("agent-"))
+            && std::fs::metadata(p).is_ok_and(|m| m.is_file())
     };
     if path
         .file_name()

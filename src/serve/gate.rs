@@ -4,13 +4,15 @@
 //! Who uses it: [`super::serve`]. 1,100 half-open requests (a request line and never the end of
 //! the headers) used every file descriptor and real clients got nothing (issue 14.14).
 //!
-//! Invariants: a connection waits at most [`HEAD_TIMEOUT`] for the blank line that ends its
+//! Invariants: a write waits at most [`WRITE_TIMEOUT`] on a client that does not read; a
+//! connection waits at most [`HEAD_TIMEOUT`] for the blank line that ends its
 //! request head, within [`MAX_HEAD_BYTES`], or it is closed; at most [`MAX_WAITING`]
 //! connections wait at once (a new one closes the one that has waited longest, so clients that
 //! send their request at once always get in) and at most [`MAX_OPEN`] are open at once (past it
 //! a new connection is closed at once, so the accept backlog never fills); the accept loop never
 //! waits on a client.
 
+use std::future::Future as _;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -31,11 +33,35 @@ pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 pub const MAX_WAITING: usize = 256;
 /// Connections open at once (streams, keep-alive and waiting ones together).
 pub const MAX_OPEN: usize = 1024;
+/// Longest a write may wait on a client that does not read; then the connection fails (a
+/// client that stopped reading held a stream slot for good; second attack of issue 14).
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A TCP connection that holds its place among the [`MAX_OPEN`] until it is dropped.
+/// A TCP connection that holds its place among the [`MAX_OPEN`] until it is dropped; a write
+/// (or flush) that makes no progress for its write timeout ([`WRITE_TIMEOUT`] by default)
+/// fails with `TimedOut`.
 pub struct Conn {
     stream: TcpStream,
     _open: OwnedSemaphorePermit,
+    /// Running while a write is pending.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    write_timeout: Duration,
+}
+
+impl Conn {
+    /// `Pending` from the socket: starts or polls the stall timer; an error once it fires.
+    fn pending<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(self.write_timeout)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client stopped reading",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 impl AsyncRead for Conn {
@@ -54,11 +80,23 @@ impl AsyncWrite for Conn {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        match Pin::new(&mut self.stream).poll_write(cx, buf) {
+            Poll::Pending => self.pending(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        match Pin::new(&mut self.stream).poll_flush(cx) {
+            Poll::Pending => self.pending(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -73,11 +111,12 @@ pub struct Gated {
 }
 
 impl Gated {
-    /// Starts accepting on `listener` in a task of its own.
+    /// Starts accepting on `listener` in a task of its own; writes to a connection fail after
+    /// `write_timeout` without progress.
     ///
     /// # Errors
     /// The listener's address cannot be read.
-    pub fn new(listener: TcpListener) -> io::Result<Self> {
+    pub fn new(listener: TcpListener, write_timeout: Duration) -> io::Result<Self> {
         let local = listener.local_addr()?;
         let (tx, ready) = mpsc::channel(64);
         let open = Arc::new(Semaphore::new(MAX_OPEN));
@@ -121,6 +160,8 @@ impl Gated {
                         let conn = Conn {
                             stream,
                             _open: slot,
+                            stalled: None,
+                            write_timeout,
                         };
                         let _ = tx.send((conn, addr)).await;
                     } else {

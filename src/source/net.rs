@@ -221,6 +221,8 @@ pub(crate) struct Resume {
     seqs: BTreeSet<u64>,
     /// Frames dropped as already seen.
     pub duplicates: u64,
+    /// Frames delivered (decoded and not already seen), over all connections.
+    pub frames: u64,
 }
 
 impl Resume {
@@ -260,6 +262,9 @@ impl Resume {
                 if self.seqs.len() > SEQ_WINDOW {
                     self.seqs.pop_first();
                 }
+            }
+            if matches!(out[i], Decoded::Frame(_)) {
+                self.frames += 1;
             }
             i += 1;
         }
@@ -342,7 +347,7 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
         return;
     }
     loop {
-        let before = resume.pos;
+        let before = resume.frames;
         let outcome = match &client {
             None => super::ws::connection(url, cfg, &mut resume, &mut dec, tx).await,
             Some(c) => super::sse::connection(c, url, cfg, &mut resume, &mut dec, tx).await,
@@ -370,8 +375,9 @@ pub async fn run(url: &str, cfg: &NetConfig, tx: &mpsc::Sender<SourceMsg>) {
             } => {
                 // Only a connection that delivered frames resets the count: a server that
                 // accepts and drops at once was retried forever by the one-shot commands,
-                // "retry 1 of 6" each time (issue 14.6).
-                if resume.pos > before {
+                // "retry 1 of 6" each time (issue 14.6); so was one that sent a line that is
+                // not a frame before each drop (the resume position moved; second attack).
+                if resume.frames > before {
                     attempt = 0;
                 }
                 attempt += 1;

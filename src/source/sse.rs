@@ -178,6 +178,24 @@ impl SseParser {
 pub(crate) fn client(cfg: &NetConfig) -> Result<reqwest::Client, SourceError> {
     reqwest::Client::builder()
         .connect_timeout(cfg.connect_timeout)
+        // Redirects are followed only within the first URL's origin (at most 5): reqwest
+        // compares each hop with the one before it, so a master → evil → evil chain sent the
+        // Bearer token to the evil host on its second hop (second attack of issue 14). No
+        // Referer either (it named the master).
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let same = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if attempt.previous().len() > 5 {
+                attempt.error("more than 5 redirects")
+            } else if same {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
+        .referer(false)
         .build()
         .map_err(|e| SourceError::Other(format!("cannot set up HTTP: {e}")))
 }
@@ -223,6 +241,18 @@ pub(crate) async fn connection(
     let status = resp.status().as_u16();
     if status == 204 {
         return Outcome::Closed;
+    }
+    if resp.status().is_redirection() {
+        let to = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(|l| crate::render::text::visible(&crate::log::redact_url(l)))
+            .unwrap_or_default();
+        return Outcome::Fatal(SourceError::Other(format!(
+            "{url}: the server redirected to another origin ({to}); rawpv does not follow a \
+             redirect off the first URL's origin, where the token would go"
+        )));
     }
     if !resp.status().is_success() {
         let wait = resp
