@@ -1202,13 +1202,15 @@ async fn clients_that_stop_reading_lose_their_stream_slot() {
     // Second attack of issue 14: clients that connected and never read held all stream slots
     // (503 for everyone else) for as long as they stayed.
     let big = "x".repeat(4096);
-    let text: String = (0..3000)
-        .map(|i| {
-            format!(
+    let mut text = String::new();
+    for i in 0..3000 {
+        let _ = std::fmt::Write::write_fmt(
+            &mut text,
+            format_args!(
                 "{{\"type\":\"x-test\",\"seq\":{i},\"payload\":{{\"n\":{i},\"pad\":\"{big}\"}}}}\n"
-            )
-        })
-        .collect();
+            ),
+        );
+    }
     let (rec, _) = Recording::from_loaded(&rawpv::import::load_bytes(text.as_bytes()), 16 << 20);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();

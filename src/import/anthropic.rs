@@ -561,7 +561,6 @@ fn flow_nesting_over(text: &str, limit: usize) -> Option<u64> {
             // `\"` inside a double-quoted scalar does not end it.
             (Some(b'"'), b'"') if prev == b'\\' => {}
             (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, b'"' | b'\'') => quote = Some(b),
             (None, b'#') if prev == b' ' || prev == b'\t' || prev == b'\n' => comment = true,
             (None, b'[' | b'{') => {
@@ -571,6 +570,7 @@ fn flow_nesting_over(text: &str, limit: usize) -> Option<u64> {
                 }
             }
             (None, b']' | b'}') => depth = depth.saturating_sub(1),
+            // Inside a quoted scalar, or any other byte.
             _ => {}
         }
         prev = b;

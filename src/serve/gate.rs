@@ -82,7 +82,7 @@ impl AsyncWrite for Conn {
     ) -> Poll<io::Result<usize>> {
         match Pin::new(&mut self.stream).poll_write(cx, buf) {
             Poll::Pending => self.pending(cx),
-            ready => {
+            ready @ Poll::Ready(_) => {
                 self.stalled = None;
                 ready
             }
@@ -92,7 +92,7 @@ impl AsyncWrite for Conn {
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match Pin::new(&mut self.stream).poll_flush(cx) {
             Poll::Pending => self.pending(cx),
-            ready => {
+            ready @ Poll::Ready(_) => {
                 self.stalled = None;
                 ready
             }

@@ -150,8 +150,10 @@ pub(crate) async fn connection(
                     });
                 }
                 Err(WsError::Capacity(CapacityError::MessageTooLong { size, max_size })) => {
-                    // Skip it: a finding here, and the resume position moves past it.
+                    // Skip it: a finding here, and the resume position moves past it. A
+                    // frame the server sent counts as delivered (the retry count starts over).
                     resume.pos += 1;
+                    resume.frames += 1;
                     items.push(Decoded::Malformed(ParseError::new(
                         resume.pos,
                         ParseErrorKind::TooLong(size),
