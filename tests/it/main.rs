@@ -1,0 +1,62 @@
+//! The integration tests, as one crate: one module per area, so the suite compiles and links
+//! the library once instead of once per file (41+ test binaries before).
+//!
+//! Who runs it: `cargo test` (`cargo test --test it MODULE::` runs one area). Conventions: shared
+//! helpers are `support/` (headless driving and drawing, corpus access, transcripts); fixtures
+//! are `tests/fixtures/`; insta snapshots are `tests/it/snapshots/it__MODULE__NAME.snap`. Tests
+//! that read `../shared/corpus` go through `support::corpus`: a missing corpus prints a visible
+//! `skipped:` line, and fails under CI (`CI=true`).
+
+mod support;
+
+/// The recording generator of `examples/gen.rs`, shared by the tests that make big inputs.
+#[path = "../../examples/gen.rs"]
+#[allow(dead_code, clippy::all, clippy::pedantic)]
+mod generator;
+
+mod anthropic_recordings;
+mod browser_screen;
+mod cc_stream;
+mod check_cli;
+mod check_demo;
+mod check_formats;
+mod check_panels;
+mod check_rules;
+mod check_tui;
+mod copy_keys;
+mod detail_print_tui;
+mod file_two_threads;
+mod hostile_output;
+mod hostile_tui;
+mod import_anthropic;
+mod import_claude_code;
+mod import_stream_json;
+mod limits_input;
+mod live_follow;
+mod live_loop;
+mod live_net;
+mod live_session_cap;
+mod live_stdin;
+mod log_file;
+mod parse_fast;
+mod prop_reducer;
+mod prop_render;
+mod reducer;
+mod render_claude;
+mod render_diff;
+mod render_input;
+mod render_polish;
+mod render_props;
+mod render_terminal;
+mod replay_player;
+mod signals_pty;
+mod skip_outputs;
+mod stats_cli;
+mod tui_config;
+mod tui_fold;
+mod tui_perf;
+mod tui_rebase;
+mod tui_scan;
+mod tui_screens;
+mod tui_step;
+mod viewer_cli;

@@ -1,0 +1,102 @@
+//! `rawpv stats` end to end (`assert_cmd` on the binary): the summary holds what `--help`
+//! promises (counts per tool, status and `output_type`, durations, tokens); and `rawpv print`'s
+//! feed rows.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn stats(path: &str) -> String {
+    let out = Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["stats", path])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{path}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn stats_counts_statuses_output_types_and_durations() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
+    assert_eq!(
+        stats(path),
+        "format       rawp-ndjson\n\
+         frames       24\n\
+         invocations  6\n\
+         failed       1\n\
+         findings     13\n\
+         status       error 1 · ok 4 · streaming 1\n\
+         output_type  agent_result 1 · file_list 1 · structured 1 · text 2\n\
+         duration     total 5.2 s · median 40 ms · max 3.0 s\n  \
+         Bash                      3 calls     1 failed\n  \
+         Grep                      1 call      0 failed\n  \
+         Read                      1 call      0 failed\n  \
+         Task                      1 call      0 failed\n"
+    );
+}
+
+#[test]
+fn stats_shows_rejected_calls_and_token_totals_of_a_real_session() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/claude-code/cc-v1.0.43-image-hooks-multiedit.jsonl"
+    );
+    if crate::support::corpus::skipped(Path::new(path)) {
+        return;
+    }
+    let out = stats(path);
+    // The 3 user-rejected MultiEdits are cancelled, not failed nor dropped.
+    assert!(out.contains("status       cancelled 3 · ok 11\n"), "{out}");
+    assert!(
+        out.contains("tokens       85238 in · 5057 out · 348985 cached\n"),
+        "{out}"
+    );
+}
+
+/// `rawpv print` rows say what each call did (the viewer's summary, escape sequences interpreted
+/// away) and end with the call's id.
+#[test]
+fn print_rows_show_the_summary_and_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("esc.ndjson");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"tool.invoke.request","payload":{"invocation_id":"a","tool_name":"Bash","input":{"command":"echo \u001b[1mbold\u001b[0m done"}}}"#,
+            "\n",
+            r#"{"type":"control.prompt.request","payload":{"text":"\u001b[31mred\u001b[0m prompt\nmore"}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("rawpv")
+        .unwrap()
+        .arg("print")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "Bash       requested echo bold done  [a]\nprompt     red prompt …\n"
+    );
+}
+
+#[test]
+fn token_totals_saturate_instead_of_wrapping() {
+    // Issue 14.15: two usage rows of 2^63 tokens summed to `0 in · 0 out` (a debug build
+    // panicked on the overflow).
+    let out = stats(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hostile_token_overflow.ndjson"
+    ));
+    assert!(
+        out.contains("tokens       18446744073709551615 in · 18446744073709551615 out · 0 cached"),
+        "{out}"
+    );
+}

@@ -1,0 +1,5 @@
+//! Helpers shared by the integration test modules.
+
+pub mod corpus;
+pub mod headless;
+pub mod transcripts;
