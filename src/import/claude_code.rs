@@ -583,6 +583,18 @@ pub fn subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
     found
 }
 
+/// A subagent file's bytes, at most as many as its size says: a `/proc` file is a "regular
+/// file" of size 0 with gigabytes to read (`/proc/self/pagemap` behind a planted
+/// `agent-*.jsonl` took 3.2 GB; second attack of issue 14). Reads nothing from such a file.
+fn read_at_most_its_size(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 30));
+    f.take(len).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
 /// The `sessionId` of the first record of a JSONL file that has one (reads at most 64 KiB).
 fn first_session_id(path: &Path) -> Option<String> {
     use std::io::Read;
@@ -619,7 +631,7 @@ pub fn load_session(path: &Path, bytes: Vec<u8>) -> Vec<Decoded> {
     // The records are parsed: the file's text is not needed while they are mapped.
     drop(bytes);
     for p in subagent_files(path, sid.as_deref()) {
-        if let Ok(b) = std::fs::read(&p) {
+        if let Ok(b) = read_at_most_its_size(&p) {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

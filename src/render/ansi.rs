@@ -228,6 +228,26 @@ pub fn control_picture(c: char) -> String {
     }
 }
 
+/// `st` without what would hide text from the reader while a model still reads it (second
+/// attack of issue 14): conceal (`SGR 8`) is dropped, and a background the same as (or, for
+/// 24-bit colours, within a few steps of) the foreground is dropped, so the text shows in its
+/// own colour over the pane's background.
+fn legible(mut st: Style) -> Style {
+    use ratatui::style::Color;
+    st.add_modifier.remove(ratatui::style::Modifier::HIDDEN);
+    let same = match (st.fg, st.bg) {
+        (Some(Color::Rgb(a, b, c)), Some(Color::Rgb(x, y, z))) => {
+            a.abs_diff(x) < 24 && b.abs_diff(y) < 24 && c.abs_diff(z) < 24
+        }
+        (Some(f), Some(b)) => f == b,
+        _ => false,
+    };
+    if same {
+        st.bg = None;
+    }
+    st
+}
+
 /// A one-line virtual screen with a cursor, fed by vte.
 struct Screen<'t> {
     theme: &'t Theme,
@@ -301,7 +321,7 @@ impl<'t> Screen<'t> {
 
     fn set_sgr(&mut self, st: Style) {
         let st = if self.theme.colour {
-            st
+            legible(st)
         } else {
             Style {
                 fg: None,
@@ -560,6 +580,33 @@ mod tests {
             crate::render::text::visible("a\x07b")
         );
         assert!(!visible_plain("\x1b]0;title\x07x\x1b[2Jy").contains('\x1b'));
+    }
+
+    #[test]
+    fn output_cannot_hide_text_with_sgr() {
+        // Second attack of issue 14: conceal and same-colour text hid words from the reader.
+        let t = Theme::dark();
+        for input in [
+            "a \x1b[8mHIDDEN\x1b[0m b",
+            "a \x1b[30;40mHIDDEN\x1b[0m b",
+            "a \x1b[38;5;16;48;5;16mHIDDEN\x1b[0m b",
+            "a \x1b[38;2;1;2;3;48;2;1;2;4mHIDDEN\x1b[0m b",
+        ] {
+            let (lines, _) = ansi_to_lines(input, &t, 10);
+            let span = lines[0]
+                .spans
+                .iter()
+                .find(|s| s.content.contains("HIDDEN"))
+                .expect("the text is kept");
+            assert!(
+                !span.style.add_modifier.contains(Modifier::HIDDEN),
+                "{input:?}: {span:?}"
+            );
+            assert!(span.style.bg.is_none(), "{input:?}: {span:?}");
+        }
+        // Colour on a different background stays.
+        let (lines, _) = ansi_to_lines("\x1b[31;44mx", &t, 10);
+        assert_eq!(lines[0].spans[0].style.bg, Some(Color::Blue));
     }
 
     #[test]
