@@ -141,5 +141,19 @@ pub fn is_invisible_format(c: char) -> bool {
             | '\u{FEFF}'
             | '\u{00AD}'
             | '\u{180E}'
+            // Line and paragraph separators (they break a row's layout), interlinear
+            // annotations, Hangul fillers and the Braille blank (they draw nothing), tag
+            // characters and variation selectors 17-256 (invisible text smuggled into a
+            // command; second attack of issue 14). VS1-16 stay: emoji use them.
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{3164}'
+            | '\u{FFA0}'
+            | '\u{2800}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
     )
 }

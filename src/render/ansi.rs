@@ -206,6 +206,20 @@ pub fn is_invisible_format(c: char) -> bool {
             | '\u{FEFF}'
             | '\u{00AD}'
             | '\u{180E}'
+            // Line and paragraph separators (they break a row's layout), interlinear
+            // annotations, Hangul fillers and the Braille blank (they draw nothing), tag
+            // characters and variation selectors 17-256 (invisible text smuggled into a
+            // command; second attack of issue 14). VS1-16 stay: emoji use them.
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{3164}'
+            | '\u{FFA0}'
+            | '\u{2800}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
     )
 }
 
@@ -686,6 +700,17 @@ mod tests {
         assert_eq!(plain("a\u{202e}b\u{200b}"), "a<U+202E>b<U+200B>\n");
         assert_eq!(plain("x\u{9b}y"), "x\\u{9b}y\n");
         assert_eq!(plain("👨\u{200d}👩"), "👨\u{200d}👩\n");
+        // Second attack: tag characters smuggled `rm -rf` into `ls `; a line separator broke
+        // the row; a Braille blank and Hangul filler drew nothing.
+        assert_eq!(
+            visible_plain("ls \u{E0072}\u{E006D}"),
+            "ls \u{FFFD}\u{FFFD}"
+        );
+        assert_eq!(
+            plain("a\u{2028}b\u{2800}c\u{3164}"),
+            "a<U+2028>b<U+2800>c<U+3164>\n"
+        );
+        assert_eq!(plain("❤\u{fe0f}"), "❤\u{fe0f}\n");
     }
 
     #[test]

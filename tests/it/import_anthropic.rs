@@ -307,8 +307,15 @@ fn deeply_nested_yaml_is_refused_at_once() {
     assert_eq!(e.line, 1);
     assert!(
         e.to_string()
-            .contains("flow collections ([…], {…}) nested deeper than 128 levels; not read"),
+            .contains("collections nested deeper than 128 levels; not read"),
         "{e}"
+    );
+    // Block sequences opened on one line count too (4M `- ` took 1.8 GB).
+    let block = format!("interactions:\n{}x\n", "- ".repeat(200_000));
+    let items = import::load_bytes(block.as_bytes()).items;
+    assert!(
+        matches!(items.as_slice(), [Decoded::Malformed(e)] if e.line == 2),
+        "{items:?}"
     );
     // Brackets inside quoted scalars and comments do not count.
     let quoted = format!(

@@ -768,6 +768,8 @@ fn planted_subagent_files_that_are_not_regular_files_are_passed_over() {
     let sub = dir.path().join("s").join("subagents");
     std::fs::create_dir_all(&sub).unwrap();
     std::os::unix::fs::symlink("/dev/zero", sub.join("agent-evil.jsonl")).unwrap();
+    // A `/proc` file is a regular file of size 0 with gigabytes behind it (second attack).
+    std::os::unix::fs::symlink("/proc/self/pagemap", sub.join("agent-pm.jsonl")).unwrap();
     let out = assert_cmd::Command::cargo_bin("rawpv")
         .unwrap()
         .args(["stats", main.to_str().unwrap()])
