@@ -250,8 +250,8 @@ fn legible(mut st: Style) -> Style {
     use ratatui::style::Color;
     st.add_modifier.remove(ratatui::style::Modifier::HIDDEN);
     let same = match (st.fg, st.bg) {
-        (Some(Color::Rgb(a, b, c)), Some(Color::Rgb(x, y, z))) => {
-            a.abs_diff(x) < 24 && b.abs_diff(y) < 24 && c.abs_diff(z) < 24
+        (Some(Color::Rgb(fr, fg, fb)), Some(Color::Rgb(br, bg, bb))) => {
+            fr.abs_diff(br) < 24 && fg.abs_diff(bg) < 24 && fb.abs_diff(bb) < 24
         }
         (Some(f), Some(b)) => f == b,
         _ => false,
