@@ -105,6 +105,7 @@ fn copied_output_has_no_control_characters_and_says_what_went() {
 }
 
 /// The text of the OSC 52 sequence the app queued for the loop to write.
+#[allow(clippy::expect_used)]
 fn clipboard_text(app: &mut App) -> Vec<u8> {
     let seq = app.take_clipboard_out().expect("an OSC 52 sequence");
     let b64 = seq
