@@ -155,5 +155,26 @@ pub fn is_invisible_format(c: char) -> bool {
             | '\u{2800}'
             | '\u{E0000}'..='\u{E007F}'
             | '\u{E0100}'..='\u{E01EF}'
+            // Third attack: VS1-14 (16 selectors carry 4 bits each after ordinary letters; emoji
+            // use VS15/16, which stay), and other characters that draw nothing: combining
+            // grapheme joiner, Mongolian and Khmer fillers, deprecated format characters,
+            // musical and Egyptian format controls, shorthand format controls, prepended
+            // concatenation marks.
+            | '\u{FE00}'..='\u{FE0D}'
+            | '\u{034F}'
+            | '\u{180B}'..='\u{180D}'
+            | '\u{180F}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{206A}'..='\u{206F}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{13430}'..='\u{13440}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{06DD}'
+            | '\u{070F}'
+            | '\u{08E2}'
+            | '\u{110BD}'
+            | '\u{110CD}'
     )
 }

@@ -545,11 +545,13 @@ pub const MAX_YAML_FLOW_DEPTH: usize = 128;
 
 /// The line at which `text`'s collections first nest deeper than `limit`, if they do: flow
 /// collections (`[`, `{`; brackets inside quoted scalars and comments do not count) or block
-/// sequences opened on one line (`- - - …`: 4M of them took 1.8 GB). Linear.
+/// sequences or explicit keys opened on one line (`- - - …`, `? ? …`: 4M of them took 1.8 GB).
+/// Linear.
 fn flow_nesting_over(text: &str, limit: usize) -> Option<u64> {
     for (i, l) in text.lines().enumerate() {
         let (mut rest, mut n) = (l.trim_start(), 0);
-        while let Some(r) = rest.strip_prefix('-') {
+        // `- ` (sequence entry) and `? ` (explicit key; third attack) both open a level.
+        while let Some(r) = rest.strip_prefix(['-', '?']) {
             if !(r.is_empty() || r.starts_with([' ', '\t'])) {
                 break;
             }

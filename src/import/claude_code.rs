@@ -583,13 +583,24 @@ pub fn subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
     found
 }
 
-/// A subagent file's bytes, at most as many as its size says: a `/proc` file is a "regular
+/// Largest subagent file read (256 MiB; real ones are a few MB).
+pub const MAX_SUBAGENT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A subagent file's bytes, at most as many as its size says (and at most
+/// [`MAX_SUBAGENT_BYTES`]): a `/proc` file is a "regular
 /// file" of size 0 with gigabytes to read (`/proc/self/pagemap` behind a planted
 /// `agent-*.jsonl` took 3.2 GB; second attack of issue 14). Reads nothing from such a file.
 fn read_at_most_its_size(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
+    if len > MAX_SUBAGENT_BYTES {
+        // A planted 8 GB sparse file took 16.8 GB (third attack): bigger than any real one.
+        return Err(std::io::Error::other(format!(
+            "{} is {len} bytes, over the {MAX_SUBAGENT_BYTES}-byte subagent file cap",
+            path.display()
+        )));
+    }
     let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 30));
     f.take(len).read_to_end(&mut buf)?;
     Ok(buf)

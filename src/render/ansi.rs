@@ -219,24 +219,92 @@ pub fn control_picture(c: char) -> String {
     }
 }
 
-/// `st` without what would hide text from the reader while a model still reads it (second
-/// attack of issue 14): conceal (`SGR 8`) is dropped, and a background the same as (or, for
-/// 24-bit colours, within a few steps of) the foreground is dropped, so the text shows in its
-/// own colour over the pane's background.
-fn legible(mut st: Style) -> Style {
-    use ratatui::style::Color;
-    st.add_modifier.remove(ratatui::style::Modifier::HIDDEN);
-    let same = match (st.fg, st.bg) {
-        (Some(Color::Rgb(fr, fg, fb)), Some(Color::Rgb(br, bg, bb))) => {
-            fr.abs_diff(br) < 24 && fg.abs_diff(bg) < 24 && fb.abs_diff(bb) < 24
-        }
-        (Some(f), Some(b)) => f == b,
-        _ => false,
+/// `st` (the merged style of a cell: the block's base and the SGR in force) without what would
+/// hide text from the reader while a model still reads it (attacks 2 and 3 of issue 14):
+/// conceal (`SGR 8`) is dropped; when the foreground and the background (reverse video
+/// resolved; an unset one taken as the terminal's default for a `dark` or light theme) are
+/// close colours, whatever their encoding (16, 256 or 24-bit), the colours and reverse video are
+/// dropped, so the text shows in the terminal's own colours.
+fn legible(mut st: Style, dark: bool) -> Style {
+    use ratatui::style::Modifier;
+    st.add_modifier.remove(Modifier::HIDDEN);
+    let (ink, paper) = if dark {
+        ((229, 229, 229), (0, 0, 0))
+    } else {
+        ((0, 0, 0), (255, 255, 255))
     };
-    if same {
+    let fg = st.fg.and_then(rgb).unwrap_or(ink);
+    let bg = st.bg.and_then(rgb).unwrap_or(paper);
+    let (fg, bg) = if st.add_modifier.contains(Modifier::REVERSED) {
+        (bg, fg)
+    } else {
+        (fg, bg)
+    };
+    let close = |a: (u8, u8, u8), b: (u8, u8, u8)| {
+        let d = u32::from(a.0.abs_diff(b.0))
+            + u32::from(a.1.abs_diff(b.1))
+            + u32::from(a.2.abs_diff(b.2));
+        d < 96
+    };
+    if close(fg, bg) {
+        st.fg = None;
         st.bg = None;
+        st.add_modifier.remove(Modifier::REVERSED);
     }
     st
+}
+
+/// An approximate RGB value of a terminal colour (xterm's palette); `None` for `Reset`.
+fn rgb(c: ratatui::style::Color) -> Option<(u8, u8, u8)> {
+    use ratatui::style::Color;
+    const BASE: [(u8, u8, u8); 16] = [
+        (0, 0, 0),
+        (205, 0, 0),
+        (0, 205, 0),
+        (205, 205, 0),
+        (0, 0, 238),
+        (205, 0, 205),
+        (0, 205, 205),
+        (229, 229, 229),
+        (127, 127, 127),
+        (255, 0, 0),
+        (0, 255, 0),
+        (255, 255, 0),
+        (92, 92, 255),
+        (255, 0, 255),
+        (0, 255, 255),
+        (255, 255, 255),
+    ];
+    Some(match c {
+        Color::Reset => return None,
+        Color::Black => BASE[0],
+        Color::Red => BASE[1],
+        Color::Green => BASE[2],
+        Color::Yellow => BASE[3],
+        Color::Blue => BASE[4],
+        Color::Magenta => BASE[5],
+        Color::Cyan => BASE[6],
+        Color::Gray => BASE[7],
+        Color::DarkGray => BASE[8],
+        Color::LightRed => BASE[9],
+        Color::LightGreen => BASE[10],
+        Color::LightYellow => BASE[11],
+        Color::LightBlue => BASE[12],
+        Color::LightMagenta => BASE[13],
+        Color::LightCyan => BASE[14],
+        Color::White => BASE[15],
+        Color::Rgb(r, g, b) => (r, g, b),
+        Color::Indexed(i @ 0..=15) => BASE[usize::from(i)],
+        Color::Indexed(i @ 16..=231) => {
+            let i = i - 16;
+            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
+            (level(i / 36), level(i / 6 % 6), level(i % 6))
+        }
+        Color::Indexed(i) => {
+            let g = 8 + (i - 232) * 10;
+            (g, g, g)
+        }
+    })
 }
 
 /// A one-line virtual screen with a cursor, fed by vte.
@@ -249,6 +317,8 @@ struct Screen<'t> {
     sgr: Style,
     /// Style under the SGR ([`Terminal::feed`]); default for a whole text.
     base: Style,
+    /// The theme is for a dark background (light: id 2), for [`legible`].
+    dark: bool,
     /// The cursor's line.
     row: Row,
     col: usize,
@@ -284,6 +354,7 @@ impl<'t> Screen<'t> {
             cur: 0,
             sgr: Style::default(),
             base: Style::default(),
+            dark: theme.id != 2,
             row: Row::default(),
             col: 0,
             prev: None,
@@ -312,7 +383,7 @@ impl<'t> Screen<'t> {
 
     fn set_sgr(&mut self, st: Style) {
         let st = if self.theme.colour {
-            legible(st)
+            st
         } else {
             Style {
                 fg: None,
@@ -322,13 +393,13 @@ impl<'t> Screen<'t> {
             }
         };
         self.sgr = st;
-        self.cur = self.intern(self.base.patch(st));
+        self.cur = self.intern(legible(self.base.patch(st), self.dark));
     }
 
     fn set_base(&mut self, base: Style) {
         if base != self.base {
             self.base = base;
-            self.cur = self.intern(base.patch(self.sgr));
+            self.cur = self.intern(legible(base.patch(self.sgr), self.dark));
         }
     }
 
@@ -582,6 +653,15 @@ mod tests {
             "a \x1b[30;40mHIDDEN\x1b[0m b",
             "a \x1b[38;5;16;48;5;16mHIDDEN\x1b[0m b",
             "a \x1b[38;2;1;2;3;48;2;1;2;4mHIDDEN\x1b[0m b",
+            // The third attack: other encodings of one colour, near colours, reverse video,
+            // black on the dark terminal's own background.
+            "a \x1b[30;48;5;0mHIDDEN\x1b[0m b",
+            "a \x1b[38;5;16;48;2;0;0;0mHIDDEN\x1b[0m b",
+            "a \x1b[38;5;232;48;5;233mHIDDEN\x1b[0m b",
+            "a \x1b[38;2;0;0;0;48;2;0;0;30mHIDDEN\x1b[0m b",
+            "a \x1b[38;2;255;255;255;107mHIDDEN\x1b[0m b",
+            "a \x1b[7;30mHIDDEN\x1b[0m b",
+            "a \x1b[30mHIDDEN\x1b[0m b",
         ] {
             let (lines, _) = ansi_to_lines(input, &t, 10);
             let span = lines[0]
@@ -593,8 +673,23 @@ mod tests {
                 !span.style.add_modifier.contains(Modifier::HIDDEN),
                 "{input:?}: {span:?}"
             );
-            assert!(span.style.bg.is_none(), "{input:?}: {span:?}");
+            assert!(
+                span.style.bg.is_none() && span.style.fg.is_none(),
+                "{input:?}: {span:?}"
+            );
+            assert!(!span.style.add_modifier.contains(Modifier::REVERSED));
         }
+        // A stderr chunk's red base with a red background from the output.
+        let mut screen = Screen::new(&t, 10);
+        let mut parser = Parser::new();
+        screen.set_base(Style::default().fg(Color::Red));
+        parser.advance(&mut screen, b"\x1b[41mHIDDEN");
+        let (lines, _) = screen.finish();
+        let span = &lines[0].spans[0];
+        assert!(
+            span.style.bg.is_none() && span.style.fg.is_none(),
+            "{span:?}"
+        );
         // Colour on a different background stays.
         let (lines, _) = ansi_to_lines("\x1b[31;44mx", &t, 10);
         assert_eq!(lines[0].spans[0].style.bg, Some(Color::Blue));
@@ -688,19 +783,21 @@ mod tests {
             "a<U+2028>b<U+2800>c<U+3164>\n"
         );
         assert_eq!(plain("❤\u{fe0f}"), "❤\u{fe0f}\n");
+        // Third attack: 16 variation selectors smuggled 4 bits each after `ls -la`.
+        assert_eq!(plain("ls\u{fe00}\u{fe0d}"), "ls<U+FE00><U+FE0D>\n");
     }
 
     #[test]
     fn sgr_styles_are_kept() {
         let (l, _) = ansi_to_lines(
-            "\x1b[1;31mred\x1b[0m \x1b[38;2;1;2;3mrgb",
+            "\x1b[1;31mred\x1b[0m \x1b[38;2;200;100;50mrgb",
             &Theme::dark(),
             10,
         );
         assert_eq!(l[0].spans[0].content, "red");
         assert_eq!(l[0].spans[0].style.fg, Some(Color::Red));
         assert!(l[0].spans[0].style.add_modifier.contains(Modifier::BOLD));
-        assert_eq!(l[0].spans[2].style.fg, Some(Color::Rgb(1, 2, 3)));
+        assert_eq!(l[0].spans[2].style.fg, Some(Color::Rgb(200, 100, 50)));
         let (l, _) = ansi_to_lines("\x1b[31mred", &Theme::mono(), 10);
         assert_eq!(l[0].spans[0].style.fg, None);
     }

@@ -311,12 +311,14 @@ fn deeply_nested_yaml_is_refused_at_once() {
         "{e}"
     );
     // Block sequences opened on one line count too (4M `- ` took 1.8 GB).
-    let block = format!("interactions:\n{}x\n", "- ".repeat(200_000));
-    let items = import::load_bytes(block.as_bytes()).items;
-    assert!(
-        matches!(items.as_slice(), [Decoded::Malformed(e)] if e.line == 2),
-        "{items:?}"
-    );
+    for run in ["- ", "? ", "- ? "] {
+        let block = format!("interactions:\n{}x\n", run.repeat(200_000));
+        let items = import::load_bytes(block.as_bytes()).items;
+        assert!(
+            matches!(items.as_slice(), [Decoded::Malformed(e)] if e.line == 2),
+            "{run:?}: {items:?}"
+        );
+    }
     // Brackets inside quoted scalars and comments do not count.
     let quoted = format!(
         "interactions:\n- a: \"{}\"\n  b: '{}' # {}\n",
