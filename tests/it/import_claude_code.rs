@@ -770,6 +770,11 @@ fn planted_subagent_files_that_are_not_regular_files_are_passed_over() {
     std::os::unix::fs::symlink("/dev/zero", sub.join("agent-evil.jsonl")).unwrap();
     // A `/proc` file is a regular file of size 0 with gigabytes behind it (second attack).
     std::os::unix::fs::symlink("/proc/self/pagemap", sub.join("agent-pm.jsonl")).unwrap();
+    // A sparse file far over the subagent cap (an 8 GB one took 16.8 GB; third attack).
+    std::fs::File::create(sub.join("agent-sparse.jsonl"))
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
     let out = assert_cmd::Command::cargo_bin("rawpv")
         .unwrap()
         .args(["stats", main.to_str().unwrap()])
