@@ -50,9 +50,10 @@
 //! `tool_result` (`text-before-tool-result`). Invariants: never panics; unreadable input is a
 //! `Decoded::Malformed` with the parser's message.
 //!
-//! Size (about 870 lines): three input shapes (Messages request/response JSON, SDK
-//! logs with retries, SSE streams) folded into one frame sequence with one set of pairing
-//! findings; splitting by shape would duplicate the pairing state.
+//! Size (about 1,700 lines; tests from the end): the input shapes (Messages request/response
+//! JSON, SDK logs with retries, step lists, recorded streams) fold into one frame sequence with
+//! one set of pairing findings and one merge of repeated messages; splitting by shape would
+//! duplicate that state. Parsing event streams is apart (`anthropic_stream.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
