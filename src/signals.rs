@@ -28,6 +28,19 @@ pub fn fatal() -> Option<i32> {
     }
 }
 
+/// Records that the terminal went away (its pty closed), as a hangup: the process exits 129
+/// whichever it noticed first, the SIGHUP or an error reading or writing the terminal (which
+/// used to exit 2 or, worse, abort). A fatal signal already recorded is kept.
+pub fn terminal_lost() {
+    #[cfg(unix)]
+    let _ = FATAL.compare_exchange(
+        0,
+        signal_hook::consts::SIGHUP,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+}
+
 /// What a signal asks of the screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sig {

@@ -116,6 +116,8 @@ impl Tui {
 impl Drop for Tui {
     fn drop(&mut self) {
         if restore().is_err() {
+            // Exit as for a hangup (129), whether the SIGHUP or an I/O error came first.
+            crate::signals::terminal_lost();
             // The terminal is gone (its pty closed: EIO). ratatui's own drop then reports the
             // cursor it cannot show with `eprintln!`, which panics on the dead stderr and
             // aborted the process (SIGABRT instead of a clean exit): point stdout and stderr at
