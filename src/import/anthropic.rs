@@ -839,7 +839,7 @@ impl Mapper {
                     Level::Error,
                     "the next user message has no tool_result for it (the API answers 400)",
                 ),
-                Why::Ends => (Level::Warning, "the conversation ends without its result"),
+                Why::Ends => (Level::Warning, "the input ends without its result"),
                 Why::NotRecorded => (
                     Level::Info,
                     "its result is not recorded: the input keeps only the responses, and the \
