@@ -595,6 +595,18 @@ fn flow_nesting_over(text: &str, limit: usize) -> Option<u64> {
     None
 }
 
+/// One JSONL line as a JSON object; anything else is a malformed-line item at `line` in `out`
+/// (not JSON, or JSON that is not an object). Shared by the recording and stream readers.
+pub(crate) fn object_line(line: u64, text: &str, out: &mut Vec<Decoded>) -> Option<Value> {
+    let kind = match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => return Some(v),
+        Ok(_) => ParseErrorKind::NotObject,
+        Err(e) => ParseErrorKind::Json(e.to_string()),
+    };
+    out.push(Decoded::Malformed(ParseError::new(line, kind, text)));
+    None
+}
+
 /// What the YAML reader's refusal means, in words: its alias limit is a "billion laughs" bomb.
 fn yaml_reason(e: &serde_yaml_ng::Error) -> String {
     let msg = e.to_string();
@@ -655,18 +667,8 @@ pub fn decode_text(text: &str, out: &mut Vec<Decoded>) {
                 continue;
             }
             let line = i as u64 + 1;
-            match serde_json::from_str::<Value>(l) {
-                Ok(v @ Value::Object(_)) => conv.value(&v, &[], line, out),
-                Ok(_) => out.push(Decoded::Malformed(ParseError::new(
-                    line,
-                    ParseErrorKind::NotObject,
-                    l,
-                ))),
-                Err(e) => out.push(Decoded::Malformed(ParseError::new(
-                    line,
-                    ParseErrorKind::Json(e.to_string()),
-                    l,
-                ))),
+            if let Some(v) = object_line(line, l, out) {
+                conv.value(&v, &[], line, out);
             }
         }
     }

@@ -459,18 +459,8 @@ impl Decoder for StreamDecoder {
                 if t.is_empty() {
                     return;
                 }
-                match serde_json::from_str::<Value>(t) {
-                    Ok(v @ Value::Object(_)) => self.event(&v, line, out),
-                    Ok(_) => out.push(Decoded::Malformed(ParseError::new(
-                        line,
-                        ParseErrorKind::NotObject,
-                        t,
-                    ))),
-                    Err(e) => out.push(Decoded::Malformed(ParseError::new(
-                        line,
-                        ParseErrorKind::Json(e.to_string()),
-                        t,
-                    ))),
+                if let Some(v) = super::anthropic::object_line(line, t, out) {
+                    self.event(&v, line, out);
                 }
             }
         }

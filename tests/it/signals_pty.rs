@@ -35,17 +35,7 @@ struct Term {
 impl Term {
     /// `rawpv ARGS` in an 80x24 pty, HOME holding one Claude Code session.
     fn spawn(args: &[&str]) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let project = home.path().join(".claude/projects/-home-me-p");
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::copy(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/tui_session.jsonl"
-            ),
-            project.join("s.jsonl"),
-        )
-        .unwrap();
+        let home = crate::support::fake_claude_home();
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: 24,

@@ -95,17 +95,7 @@ fn the_browser_comes_back_after_the_viewer_quits() {
         eprintln!("skipped: no `script` to make a terminal");
         return;
     };
-    let home = tempfile::tempdir().unwrap();
-    let project = home.path().join(".claude/projects/-home-me-p");
-    std::fs::create_dir_all(&project).unwrap();
-    std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/tui_session.jsonl"
-        ),
-        project.join("s.jsonl"),
-    )
-    .unwrap();
+    let home = crate::support::fake_claude_home();
     let bin = assert_cmd::cargo::cargo_bin("rawpv");
     let mut child = std::process::Command::new(script)
         .args(["-qec", &bin.display().to_string(), "/dev/null"])
