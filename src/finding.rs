@@ -35,8 +35,13 @@ pub mod code {
     pub const MALFORMED_LINE: &str = "malformed-line";
     /// A frame `type` outside SPEC 3 / 3.6 (shown as a generic row).
     pub const UNKNOWN_FRAME_TYPE: &str = "unknown-frame-type";
-    /// A known frame type whose payload does not fit its shape (e.g. a number for a string).
+    /// A known frame type whose payload could not be read at all. Since the lenient parse layer
+    /// (issue 17) every field is read on its own and this is not produced for RAWP lines; kept
+    /// because codes are never removed.
     pub const INVALID_PAYLOAD: &str = "invalid-payload";
+    /// A payload field of the wrong JSON type (SPEC 2 leniency, SPEC 3 tables): the frame is
+    /// kept with the field absent. An error for a required field, a warning for an optional one.
+    pub const WRONG_FIELD_TYPE: &str = "wrong-field-type";
     /// `tool.invoke.result` whose `invocation_id` was never requested (SPEC 3.7).
     pub const RESULT_WITHOUT_REQUEST: &str = "result-without-request";
     /// `tool.invoke.stream` whose `invocation_id` was never requested (SPEC 3.7).

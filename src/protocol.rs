@@ -8,6 +8,6 @@ pub mod rules;
 
 pub use model::*;
 pub use parse::{
-    ParseError, ParseErrorKind, ParseOptions, frame_from_value, parse_line, parse_line_fast,
-    parse_line_value, parse_line_with,
+    ParseError, ParseErrorKind, ParseOptions, frame_from_value, parse_line, parse_line_one_pass,
+    parse_line_with,
 };

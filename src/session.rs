@@ -1023,16 +1023,28 @@ impl Session {
                 msg,
             ));
         }
-        if let Some(e) = &frame.shape_error {
-            let msg = format!("{} payload does not fit its shape: {e}", frame.frame_type);
-            self.push_finding(Finding::new(
-                Level::Error,
-                code::INVALID_PAYLOAD,
-                "SPEC 3",
+        // Fields of the wrong type first (what the frame is), then the checker's findings.
+        let mut findings = Vec::with_capacity(frame.field_errors.len() + checked.len());
+        for e in &frame.field_errors {
+            let level = if e.required {
+                Level::Error
+            } else {
+                Level::Warning
+            };
+            let msg = format!("{} field {e}", frame.frame_type);
+            let mut f = Finding::new(
+                level,
+                code::WRONG_FIELD_TYPE,
+                field_spec(&frame.frame_type),
                 line,
                 msg,
-            ));
+            );
+            if let Some(id) = frame.invocation_id().filter(|id| !id.is_empty()) {
+                f = f.for_invocation(id);
+            }
+            findings.push(f);
         }
+        findings.extend(checked);
         let applied = match frame.body {
             Body::Request(_) => self.apply_request(frame),
             Body::Stream(_) => self.apply_stream(frame),
@@ -1040,7 +1052,7 @@ impl Session {
             Body::Catalog(_) => self.apply_catalog(frame),
             Body::Generic(_) => self.apply_generic(frame),
         };
-        for f in checked {
+        for f in findings {
             self.push_finding(f);
         }
         applied
@@ -1352,6 +1364,17 @@ impl Session {
 
 /// Gives back the spare capacity of an envelope's maps (a parsed frame's top-level map keeps the
 /// room of the keys moved out of it: about 1 KB a frame).
+/// The SPEC section whose table a frame type's payload fields come from.
+fn field_spec(t: &FrameType) -> &'static str {
+    match t {
+        FrameType::ToolInvokeRequest => "SPEC 3.1",
+        FrameType::ToolInvokeResult => "SPEC 3.2",
+        FrameType::ToolInvokeStream => "SPEC 3.3",
+        FrameType::ToolCatalogPublish => "SPEC 3.5",
+        _ => "SPEC 3",
+    }
+}
+
 fn shrink_envelope(e: &mut Envelope) {
     shrink_map(&mut e.metadata);
     shrink_map(&mut e.extra);

@@ -534,8 +534,7 @@ pub enum Body {
     Stream(ToolInvokeStream),
     Result(ToolInvokeResult),
     Catalog(CatalogPublish),
-    /// Any other frame type (SPEC 3.6), or a tool frame whose payload did not fit its type
-    /// (then `Frame::shape_error` says why).
+    /// Any other frame type (SPEC 3.6).
     Generic(Map<String, Value>),
 }
 
@@ -546,9 +545,35 @@ pub struct Frame {
     pub body: Body,
     pub envelope: Envelope,
     pub origin: Origin,
-    /// Set when a known frame type's payload could not be read as its typed shape (e.g. a number
-    /// where a string belongs); the payload is then kept as `Body::Generic`.
-    pub shape_error: Option<String>,
+    /// The payload fields that held the wrong JSON type (e.g. a number where SPEC 3 asks for a
+    /// string), in the order read: each is absent from `body` (SPEC 2 leniency: the frame is
+    /// kept) and becomes one `wrong-field-type` finding. Empty for frames built by importers.
+    pub field_errors: Vec<FieldError>,
+}
+
+/// A payload field of the wrong JSON type, read as absent (`crate::protocol::parse`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Its path in the payload: `tool_version`, `tools[0].version`, `diagnostics[1]`, `tools`.
+    pub field: String,
+    /// What SPEC 3 asks for: `"a string"`, `"a number"`, `"a non-negative integer"`,
+    /// `"a boolean"`, `"an object"`, `"an array"`.
+    pub expected: &'static str,
+    /// What the line holds, in the same words (`"a number"`, `"an object"`, …).
+    pub found: &'static str,
+    /// Whether SPEC 3's tables mark the field required (the finding is then an error, else a
+    /// warning).
+    pub required: bool,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` is {}, expected {}; read as absent",
+            self.field, self.found, self.expected
+        )
+    }
 }
 
 impl Frame {
@@ -559,7 +584,7 @@ impl Frame {
             body,
             envelope: Envelope::default(),
             origin: Origin::default(),
-            shape_error: None,
+            field_errors: Vec::new(),
         }
     }
 

@@ -7,14 +7,14 @@
 //! for `rawpv check` and the tests): a child reading its parent, not two modules in a cycle.
 //!
 //! Rules that live elsewhere: result/stream without a request, duplicate `invocation_id`, duplicate
-//! result, malformed lines, unknown frame types and payload shape errors are reported by the
+//! result, malformed lines, unknown frame types and payload fields of the wrong type are reported by the
 //! reducer itself (codes in [`crate::finding::code`]). The codes of this module are in [`code`].
 //!
 //! Levels (calibrated so converted Claude Code / Anthropic files get no error the adapter caused):
 //!
 //! | rule | code | level |
 //! |---|---|---|
-//! | required field absent (SPEC 3.1–3.5 tables) | `missing-field` | error |
+//! | required field absent (SPEC 3.1–3.5 tables); not when it was of the wrong type (the reducer's `wrong-field-type` says so) | `missing-field` | error |
 //! | `status`, `stream_type`, `output_type`, `severity` outside the enum | `unknown-enum-value` | error |
 //! | catalog `category` / tool `status` / declared `output_type` outside the enum | `unknown-enum-value` | warning |
 //! | request `input` not an object | `input-not-object` | warning |
@@ -46,8 +46,8 @@ use super::{Invocation, Session};
 use crate::finding::{Finding, Level};
 use crate::protocol::rules::{Rule, expected_output_type, known_category};
 use crate::protocol::{
-    Body, CatalogPublish, CatalogTool, Category, Frame, OutputType, ResultStatus, Severity,
-    ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream, ToolStatus,
+    Body, CatalogPublish, CatalogTool, Category, FieldError, Frame, OutputType, ResultStatus,
+    Severity, ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream, ToolStatus,
 };
 
 /// Stable codes of the checker's findings. Never rename one (the JSON output of `rawpv check` is
@@ -123,6 +123,9 @@ pub fn is_imported(frame: &Frame) -> bool {
 struct Out<'a> {
     line: u64,
     invocation: Option<&'a str>,
+    /// The frame's fields of the wrong type: read as absent, reported by the reducer, so not
+    /// reported again as missing.
+    wrong: &'a [FieldError],
     findings: Vec<Finding>,
 }
 
@@ -135,7 +138,20 @@ impl Out<'_> {
         self.findings.push(f);
     }
 
+    /// Whether the field at `path` held the wrong type (see `wrong`).
+    fn was_wrong(&self, path: &str) -> bool {
+        self.wrong.iter().any(|e| e.field == path)
+    }
+
     fn missing(&mut self, frame_type: &str, field: &str, spec: &'static str) {
+        self.missing_in(frame_type, "", field, spec);
+    }
+
+    /// [`Out::missing`] for a field of the payload's element at `prefix` (`tools[2].`).
+    fn missing_in(&mut self, frame_type: &str, prefix: &str, field: &str, spec: &'static str) {
+        if self.was_wrong(&format!("{prefix}{field}")) {
+            return;
+        }
         self.push(
             Level::Error,
             code::MISSING_FIELD,
@@ -150,6 +166,7 @@ pub fn frame_findings(session: &Session, frame: &Frame) -> Vec<Finding> {
     let mut out = Out {
         line: frame.origin.line,
         invocation: frame.invocation_id(),
+        wrong: &frame.field_errors,
         findings: Vec::new(),
     };
     match &frame.body {
@@ -187,6 +204,7 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
         let mut out = Out {
             line: inv.request_line,
             invocation: Some(&inv.invocation_id),
+            wrong: &[],
             findings: Vec::new(),
         };
         if !reported.contains(inv.invocation_id.as_str()) {
@@ -523,8 +541,9 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
     const S: &str = "SPEC 3.5";
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, tool) in c.tools.iter().enumerate() {
+        let at = format!("tools[{i}].");
         if tool.name.is_empty() {
-            out.missing(&format!("{T} #{i}"), "name", S);
+            out.missing_in(&format!("{T} #{i}"), &at, "name", S);
             continue;
         }
         let name = tool.name.as_str();
@@ -538,7 +557,7 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
         }
         // Importers derive catalogs from tool names alone; the description is the agent's job.
         if tool.description.is_none() && !derived {
-            out.missing(&format!("{T} {name}"), "description", S);
+            out.missing_in(&format!("{T} {name}"), &at, "description", S);
         }
         if let Some(cat) = tool.category.as_ref().filter(|c| !c.is_known()) {
             out.push(
@@ -585,8 +604,9 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
     }
     for (i, d) in c.diagnostics.iter().enumerate() {
         let what = format!("tool.catalog.publish diagnostic #{i}");
+        let at = format!("diagnostics[{i}].");
         match &d.severity {
-            None => out.missing(&what, "severity", S),
+            None => out.missing_in(&what, &at, "severity", S),
             Some(s) if !s.is_known() => out.push(
                 Level::Error,
                 code::UNKNOWN_ENUM_VALUE,
@@ -599,10 +619,10 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
             Some(_) => {}
         }
         if d.code.is_none() {
-            out.missing(&what, "code", S);
+            out.missing_in(&what, &at, "code", S);
         }
         if d.message.is_none() {
-            out.missing(&what, "message", S);
+            out.missing_in(&what, &at, "message", S);
         }
     }
 }

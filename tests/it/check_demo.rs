@@ -39,7 +39,7 @@ fn demo_is_well_formed_and_ordered() {
             f.origin.line
         );
         last = Some(ts);
-        assert!(f.shape_error.is_none(), "line {}", f.origin.line);
+        assert!(f.field_errors.is_empty(), "line {}", f.origin.line);
         if let Body::Request(r) = &f.body {
             let id = r.invocation_id.as_deref().unwrap();
             assert!(is_uuid_v4(id), "{id}");

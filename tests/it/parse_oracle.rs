@@ -1,23 +1,32 @@
-//! The one-pass `parse_line` (and `parse_line_with` skipping outputs) against the reference
-//! reading of a line (`serde_json::from_str::<Value>` then `frame_from_value`), line by line.
+//! The lenient parse layer (`protocol::parse`) against the reader it replaced, kept here as the
+//! oracle: the old reference reading of a line (`serde_json::from_str::<Value>`, the envelope
+//! rules, then the strict typed payload, or the payload kept generic with a shape error when one
+//! field did not fit), line by line.
+//!
+//! * A line the old reader read typed gives the same frame, key order included, with no field
+//!   errors; a line it refused gives the same error.
+//! * A line whose payload the old reader kept generic (a field of the wrong type) now gives the
+//!   typed frame of the same line *without* those fields (which the old reader also reads
+//!   typed), plus one field error naming each.
+//! * Every well-formed line of the fixtures, the corpus and the generator is read by the one
+//!   pass (`parse_line_one_pass`), not the `Value` reading.
 //!
 //! Lines: every `tests/fixtures/*.ndjson` line; every frame of every corpus file (imported, then
 //! written back with `Frame::to_json`), skipped when `../shared/corpus` is absent; generated
 //! recordings (`examples/gen.rs`); and variants of those lines: `type` after `payload`, shuffled
-//! keys, envelope fields in `metadata` or of the wrong type, payload fields of the wrong type
-//! (shape errors), `null` and non-object payloads and metadata, repeated keys, escaped keys, bad
-//! JSON, and values `serde_json` rejects only when it builds them (lone surrogates, numbers out of
-//! range).
-//!
-//! "Same" is `Frame` equality plus key order (maps compare without it): the frame written back
-//! with `to_json`, the payload, `extra` and `metadata` keys, byte for byte.
+//! keys, envelope fields in `metadata` or of the wrong type, payload fields of the wrong type,
+//! `null` and non-object payloads and metadata, repeated keys, escaped keys, bad JSON, and values
+//! `serde_json` rejects only when it builds them (lone surrogates, numbers out of range).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 
 use rawpv::import::{self, Decoded};
 use rawpv::protocol::{
-    Body, Frame, OutputShape, ParseError, ParseErrorKind, ParseOptions, frame_from_value,
-    parse_line, parse_line_fast, parse_line_with,
+    Body, CatalogPublish, Envelope, Frame, FrameType, Origin, OutputShape, ParseError,
+    ParseErrorKind, ParseOptions, Timestamp, ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream,
+    parse_line, parse_line_one_pass, parse_line_with,
 };
 use serde_json::{Map, Value, json};
 
@@ -26,11 +35,127 @@ use crate::generator;
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
-/// The reference path.
-fn reference(line: u64, text: &str) -> Result<Frame, ParseError> {
-    let v = serde_json::from_str::<Value>(text)
-        .map_err(|e| ParseError::new(line, ParseErrorKind::Json(e.to_string()), text))?;
-    frame_from_value(line, v).map_err(|kind| ParseError::new(line, kind, text))
+/// The old reader (`protocol/parse.rs` before issue 17), as it was: the frame, and whether its
+/// typed payload did not fit (then the body is `Body::Generic`).
+mod old {
+    use super::*;
+
+    pub fn reference(line: u64, text: &str) -> Result<(Frame, bool), ParseError> {
+        let v = serde_json::from_str::<Value>(text)
+            .map_err(|e| ParseError::new(line, ParseErrorKind::Json(e.to_string()), text))?;
+        from_value(line, v).map_err(|kind| ParseError::new(line, kind, text))
+    }
+
+    fn from_value(line: u64, value: Value) -> Result<(Frame, bool), ParseErrorKind> {
+        let Value::Object(mut obj) = value else {
+            return Err(ParseErrorKind::NotObject);
+        };
+        let frame_type = match obj.remove("type") {
+            Some(Value::String(s)) => FrameType::from_wire(&s),
+            _ => return Err(ParseErrorKind::MissingType),
+        };
+        let payload = match obj.remove("payload") {
+            Some(Value::Object(m)) => m,
+            Some(Value::Null) | None => Map::new(),
+            Some(other) => {
+                let mut m = Map::new();
+                m.insert("value".into(), other);
+                m
+            }
+        };
+        let metadata = match obj.remove("metadata") {
+            Some(Value::Object(m)) => m,
+            Some(Value::Null) | None => Map::new(),
+            Some(other) => {
+                obj.insert("metadata".into(), other);
+                Map::new()
+            }
+        };
+        let envelope = envelope_from(obj, metadata);
+        let (body, shape_error) = body_from(&frame_type, payload);
+        let frame = Frame {
+            frame_type,
+            body,
+            envelope,
+            origin: Origin::at(line),
+            field_errors: Vec::new(),
+        };
+        Ok((frame, shape_error))
+    }
+
+    fn take_str(
+        obj: &mut Map<String, Value>,
+        meta: &Map<String, Value>,
+        keys: &[&str],
+    ) -> Option<String> {
+        for k in keys {
+            if let Some(Value::String(s)) = obj.get(*k) {
+                let s = s.clone();
+                obj.remove(*k);
+                return Some(s);
+            }
+            if let Some(Value::String(s)) = meta.get(*k) {
+                return Some(s.clone());
+            }
+        }
+        None
+    }
+
+    fn envelope_from(mut obj: Map<String, Value>, metadata: Map<String, Value>) -> Envelope {
+        let id = take_str(&mut obj, &metadata, &["id", "frame_id"]);
+        let session_id = take_str(&mut obj, &metadata, &["session_id"]);
+        let mut seq = None;
+        for k in ["seq", "sequence"] {
+            if let Some(n) = obj.get(k).and_then(Value::as_u64) {
+                seq = Some(n);
+                obj.remove(k);
+                break;
+            }
+            if let Some(n) = metadata.get(k).and_then(Value::as_u64) {
+                seq = Some(n);
+                break;
+            }
+        }
+        let mut timestamp = None;
+        for k in ["timestamp", "ts"] {
+            if let Some(t) = obj.get(k).and_then(Timestamp::from_json) {
+                timestamp = Some(t);
+                obj.remove(k);
+                break;
+            }
+            if let Some(t) = metadata.get(k).and_then(Timestamp::from_json) {
+                timestamp = Some(t);
+                break;
+            }
+        }
+        Envelope {
+            id,
+            session_id,
+            seq,
+            timestamp,
+            metadata,
+            extra: obj,
+        }
+    }
+
+    fn body_from(frame_type: &FrameType, payload: Map<String, Value>) -> (Body, bool) {
+        fn typed<T: serde::de::DeserializeOwned>(
+            payload: Map<String, Value>,
+            wrap: fn(T) -> Body,
+        ) -> (Body, bool) {
+            match serde_json::from_value::<T>(Value::Object(payload.clone())) {
+                Ok(t) => (wrap(t), false),
+                Err(_) => (Body::Generic(payload), true),
+            }
+        }
+        match frame_type {
+            FrameType::ToolInvokeRequest => typed::<ToolInvokeRequest>(payload, Body::Request),
+            FrameType::ToolInvokeStream => typed::<ToolInvokeStream>(payload, Body::Stream),
+            FrameType::ToolInvokeResult => typed::<ToolInvokeResult>(payload, Body::Result),
+            FrameType::ToolCatalogPublish => typed::<CatalogPublish>(payload, Body::Catalog),
+            _ => (Body::Generic(payload), false),
+        }
+    }
 }
 
 /// Everything about a frame, key order included.
@@ -44,8 +169,8 @@ fn fingerprint(f: &Frame) -> (String, String, Vec<String>, Vec<String>) {
     )
 }
 
-/// The reference frame as the skipping reader should give it: a result's present output replaced
-/// by the stand-in of its shape.
+/// The frame as the skipping reader should give it: a result's present output replaced by the
+/// stand-in of its shape.
 fn skipped(mut f: Frame) -> Frame {
     if let Body::Result(r) = &mut f.body
         && let Some(out) = r.output.as_mut()
@@ -56,25 +181,79 @@ fn skipped(mut f: Frame) -> Frame {
     f
 }
 
-fn same_result(what: &str, got: &Result<Frame, ParseError>, want: &Result<Frame, ParseError>) {
-    match (got, want) {
-        (Ok(g), Ok(w)) => {
-            assert_eq!(g, w, "{what}");
-            assert_eq!(fingerprint(g), fingerprint(w), "key order: {what}");
-        }
-        (g, w) => assert_eq!(g, w, "{what}"),
-    }
+fn same(what: &str, got: &Frame, want: &Frame) {
+    assert_eq!(got, want, "{what}");
+    assert_eq!(fingerprint(got), fingerprint(want), "key order: {what}");
 }
 
-/// [`check`], and the one-pass reader took the line itself (no fallback): true of every
-/// well-formed frame line of the fixtures, the corpus and the generator.
+/// `text` with the payload fields at `paths` removed (`a`, `a[2]`, `a[2].b`), last first.
+fn without(text: &str, paths: &[String]) -> String {
+    let mut v: Value = serde_json::from_str(text).unwrap();
+    for path in paths.iter().rev() {
+        let payload = v.get_mut("payload").expect("a payload");
+        let (head, rest) = path.split_once('.').unwrap_or((path, ""));
+        let (key, index) = match head.split_once('[') {
+            Some((k, i)) => (k, Some(i.trim_end_matches(']').parse::<usize>().unwrap())),
+            None => (head, None),
+        };
+        let obj = payload.as_object_mut().unwrap();
+        match (index, rest) {
+            (None, _) => {
+                obj.shift_remove(key);
+            }
+            (Some(i), "") => {
+                obj[key].as_array_mut().unwrap().remove(i);
+            }
+            (Some(i), field) => {
+                obj[key][i].as_object_mut().unwrap().shift_remove(field);
+            }
+        }
+    }
+    v.to_string()
+}
+
+/// The new reading of `text` (plain, or skipping outputs) against the old one.
+fn check_with(line: u64, text: &str, skip_output: bool) -> bool {
+    let opts = ParseOptions { skip_output };
+    let got = parse_line_with(line, text, &opts);
+    let fix = |f: Frame| if skip_output { skipped(f) } else { f };
+    match (old::reference(line, text), got) {
+        (Err(want), got) => assert_eq!(got, Err(want), "{text}"),
+        (Ok((want, false)), Ok(got)) => same(text, &got, &fix(want)),
+        (Ok((old_generic, true)), Ok(got)) => {
+            // The old reader kept the payload generic; the new one reads it typed without the
+            // fields of the wrong type, exactly as both read the line without them.
+            assert!(!got.field_errors.is_empty(), "no field error: {text}");
+            assert!(!matches!(got.body, Body::Generic(_)), "generic: {text}");
+            assert_eq!(got.frame_type, old_generic.frame_type, "{text}");
+            let paths: Vec<String> = got.field_errors.iter().map(|e| e.field.clone()).collect();
+            let stripped = without(text, &paths);
+            let (want, generic) = old::reference(line, &stripped).unwrap();
+            assert!(!generic, "still generic without {paths:?}: {stripped}");
+            let mut got = got;
+            got.field_errors.clear();
+            same(&format!("{text} without {paths:?}"), &got, &fix(want));
+        }
+        (Ok(_), Err(e)) => panic!("refused ({e}): {text}"),
+    }
+    parse_line(line, text).is_ok()
+}
+
+/// [`check_with`] both ways. Returns whether the line was a frame.
+fn check(line: u64, text: &str) -> bool {
+    check_with(line, text, true);
+    check_with(line, text, false)
+}
+
+/// [`check`], and the one pass read the line itself: true of every well-formed frame line of
+/// the fixtures, the corpus and the generator.
 fn check_fast(line: u64, text: &str) {
     assert!(check(line, text), "not a frame: {text}");
     for skip_output in [false, true] {
         let opts = ParseOptions { skip_output };
         assert!(
-            parse_line_fast(line, text, &opts).is_some(),
-            "fell back to the reference: {text}"
+            parse_line_one_pass(line, text, &opts).is_some(),
+            "left to the Value reading: {text}"
         );
     }
     let skipped = parse_line_with(line, text, &ParseOptions { skip_output: true });
@@ -86,24 +265,6 @@ fn check_fast(line: u64, text: &str) {
         let f = skipped.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(f.origin.output_skipped, r.output.is_some(), "{text}");
     }
-}
-
-/// Checks one line both ways (plain and skipping outputs). Returns whether it was a frame.
-fn check(line: u64, text: &str) -> bool {
-    let want = reference(line, text);
-    same_result(text, &parse_line(line, text), &want);
-    // Skipping: the output is a stand-in of the same shape, or (when the line was left to the
-    // reference path: repeated keys, …) the real one; never anything else.
-    let skip = ParseOptions { skip_output: true };
-    let got = parse_line_with(line, text, &skip);
-    let is_skipped = got.as_ref().is_ok_and(|f| f.origin.output_skipped);
-    let want_skipped = if is_skipped {
-        want.clone().map(skipped)
-    } else {
-        want.clone()
-    };
-    same_result(&format!("skipping: {text}"), &got, &want_skipped);
-    want.is_ok()
 }
 
 /// Variants of a frame line that exercise every rule of the envelope and payload readers.
