@@ -17,6 +17,7 @@ mod generator;
 mod anthropic_recordings;
 mod browser_screen;
 mod cc_stream;
+mod cc_switch;
 mod check_cli;
 mod check_demo;
 mod check_formats;
