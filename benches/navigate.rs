@@ -335,10 +335,7 @@ fn bench_generated(c: &mut Criterion) {
             rawpv::source::file::FileEvent::Format(f) => {
                 app.update(Msg::Source(SourceMsg::Format(f)));
             }
-            // A generated RAWP file: nothing is streamed twice.
-            rawpv::source::file::FileEvent::Progress { .. }
-            | rawpv::source::file::FileEvent::Ordering
-            | rawpv::source::file::FileEvent::Exact(_) => {}
+            rawpv::source::file::FileEvent::Progress { .. } => {}
         }
         true
     });

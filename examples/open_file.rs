@@ -69,18 +69,11 @@ async fn main() {
         slowest = slowest.max(t.elapsed());
         draws += 1;
     };
-    // A Claude Code file: when its file-order stream ended, and when the exact session came.
-    let (mut ordering, mut replaced) = (None, None);
     let mut slowest_update = Duration::ZERO;
     while let Some(m) = rx.recv().await {
         let end = matches!(m, SourceMsg::Eof | SourceMsg::Failed(_));
         if let SourceMsg::Failed(e) = &m {
             eprintln!("failed: {e}");
-        }
-        match &m {
-            SourceMsg::State(source::SourceState::Ordering) => ordering = Some(start.elapsed()),
-            SourceMsg::Replace(_) => replaced = Some(start.elapsed()),
-            _ => {}
         }
         let t = Instant::now();
         app.update(Msg::Source(m));
@@ -117,18 +110,9 @@ async fn main() {
         slowest.as_secs_f64() * 1e3,
         slowest_update.as_secs_f64() * 1e3
     );
-    if let Some(o) = ordering {
-        println!(
-            "ordering        from {:.2} s; exact session {}",
-            o.as_secs_f64(),
-            replaced.map_or_else(
-                || "not needed (same as streamed)".to_owned(),
-                |r| format!("swapped in at {:.2} s", r.as_secs_f64())
-            )
-        );
-    }
     println!(
-        "memory          peak {peak} MB, now {now} MB ({:.2}x the file)",
+        "memory          peak {peak} MB ({:.2}x the file), now {now} MB ({:.2}x)",
+        peak as f64 / mb,
         now as f64 / mb
     );
     cancel.cancel();

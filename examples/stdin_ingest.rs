@@ -42,11 +42,7 @@ async fn main() {
                     }
                 }
                 SourceMsg::Failed(e) => eprintln!("source failed: {e}"),
-                // Stdin is streamed once: no `Replace`.
-                SourceMsg::Format(_)
-                | SourceMsg::State(_)
-                | SourceMsg::Replace(_)
-                | SourceMsg::Eof => {}
+                SourceMsg::Format(_) | SourceMsg::State(_) | SourceMsg::Eof => {}
             }
         }
         session.compact_if_needed();

@@ -137,8 +137,6 @@ pub struct App {
     count: Option<scan::Count>,
     /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
     scan_budget: Duration,
-    /// A saved Claude Code file was read; its exact order is being computed (status bar).
-    ordering: bool,
 }
 
 impl App {
@@ -177,7 +175,6 @@ impl App {
             count: None,
             scan: None,
             scan_budget: scan::SCAN_BUDGET,
-            ordering: false,
         }
     }
 

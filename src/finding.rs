@@ -62,6 +62,8 @@ pub mod code {
     pub const TOOL_RESULT_NOT_NEXT: &str = "tool-result-not-next";
     /// Imported records repeating an earlier record's id (resumed sessions); the first is kept.
     pub const DUPLICATE_RECORD: &str = "duplicate-record";
+    /// A Claude Code record with two or more branches (a rewind, a retried prompt; issue 16).
+    pub const FORK: &str = "fork";
     /// An imported input the adapter could not read as a whole (e.g. a cassette it cannot parse).
     pub const UNREADABLE_INPUT: &str = "unreadable-input";
     /// A line that is not valid UTF-8 (SPEC 2: frames are UTF-8 JSON); the invalid bytes are read

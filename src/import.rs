@@ -257,17 +257,35 @@ fn detect_document(text: &str) -> Format {
 pub trait Decoder: Send {
     /// Feeds one line (without its newline). `line` is 1-based.
     fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>);
+    /// [`Decoder::line`] for a line of a saved file at byte `span` (`\r` included): decoders
+    /// whose frames can be read back from their line (Claude Code) put it in `Origin::span`.
+    fn line_span(
+        &mut self,
+        line: u64,
+        span: crate::protocol::ByteSpan,
+        text: &str,
+        out: &mut Vec<Decoded>,
+    ) {
+        let _ = span;
+        self.line(line, text, out);
+    }
     /// The input ended; emit whatever is pending.
     fn finish(&mut self, out: &mut Vec<Decoded>);
+}
+
+/// How a session backed by a file of `format` reads a deferred input or output again
+/// (`Session::reparse`): `None` for RAWP (the line is a frame).
+pub fn reparse_for(format: Format) -> Option<crate::session::Reparse> {
+    (format == Format::ClaudeCode).then_some(crate::session::Reparse(claude_code::reparse))
 }
 
 /// A decoder for `format`.
 pub fn decoder_for(format: Format) -> Box<dyn Decoder> {
     match format {
         Format::RawpNdjson | Format::RawpJsonArray => Box::new(rawp::RawpDecoder),
-        // Line by line for live input; whole inputs go through `load_bytes` / `load_path`,
-        // which order records by their parent graph first.
-        Format::ClaudeCode => Box::new(claude_code::ClaudeCodeStream::new()),
+        // The one decoder, streaming; `load_path` and saved files also give it the path (for
+        // subagent files).
+        Format::ClaudeCode => Box::new(claude_code::ClaudeCodeDecoder::new()),
         Format::ClaudeStreamJson => Box::new(stream_json::StreamJsonDecoder::new()),
         Format::Anthropic => Box::new(anthropic::AnthropicDecoder::new()),
         Format::AnthropicSse => Box::new(anthropic_stream::StreamDecoder::new(
@@ -316,11 +334,7 @@ pub fn load_bytes(bytes: &[u8]) -> Loaded {
         rawp::decode_array(bytes, &mut items);
         return Loaded { format, items };
     }
-    let mut dec: Box<dyn Decoder> = if format == Format::ClaudeCode {
-        Box::new(claude_code::ClaudeCodeDecoder::new())
-    } else {
-        decoder_for(format)
-    };
+    let mut dec = decoder_for(format);
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = line_text(raw, i as u64 + 1, &mut items);
@@ -339,7 +353,7 @@ pub fn load_path(path: &Path) -> std::io::Result<Loaded> {
     let bytes = std::fs::read(path)?;
     let format = detect(&bytes[..bytes.len().min(64 * 1024)]);
     if format == Format::ClaudeCode {
-        let items = claude_code::load_session(path, bytes);
+        let items = claude_code::load_session(path, &bytes);
         return Ok(Loaded { format, items });
     }
     Ok(load_bytes(&bytes))

@@ -424,8 +424,40 @@ pub struct Session {
     /// (issue 8). Even small outputs are left there: one kept as a `Value` tree costs ~10× its
     /// JSON text, and reading one line back costs one positional read and a parse.
     pub backing: Option<Arc<Path>>,
+    /// How a deferred input or output is read again from its line of `backing`: `None` for RAWP
+    /// frames (the line is a frame), else the decoder's own re-parse (Claude Code records,
+    /// `crate::import::claude_code::reparse`; issue 16).
+    pub reparse: Option<Reparse>,
     /// `backing`, opened once.
     open_file: OpenFile,
+}
+
+/// Which part of a call [`Reparse`] reads again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Input,
+    Output,
+}
+
+/// Reads a call's input or output again from the text of its line: `(text, invocation id, tool
+/// name, part, the call's input (asked for only by outputs that need it)) → the value`, `None`
+/// when the line holds no such call (the file changed).
+pub type ReparseFn = fn(&str, &str, &str, Part, &dyn Fn() -> Value) -> Option<Value>;
+
+/// A [`ReparseFn`], compared by address.
+#[derive(Clone, Copy)]
+pub struct Reparse(pub ReparseFn);
+
+impl PartialEq for Reparse {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl std::fmt::Debug for Reparse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reparse")
+    }
 }
 
 /// The backing file, opened once and shared (clones of a session open their own), read with
@@ -488,6 +520,7 @@ impl OpenFile {
 #[derive(Debug, Clone, Default)]
 pub struct Deferred {
     path: Option<Arc<Path>>,
+    reparse: Option<Reparse>,
     file: OpenFile,
 }
 
@@ -496,6 +529,7 @@ impl Deferred {
     pub fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
         Reader {
             path: self.path.as_ref(),
+            reparse: self.reparse,
             file: &self.file,
         }
         .with_input_output(inv)
@@ -505,6 +539,7 @@ impl Deferred {
 /// The backing file and its open handle, borrowed: what reading a deferred part needs.
 struct Reader<'s> {
     path: Option<&'s Arc<Path>>,
+    reparse: Option<Reparse>,
     file: &'s OpenFile,
 }
 
@@ -518,7 +553,7 @@ impl Reader<'_> {
             return Some(Cow::Borrowed(v));
         }
         let span = inv.output_span?;
-        let v = self.read_back(inv, span, inv.result_line.unwrap_or(0), |body| match body {
+        let v = self.read_back(inv, span, Part::Output, |body| match body {
             Body::Result(r) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
                 Some(r.output.unwrap_or(Value::Null))
             }
@@ -534,45 +569,50 @@ impl Reader<'_> {
         let Some(span) = inv.input_span else {
             return Cow::Borrowed(&inv.input);
         };
-        Cow::Owned(
-            self.read_back(inv, span, inv.request_line, |body| match body {
-                Body::Request(r)
-                    if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) =>
-                {
-                    Some(r.input.unwrap_or(Value::Null))
-                }
-                _ => None,
-            }),
-        )
+        Cow::Owned(self.read_back(inv, span, Part::Input, |body| match body {
+            Body::Request(r) if r.invocation_id.as_deref() == Some(inv.invocation_id.as_str()) => {
+                Some(r.input.unwrap_or(Value::Null))
+            }
+            _ => None,
+        }))
     }
 
-    /// Reads the frame at `span` of the backing file again and takes a part of its body
-    /// (`None`: not the frame that was read, so the file changed). Failures become a visible
-    /// "(… not available: why)" string, never an error.
+    /// Reads the line at `span` of the backing file again and takes `part` of the call in it: a
+    /// RAWP frame's body through `take` (`None`: not the frame that was read, so the file
+    /// changed), or the session's [`Reparse`]. Failures become a visible "(… not available:
+    /// why)" string, never an error.
     fn read_back(
         &self,
         inv: &Invocation,
         span: ByteSpan,
-        line: u64,
+        part: Part,
         take: impl FnOnce(Body) -> Option<Value>,
     ) -> Value {
-        let what = if line == inv.request_line {
-            "input"
-        } else {
-            "output"
+        let (what, line) = match part {
+            Part::Input => ("input", inv.request_line),
+            Part::Output => ("output", inv.result_line.unwrap_or(0)),
         };
         let unavailable = |why: String| Value::String(format!("({what} not available: {why})"));
         let Some(path) = self.path else {
             return unavailable("no file to read it from".into());
         };
+        let changed = || unavailable(format!("{} changed since it was read", path.display()));
         match self.file.read_span(path, span) {
             Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
-            Ok(text) => crate::protocol::parse_line(line, &text)
-                .ok()
-                .and_then(|f| take(f.body))
-                .unwrap_or_else(|| {
-                    unavailable(format!("{} changed since it was read", path.display()))
-                }),
+            Ok(text) => match self.reparse {
+                Some(Reparse(f)) => {
+                    let input = || match inv.input_span {
+                        Some(_) if part == Part::Output => self.input(inv).into_owned(),
+                        _ => inv.input.clone(),
+                    };
+                    f(&text, &inv.invocation_id, &inv.tool_name, part, &input)
+                        .unwrap_or_else(changed)
+                }
+                None => crate::protocol::parse_line(line, &text)
+                    .ok()
+                    .and_then(|f| take(f.body))
+                    .unwrap_or_else(changed),
+            },
         }
     }
 
@@ -750,6 +790,7 @@ impl Session {
     pub fn deferred(&self) -> Deferred {
         Deferred {
             path: self.backing.clone(),
+            reparse: self.reparse,
             file: OpenFile::default(),
         }
     }
@@ -757,6 +798,7 @@ impl Session {
     fn reader(&self) -> Reader<'_> {
         Reader {
             path: self.backing.as_ref(),
+            reparse: self.reparse,
             file: &self.open_file,
         }
     }

@@ -9,8 +9,7 @@
 //! Sources (one tokio task each):
 //! * `File`: [`file`]: read in the background and sent batch by batch as it is decoded, with
 //!   [`SourceState::Reading`] progress, so the first screen comes after the first batch. A Claude
-//!   Code transcript is streamed in file order, then decoded exactly ([`SourceState::Ordering`])
-//!   and, when that differs, sent whole as [`SourceMsg::Replace`].
+//!   Code transcript streams the same way, ordered and placed as it is read (issue 16).
 //! * `Demo`: decoded at once ([`load_input`]), sent in batches.
 //! * `Follow` (`-f`): [`follow`]: read what exists, then poll for new complete lines; truncation
 //!   and rotation are reported with [`SourceState::Restarted`].
@@ -32,7 +31,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::import::{self, Decoded, Format};
-use crate::session::Session;
 
 /// Capacity of the source → app channel, in batches.
 pub const CHANNEL_CAPACITY: usize = 64;
@@ -91,9 +89,6 @@ pub enum SourceState {
         bytes: u64,
         total: u64,
     },
-    /// A saved Claude Code transcript was read in file order; its exact order (parent graph,
-    /// subagent files) is being computed ([`SourceMsg::Replace`] may follow).
-    Ordering,
     /// Reading live input (following a file, stdin, connected).
     Live,
     Connecting {
@@ -131,10 +126,6 @@ pub enum SourceMsg {
     /// The detected input format (sent once, first).
     Format(Format),
     State(SourceState),
-    /// The whole session again, decoded exactly (a Claude Code file in parent-graph order with
-    /// its subagent files: `file::FileEvent::Exact`, folded and finished on the reader's thread):
-    /// it replaces everything the batches built. Sent at most once, before `Eof`.
-    Replace(Box<Session>),
     Eof,
     Failed(SourceError),
 }
@@ -183,16 +174,14 @@ pub fn spawn_source_with(
 }
 
 /// Streams a saved file ([`file::read_path_with`] on a blocking thread) into `tx`. Outputs the
-/// session defers are not built: the app's session has this file as `backing`. A Claude Code
-/// transcript is streamed in file order, then `Ordering`, then (when the exact decode differs)
-/// one [`SourceMsg::Replace`].
+/// session defers are not built: the app's session has this file as `backing`. When the app
+/// drops the receiver (back to the browser, quit), the reader stops at its next batch.
 async fn send_file(path: PathBuf, tx: mpsc::Sender<SourceMsg>) {
     let shown = crate::render::text::visible(&path.display().to_string());
     let tx2 = tx.clone();
     let read = tokio::task::spawn_blocking(move || {
         let opts = file::ReadOptions {
             defer_outputs: true,
-            stream_claude_code: true,
         };
         file::read_path_with(&path, opts, |ev| {
             let msg = match ev {
@@ -200,11 +189,6 @@ async fn send_file(path: PathBuf, tx: mpsc::Sender<SourceMsg>) {
                 file::FileEvent::Batch(b) => SourceMsg::Batch(b),
                 file::FileEvent::Progress { bytes, total } => {
                     SourceMsg::State(SourceState::Reading { bytes, total })
-                }
-                file::FileEvent::Ordering => SourceMsg::State(SourceState::Ordering),
-                // Folded here, off the app's thread (a big transcript takes a while).
-                file::FileEvent::Exact(items) => {
-                    SourceMsg::Replace(Box::new(Session::from_decoded(items)))
                 }
             };
             tx2.blocking_send(msg).is_ok()

@@ -67,8 +67,6 @@ pub struct SourceInfo<'a> {
     pub format: Option<Format>,
     /// A standing hint ("demo session: …").
     pub hint: Option<&'a str>,
-    /// A saved Claude Code file's exact order is being computed.
-    pub ordering: bool,
 }
 
 /// What the panels compute from the session and keep between frames; owned by the app, safe to

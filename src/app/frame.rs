@@ -146,7 +146,6 @@ impl App {
                 load_progress: self.load_progress,
                 format: self.format,
                 hint: self.hint.as_deref(),
-                ordering: self.ordering,
             },
             matches: self.match_status(),
             now: self.now,

@@ -318,14 +318,6 @@ impl App {
         self.work(self.scan_budget);
     }
 
-    /// Runs a pending filter scan to its end now (the session was replaced: no old rows to
-    /// show meanwhile). O(items).
-    pub(super) fn finish_filter_scan(&mut self) {
-        while matches!(self.scan, Some(Scan::Filter { .. })) {
-            self.work(Duration::MAX);
-        }
-    }
-
     /// A compaction renumbered the items: a filter scan starts over, a search stops, the match
     /// count follows the new numbering (removed rows leave it).
     pub(super) fn scan_after_compaction(&mut self, c: &crate::session::Compaction) {

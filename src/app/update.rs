@@ -24,98 +24,6 @@ pub(super) enum Rebase {
         c: crate::session::Compaction,
         selected: Option<usize>,
     },
-    /// The exact session takes the streamed one's place (`SourceMsg::Replace`).
-    Replaced(Box<Session>),
-}
-
-/// What identifies a feed row across two decodes of the same input (`App::replace_session`):
-/// an invocation by its id; a message by its kind, line and record (`metadata.claude_code`
-/// `file` and `uuid`: a subagent file's lines restart at 1); another row likewise by its frame
-/// type.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum RowKey {
-    Invocation(String),
-    Message(crate::session::MessageKind, u64, Option<(String, String)>),
-    Event(crate::protocol::FrameType, u64, Option<(String, String)>),
-}
-
-/// A Claude Code frame's record: (`file`, `uuid`) from `metadata.claude_code`.
-pub(super) fn record_of(meta: &serde_json::Map<String, serde_json::Value>) -> Option<(&str, &str)> {
-    let cc = meta.get("claude_code")?;
-    let s = |k: &str| cc.get(k).and_then(serde_json::Value::as_str);
-    (s("uuid").is_some() || s("file").is_some())
-        .then(|| (s("file").unwrap_or(""), s("uuid").unwrap_or("")))
-}
-
-impl RowKey {
-    pub(super) fn of(session: &Session, item: usize) -> Option<Self> {
-        let owned = |r: Option<(&str, &str)>| r.map(|(f, u)| (f.to_owned(), u.to_owned()));
-        Some(match session.items.get(item)? {
-            crate::session::Item::Invocation(k) => {
-                Self::Invocation(session.invocations.get(*k)?.invocation_id.clone())
-            }
-            crate::session::Item::Message(m) => {
-                Self::Message(m.kind, m.line, owned(record_of(&m.metadata)))
-            }
-            crate::session::Item::Event(f) => Self::Event(
-                f.frame_type.clone(),
-                f.origin.line,
-                owned(record_of(&f.envelope.metadata)),
-            ),
-        })
-    }
-
-    /// Whether item `i` of `session` is this row. No allocation.
-    pub(super) fn is(&self, session: &Session, i: usize) -> bool {
-        let same = |want: &Option<(String, String)>, have: Option<(&str, &str)>| match (want, have)
-        {
-            (Some((f, u)), Some((hf, hu))) => f == hf && u == hu,
-            (None, None) => true,
-            (Some(_), None) | (None, Some(_)) => false,
-        };
-        match (self, session.items.get(i)) {
-            (Self::Invocation(id), Some(crate::session::Item::Invocation(k))) => session
-                .invocations
-                .get(*k)
-                .is_some_and(|inv| inv.invocation_id == *id),
-            (Self::Message(kind, line, rec), Some(crate::session::Item::Message(m))) => {
-                m.kind == *kind && m.line == *line && same(rec, record_of(&m.metadata))
-            }
-            (Self::Event(ty, line, rec), Some(crate::session::Item::Event(f))) => {
-                f.frame_type == *ty
-                    && f.origin.line == *line
-                    && same(rec, record_of(&f.envelope.metadata))
-            }
-            (
-                Self::Invocation(_) | Self::Message(..) | Self::Event(..),
-                Some(
-                    crate::session::Item::Invocation(_)
-                    | crate::session::Item::Message(_)
-                    | crate::session::Item::Event(_),
-                )
-                | None,
-            ) => false,
-        }
-    }
-
-    /// The first item of `session` each key names (`None`: gone). One pass over the items.
-    pub(super) fn find_all(session: &Session, keys: &[&Self]) -> Vec<Option<usize>> {
-        let mut found = vec![None; keys.len()];
-        if keys.is_empty() {
-            return found;
-        }
-        for i in 0..session.items.len() {
-            for (slot, want) in found.iter_mut().zip(keys) {
-                if slot.is_none() && want.is(session, i) {
-                    *slot = Some(i);
-                }
-            }
-            if found.iter().all(Option::is_some) {
-                break;
-            }
-        }
-        found
-    }
 }
 
 impl App {
@@ -138,6 +46,7 @@ impl App {
             SourceMsg::Format(f) => {
                 tracing::info!(format = ?f, "input format detected");
                 self.format = Some(f);
+                self.session.reparse = crate::import::reparse_for(f);
             }
             SourceMsg::State(s) => {
                 if matches!(s, SourceState::Reading { .. }) {
@@ -149,10 +58,6 @@ impl App {
                     SourceState::Loading => SourceStatus::Loading,
                     SourceState::Reading { bytes, total } => {
                         self.load_progress = Some((bytes, total));
-                        SourceStatus::Loading
-                    }
-                    SourceState::Ordering => {
-                        self.ordering = true;
                         SourceStatus::Loading
                     }
                     SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
@@ -167,10 +72,6 @@ impl App {
                     }
                 };
             }
-            SourceMsg::Replace(session) => {
-                self.ordering = false;
-                self.rebase_view(Rebase::Replaced(session));
-            }
             SourceMsg::Eof => {
                 tracing::info!(
                     items = self.session.items.len(),
@@ -178,14 +79,12 @@ impl App {
                     findings = self.session.findings.len(),
                     "source ended"
                 );
-                self.ordering = false;
                 self.load_progress = None;
                 self.session.finish();
                 self.source_status = SourceStatus::Ended;
             }
             SourceMsg::Failed(e) => {
                 tracing::warn!(error = %e, "source failed");
-                self.ordering = false;
                 self.session.finish();
                 self.source_status = SourceStatus::Failed(e.to_string());
             }
@@ -225,12 +124,6 @@ impl App {
                     "view rebased: oldest rows dropped"
                 );
             }
-            Rebase::Replaced(s) => {
-                tracing::info!(
-                    items = s.items.len(),
-                    "view rebased: exact session replaces the streamed one"
-                );
-            }
         }
         self.detail.invalidate();
         self.panels = ui::Panels::default();
@@ -263,61 +156,8 @@ impl App {
                 };
                 self.view.feed.offset = 0;
             }
-            Rebase::Replaced(new) => self.replace_session(*new),
         }
         self.reset_detail();
-    }
-
-    /// [`Rebase::Replaced`]: swaps in the exact session and maps the view's item indices.
-    pub(super) fn replace_session(&mut self, mut new: Session) {
-        let old_row = self.view.feed.selected;
-        let selected = self
-            .view
-            .selected_item(&self.session)
-            .and_then(|i| RowKey::of(&self.session, i));
-        let folded: Vec<RowKey> = self
-            .view
-            .folds
-            .folded
-            .keys()
-            .filter_map(|&p| RowKey::of(&self.session, p))
-            .collect();
-        new.backing.clone_from(&self.session.backing);
-        new.max_items = self.session.max_items;
-        let old = std::mem::replace(&mut self.session, new);
-        // Freeing a big session takes a while: not on the app's thread.
-        std::thread::spawn(move || drop(old));
-        let keys: Vec<&RowKey> = selected.iter().chain(&folded).collect();
-        let found = RowKey::find_all(&self.session, &keys);
-        self.scan = None;
-        self.view.progress = None;
-        self.view.rows = None;
-        self.view.filtered = None;
-        self.view.folds = view::Folds::default();
-        self.view.tokens = view::Tokens::default();
-        self.view.quiet = 0;
-        let n = self.session.items.len();
-        // With every item a row, row == item until the filter scan maps it.
-        self.view.feed.selected = match (&selected, found.first().copied().flatten()) {
-            (Some(_), Some(i)) => i,
-            _ => old_row.min(n.saturating_sub(1)),
-        };
-        self.count = None;
-        self.start_filter_scan();
-        self.finish_filter_scan();
-        let sel = self.view.selected_item(&self.session);
-        let skip = usize::from(selected.is_some());
-        for p in found.iter().skip(skip).copied().flatten() {
-            self.view.fold(&self.session, p);
-        }
-        if let Some(i) = sel {
-            let row = match &self.view.rows {
-                Some(r) => r.partition_point(|&x| x < i),
-                None => i,
-            };
-            self.view.feed.selected = row.min(self.row_count().saturating_sub(1));
-        }
-        self.restart_count();
     }
 
     /// Updates the view for one change of the session (by key, no rescans).

@@ -1,63 +1,258 @@
 //! Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`) → RAWP frames
-//! (SPEC 4; corpus README "Format quirks").
+//! (SPEC 4; corpus README "Format quirks"): the one decoder, for saved files, followed files,
+//! stdin and stream-json alike (issue 16).
 //!
-//! Who calls it: `crate::import` (`decoder_for(Format::ClaudeCode)` for streams, and
-//! [`load_session`] for files, which also reads the session's subagent files).
+//! Who calls it: `crate::import` (`decoder_for(Format::ClaudeCode)`, `load_bytes`, `load_path`),
+//! `crate::source::file` (saved files, with byte spans and the file's path, so it also reads the
+//! session's subagent files) and `super::stream_json` (one record at a time).
 //!
-//! How: records are buffered and mapped when the input ends, because their order and grouping is
-//! only known then:
-//! 1. `agent_progress` records are unwrapped: their embedded subagent message becomes a record of
-//!    that subagent (linked to the Task call by `parentToolUseID`);
-//! 2. records are deduplicated by `uuid` (resumed sessions repeat records; progress records
-//!    repeat subagent messages): the first copy wins;
-//! 3. subagent (sidechain) records are grouped per agent (`agentId`, else the `parentUuid` chain
-//!    of a `parentUuid: null` run) and linked to the Task/Agent call that started them
-//!    (progress link, `toolUseResult.agentId`, else the Task prompt equal to the run's first
-//!    prompt);
-//! 4. each run of records is put in `parentUuid` order (a record after its parent; file order
-//!    otherwise; dangling parents are roots); a subagent run is placed just before the record
-//!    holding its Task's `tool_result`, with `metadata.delegation_chain` = parent chain +
-//!    `{agent_id, invocation_id: <Task tool_use id>}`;
-//! 5. one derived `tool.catalog.publish` (metadata `rawpv_derived: true`) lists the tools used,
-//!    first; then every record goes through [`super::cc_map::Mapper`].
+//! How, record by record as the lines arrive (nothing waits for the end of the input):
+//! 1. A compact key is kept per record (a 64-bit hash of its `uuid`, its chain); the record
+//!    itself is mapped to frames at once ([`super::cc_map::Mapper`]) and dropped. Frames of a
+//!    saved file carry the record's byte span (`Origin::span`), so a file-backed session keeps
+//!    neither inputs nor outputs: [`reparse`] reads them again from the record when shown.
+//! 2. `parentUuid` order, incrementally: a record whose parent has not been seen yet waits for it
+//!    (at most [`MAX_WAITING`] records wait; past that, and at the end, the oldest goes as a
+//!    root). Records repeating a `uuid` already mapped (resumed sessions, progress copies) are
+//!    skipped and counted (an info finding); records carrying another `sessionId` than the file's
+//!    (a resumed session's replay of its predecessor) are marked `claude_code.replayed` and
+//!    counted.
+//! 3. Subagents, in all three layouts: inline `isSidechain` records and `agent_progress` copies
+//!    are mapped as they arrive, under the Task/Agent call that started them (progress link,
+//!    else the Task prompt equal to the run's first prompt); subagent files (found beside a saved
+//!    file when its first record arrives) are indexed as byte spans and placed just before the
+//!    record holding their Task's `tool_result` (linked by prompt or `toolUseResult.agentId`);
+//!    a subagent file whose first record's parent is a main-file record (a compaction subagent)
+//!    is placed right after that record. Every subagent frame has
+//!    `metadata.delegation_chain` = parent chain + `{agent_id, invocation_id: <Task id>}`.
+//! 4. Forks: a record with two or more children that continue the conversation (not progress,
+//!    not the parallel-tool results of one message) is a fork point: a `x-claude-code.fork` row
+//!    is emitted when its second branch starts, and `Mapper::finish` reports each fork as an
+//!    info finding (`fork`). See [`ForkTracker`].
+//! 5. A derived `tool.catalog.publish` (metadata `rawpv_derived: true`) goes out before the
+//!    first call of each new tool name; usage / turn end of an API message go out when the next
+//!    user or assistant record of the same agent arrives (or at the end).
 //!
-//! Invariants: O(records) apart from hashing; never panics; bad lines are `Decoded::Malformed`;
-//! nothing is dropped silently (duplicates are counted in an info finding).
-//!
-//! Size (about 950 lines): the whole-file decode (the `parentUuid` graph, subagent
-//! files, resumed sessions, duplicate records) and the live streaming decoder share the record
-//! reading and ordering rules, kept side by side so the two cannot drift apart; the mapping of a
-//! record to frames is `cc_map.rs`, the tool outputs `cc_output.rs`.
+//! Invariants: O(records) apart from hashing; memory is the compact keys plus the records that
+//! wait (bounded) and the subagent files' spans; never panics; bad lines are
+//! `Decoded::Malformed` with their line number; nothing is dropped silently (duplicates and
+//! replays are counted in info findings).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::cc_map::{Mapper, RecCtx};
 use super::{Decoded, Decoder};
 use crate::finding::{Finding, Level, code};
 use crate::protocol::rules::known_category;
 use crate::protocol::{
-    Body, CatalogPublish, CatalogTool, Delegation, FrameType, ParseError, ParseErrorKind, Timestamp,
+    Body, ByteSpan, CatalogPublish, CatalogTool, Delegation, FrameType, ParseError, ParseErrorKind,
+    Timestamp,
 };
 
-/// One JSONL record and where it came from.
-#[derive(Debug)]
-struct Rec {
-    /// Index into `ClaudeCodeDecoder::files` (0 = the opened file).
-    file: usize,
-    line: u64,
-    v: Value,
+/// Records that may wait for a parent not seen yet; past it the oldest is mapped as a root.
+pub const MAX_WAITING: usize = 256;
+/// At most this many frames wait for a first timestamp; past it they go out without one.
+const MAX_HELD: usize = 256;
+/// Subagents nested deeper than this are placed at the end, flat (a planted chain of Tasks).
+const MAX_NESTING: usize = 32;
+
+/// The compact key of a `uuid` (0 is "none").
+fn key(s: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish().max(1)
 }
 
-/// Buffers a transcript (and its subagent files) and maps it at the end.
+fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+fn blocks(v: &Value) -> &[Value] {
+    v.pointer("/message/content")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Ids of the `tool_use` (`want = "tool_use"`, field `id`) or `tool_result` blocks of `v`.
+fn block_ids<'a>(v: &'a Value, want: &'static str) -> impl Iterator<Item = &'a str> + use<'a> {
+    let k = if want == "tool_use" {
+        "id"
+    } else {
+        "tool_use_id"
+    };
+    blocks(v)
+        .iter()
+        .filter(move |b| str_of(b, "type") == Some(want))
+        .filter_map(move |b| str_of(b, k))
+}
+
+/// The first user text of a record (a subagent run's prompt).
+fn user_text(v: &Value) -> Option<&str> {
+    if str_of(v, "type") != Some("user") {
+        return None;
+    }
+    match v.pointer("/message/content") {
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Array(b)) => b
+            .iter()
+            .find(|b| str_of(b, "type") == Some("text"))
+            .and_then(|b| str_of(b, "text")),
+        _ => None,
+    }
+}
+
+/// A record as it arrives, unwrapped: an `agent_progress` record carries a subagent message
+/// (`data.message`), a stream-json message names its Task (`parent_tool_use_id`).
+struct Unwrapped<'a> {
+    rec: &'a Value,
+    sidechain: bool,
+    agent: Option<&'a str>,
+    link: Option<&'a str>,
+}
+
+fn unwrap(v: &Value) -> Unwrapped<'_> {
+    let mut u = Unwrapped {
+        rec: v,
+        sidechain: v.get("isSidechain").and_then(Value::as_bool) == Some(true),
+        agent: str_of(v, "agentId"),
+        link: str_of(v, "parent_tool_use_id"),
+    };
+    if u.link.is_some() {
+        u.sidechain = true;
+        u.agent = u.link;
+    }
+    if str_of(v, "type") == Some("progress")
+        && let Some(data) = v.get("data")
+        && str_of(data, "type") == Some("agent_progress")
+        && let Some(msg) = data.get("message").filter(|m| m.is_object())
+    {
+        u = Unwrapped {
+            rec: msg,
+            sidechain: true,
+            agent: str_of(data, "agentId"),
+            link: str_of(v, "parentToolUseID"),
+        };
+    }
+    u
+}
+
+/// Where a record that waits is.
+#[derive(Debug)]
+enum Src {
+    /// Its text (a main-file record waiting for its parent).
+    Text(Box<str>),
+    /// A byte span of a subagent file (`file` indexes `ClaudeCodeDecoder::files`).
+    Span { offset: u64, len: u64 },
+}
+
+/// A record not mapped yet: its compact key and where its text is.
+#[derive(Debug)]
+struct Held {
+    src: Src,
+    file: usize,
+    line: u64,
+    uuid: u64,
+    parent: u64,
+    /// Its byte span in the opened file (frames carry it).
+    span: Option<ByteSpan>,
+}
+
+/// What waits to be mapped after the record being mapped.
+#[derive(Debug)]
+enum Work {
+    After(u64),
+    Place(Held),
+}
+
+/// A subagent run.
+#[derive(Debug)]
+struct Group {
+    agent_id: String,
+    /// Index into `chains` once its first record is mapped (or its place is decided).
+    chain: Option<usize>,
+    /// The Task/Agent `tool_use` id that started it.
+    link: Option<String>,
+    /// First user text, while it is not linked.
+    prompt: Option<String>,
+    /// Parent of its first record outside the run (a compaction subagent's place).
+    anchor: u64,
+    /// Records of a subagent file, not mapped yet (in file order).
+    held: Vec<Held>,
+}
+
+/// The usage of an API message, held until the next record of its agent.
+#[derive(Debug)]
+struct PendingUsage {
+    rec: Value,
+    line: u64,
+    file: usize,
+    span: Option<ByteSpan>,
+}
+
+/// Children of each record that continue the conversation, for fork points (see module docs).
+#[derive(Debug, Default)]
+struct ForkTracker {
+    /// Parent uuid → (branches seen, line of the parent, message id of the parent).
+    children: HashMap<u64, (u32, u64, u64)>,
+    /// Uuid → (line, message id key) of mapped user/assistant records (possible fork points).
+    records: HashMap<u64, (u64, u64)>,
+    /// Fork points: parent line → branches, for the end-of-input findings.
+    forks: BTreeMap<u64, u32>,
+}
+
+/// The one Claude Code decoder (see the module docs).
 #[derive(Debug)]
 pub struct ClaudeCodeDecoder {
-    /// File names; index 0 is the opened input (no name needed).
-    files: Vec<String>,
-    recs: Vec<Rec>,
-    malformed: Vec<Decoded>,
+    pub(crate) mapper: Mapper,
+    /// Publish derived catalogs (off when a real catalog was published, e.g. stream-json init).
+    pub(crate) derive_catalog: bool,
+    /// Hold frames for a first timestamp (off for stream-json, which has none).
+    pub(crate) hold_for_timestamp: bool,
+    /// Tool names used so far, in order of first use (and as a set).
+    tools: Vec<String>,
+    tool_set: HashSet<String>,
+    held_frames: Vec<Decoded>,
+    /// The opened file, for its subagent files (saved files only).
+    path: Option<PathBuf>,
+    looked_for_subagents: bool,
+    /// File names and open handles; index 0 is the opened input.
+    files: Vec<(String, Option<Arc<std::fs::File>>)>,
+    /// The opened file's session (its name), for resumed-session replays.
+    file_session: Option<String>,
+    /// Uuids mapped (or skipped as duplicates), with the chain of their record.
+    placed: HashMap<u64, usize>,
+    chains: Vec<Vec<Delegation>>,
+    /// Chain of the record that issued each `tool_use`.
+    use_chain: HashMap<String, usize>,
+    /// Parent uuid → records waiting for it; `waiting_lines`: line → parent, oldest first.
+    waiting: HashMap<u64, Vec<Held>>,
+    waiting_lines: BTreeMap<u64, u64>,
+    groups: Vec<Group>,
+    by_agent: HashMap<String, usize>,
+    uuid_group: HashMap<u64, usize>,
+    /// Task/Agent calls not linked to a run yet: (id, prompt).
+    tasks: Vec<(String, Option<String>)>,
+    /// Task id → runs with held records to map before its `tool_result`.
+    by_task: HashMap<String, Vec<usize>>,
+    /// Task id → the runs linked to it (their usage goes out before its result).
+    linked: HashMap<String, Vec<usize>>,
+    /// Main-file uuid → runs to map right after it (compaction subagents).
+    anchored: HashMap<u64, Vec<usize>>,
+    /// Chain → the usage of its latest API message; message ids whose usage went out.
+    pending: HashMap<usize, PendingUsage>,
+    usage_done: HashSet<u64>,
+    forks: ForkTracker,
+    /// Records to map once the one being mapped is done ([`ClaudeCodeDecoder::after`]).
+    work: Vec<Work>,
+    draining: bool,
+    dups: u64,
+    replayed: u64,
+    nesting: usize,
 }
 
 impl Default for ClaudeCodeDecoder {
@@ -69,185 +264,898 @@ impl Default for ClaudeCodeDecoder {
 impl ClaudeCodeDecoder {
     pub fn new() -> Self {
         Self {
-            files: vec![String::new()],
-            recs: Vec::new(),
-            malformed: Vec::new(),
+            mapper: Mapper::new(),
+            derive_catalog: true,
+            hold_for_timestamp: true,
+            tools: Vec::new(),
+            tool_set: HashSet::new(),
+            held_frames: Vec::new(),
+            path: None,
+            looked_for_subagents: false,
+            files: vec![(String::new(), None)],
+            file_session: None,
+            placed: HashMap::new(),
+            chains: vec![Vec::new()],
+            use_chain: HashMap::new(),
+            waiting: HashMap::new(),
+            waiting_lines: BTreeMap::new(),
+            groups: Vec::new(),
+            by_agent: HashMap::new(),
+            uuid_group: HashMap::new(),
+            tasks: Vec::new(),
+            by_task: HashMap::new(),
+            linked: HashMap::new(),
+            anchored: HashMap::new(),
+            pending: HashMap::new(),
+            usage_done: HashSet::new(),
+            forks: ForkTracker::default(),
+            work: Vec::new(),
+            draining: false,
+            dups: 0,
+            replayed: 0,
+            nesting: 0,
         }
     }
 
-    fn push_line(&mut self, file: usize, line: u64, text: &str) {
+    /// A decoder for the saved file at `path`: its subagent files are read (as spans) when its
+    /// first record arrives, and records carrying another session's id than the file's name are
+    /// marked as replayed.
+    pub fn for_file(path: &Path) -> Self {
+        let mut d = Self::new();
+        d.path = Some(path.to_owned());
+        d.file_session = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| s.len() == 36 && s.bytes().filter(|&b| b == b'-').count() == 4);
+        d
+    }
+
+    /// Feeds one line of the opened file, `span` its bytes there (frames carry it).
+    pub fn line_at(
+        &mut self,
+        line: u64,
+        span: Option<ByteSpan>,
+        text: &str,
+        out: &mut Vec<Decoded>,
+    ) {
         if text.trim().is_empty() {
             return;
         }
         match serde_json::from_str::<Value>(text) {
-            Ok(v @ Value::Object(_)) => self.recs.push(Rec { file, line, v }),
-            Ok(_) => self.malformed.push(Decoded::Malformed(ParseError::new(
+            Ok(v @ Value::Object(_)) => {
+                // At the first record naming its session (a 2.0.x agent file beside it is
+                // recognised by that id; `summary` and snapshot records come first and name none).
+                if !self.looked_for_subagents && str_of(&v, "sessionId").is_some() {
+                    self.looked_for_subagents = true;
+                    self.read_subagent_files(str_of(&v, "sessionId"));
+                }
+                self.arrive(&v, text, line, span, out);
+            }
+            Ok(_) => out.push(Decoded::Malformed(ParseError::new(
                 line,
                 ParseErrorKind::NotObject,
                 text,
             ))),
-            Err(e) => {
-                let msg = if file == 0 {
-                    e.to_string()
-                } else {
-                    format!("{} (in {})", e, self.files[file])
-                };
-                self.malformed.push(Decoded::Malformed(ParseError::new(
+            Err(e) => out.push(Decoded::Malformed(ParseError::new(
+                line,
+                ParseErrorKind::Json(e.to_string()),
+                text,
+            ))),
+        }
+    }
+
+    /// Maps one parsed record (`line` 1-based) of a stream (stream-json): no span, no waiting.
+    pub fn record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
+        self.arrive(v, "", line, None, out);
+    }
+
+    /// A record of the opened input arrives. Until a record with a timestamp arrives, frames are
+    /// held back so they can be given that first timestamp.
+    fn arrive(
+        &mut self,
+        v: &Value,
+        text: &str,
+        line: u64,
+        span: Option<ByteSpan>,
+        out: &mut Vec<Decoded>,
+    ) {
+        if !self.hold_for_timestamp || self.mapper.last_timestamp().is_some() {
+            return self.arrive_now(v, text, line, span, out);
+        }
+        let mut held = std::mem::take(&mut self.held_frames);
+        self.arrive_now(v, text, line, span, &mut held);
+        match self.mapper.last_timestamp() {
+            Some(ts) => {
+                for d in &mut held {
+                    if let Decoded::Frame(f) = d {
+                        f.envelope.timestamp.get_or_insert(ts);
+                    }
+                }
+                out.append(&mut held);
+            }
+            None if held.len() > MAX_HELD => {
+                self.hold_for_timestamp = false;
+                out.append(&mut held);
+            }
+            None => self.held_frames = held,
+        }
+    }
+
+    fn arrive_now(
+        &mut self,
+        v: &Value,
+        text: &str,
+        line: u64,
+        span: Option<ByteSpan>,
+        out: &mut Vec<Decoded>,
+    ) {
+        let u = unwrap(v);
+        let uuid = str_of(u.rec, "uuid").map_or(0, key);
+        if !std::ptr::eq(u.rec, v)
+            && let Some(w) = str_of(v, "uuid").map(key)
+            && !self.placed.contains_key(&w)
+        {
+            // The progress record wrapping a subagent message: later records may name it.
+            self.placed.insert(w, 0);
+            self.after(w, out);
+        }
+        if uuid != 0 && self.placed.contains_key(&uuid) {
+            self.dups += 1;
+            return;
+        }
+        if u.sidechain {
+            let g = self.group_for(u.rec, u.agent, u.link, uuid);
+            let new = self.groups[g].chain.is_none();
+            let chain = self.start_group(g);
+            if new && let Some(parent) = self.parent_chain(g) {
+                // The spawning agent's message ends before the run's first record.
+                self.flush(parent, out);
+            }
+            self.place(u.rec, line, 0, span, chain, out);
+            return;
+        }
+        let parent = str_of(u.rec, "parentUuid").map_or(0, key);
+        // A record waits for a parent not seen yet, except the first one (an excerpt or a
+        // resumed session begins with a dangling parent); stream-json never waits.
+        if parent != 0
+            && !text.is_empty()
+            && !self.placed.is_empty()
+            && !self.placed.contains_key(&parent)
+        {
+            self.waiting.entry(parent).or_default().push(Held {
+                src: Src::Text(text.into()),
+                file: 0,
+                line,
+                uuid,
+                parent,
+                span,
+            });
+            self.waiting_lines.insert(line, parent);
+            if self.waiting_lines.len() > MAX_WAITING {
+                self.release_oldest(out);
+            }
+            return;
+        }
+        self.place(u.rec, line, 0, span, 0, out);
+    }
+
+    /// The oldest waiting record goes as a root (its parent is not in this input, or far on).
+    fn release_oldest(&mut self, out: &mut Vec<Decoded>) {
+        let Some((&line, &parent)) = self.waiting_lines.iter().next() else {
+            return;
+        };
+        self.waiting_lines.remove(&line);
+        let Some(list) = self.waiting.get_mut(&parent) else {
+            return;
+        };
+        let Some(pos) = list.iter().position(|h| h.line == line) else {
+            return;
+        };
+        let h = list.remove(pos);
+        if list.is_empty() {
+            self.waiting.remove(&parent);
+        }
+        self.place_held(&h, 0, out);
+    }
+
+    /// The run a sidechain record belongs to (created on its first record).
+    fn group_for(
+        &mut self,
+        rec: &Value,
+        agent: Option<&str>,
+        link: Option<&str>,
+        uuid: u64,
+    ) -> usize {
+        let existing = match agent {
+            Some(a) => self.by_agent.get(a).copied(),
+            None => str_of(rec, "parentUuid").and_then(|p| self.uuid_group.get(&key(p)).copied()),
+        };
+        let g = existing.unwrap_or_else(|| {
+            let agent_id = agent.map_or_else(
+                || {
+                    let u = str_of(rec, "uuid").unwrap_or("");
+                    format!("sidechain-{}", u.get(..8).unwrap_or(u))
+                },
+                str::to_owned,
+            );
+            self.groups.push(Group {
+                agent_id: agent_id.clone(),
+                chain: None,
+                link: None,
+                prompt: user_text(rec).map(str::to_owned),
+                anchor: 0,
+                held: Vec::new(),
+            });
+            let g = self.groups.len() - 1;
+            self.by_agent.insert(agent_id, g);
+            g
+        });
+        if uuid != 0 {
+            self.uuid_group.insert(uuid, g);
+        }
+        if self.groups[g].link.is_none()
+            && let Some(l) = link
+        {
+            self.link(g, l.to_owned());
+        }
+        g
+    }
+
+    /// Links run `g` to Task call `id` (its held records, if any, go before the call's result).
+    fn link(&mut self, g: usize, id: String) {
+        self.tasks.retain(|(t, _)| *t != id);
+        self.linked.entry(id.clone()).or_default().push(g);
+        if !self.groups[g].held.is_empty() {
+            self.by_task.entry(id.clone()).or_default().push(g);
+        }
+        self.groups[g].prompt = None;
+        self.groups[g].link = Some(id);
+    }
+
+    /// The chain of run `g`, decided on first use: linked by then, else by the prompt of an
+    /// earlier Task call.
+    fn start_group(&mut self, g: usize) -> usize {
+        if let Some(c) = self.groups[g].chain {
+            return c;
+        }
+        if self.groups[g].link.is_none()
+            && let Some(p) = self.groups[g].prompt.clone()
+            && let Some(i) = self
+                .tasks
+                .iter()
+                .position(|(_, tp)| tp.as_deref().is_some_and(|tp| tp.trim() == p.trim()))
+        {
+            let id = self.tasks[i].0.clone();
+            self.link(g, id);
+        }
+        let link = self.groups[g].link.clone();
+        let parent = link
+            .as_deref()
+            .and_then(|l| self.use_chain.get(l))
+            .copied()
+            .unwrap_or(0);
+        let mut chain = self.chains[parent].clone();
+        chain.push(Delegation {
+            agent_id: self.groups[g].agent_id.clone(),
+            invocation_id: link.unwrap_or_default(),
+        });
+        self.chains.push(chain);
+        let c = self.chains.len() - 1;
+        self.groups[g].chain = Some(c);
+        c
+    }
+
+    /// Maps the held records of run `g` (a subagent file), in `parentUuid` order.
+    fn place_group(&mut self, g: usize, out: &mut Vec<Decoded>) {
+        let held = std::mem::take(&mut self.groups[g].held);
+        if held.is_empty() {
+            return;
+        }
+        let chain = self.start_group(g);
+        if self.nesting >= MAX_NESTING {
+            // Put back: mapped at the end, flat.
+            self.groups[g].held = held;
+            return;
+        }
+        // The spawning agent's message ends before the run (its usage first), and the run's
+        // last message ends with it.
+        if let Some(parent) = self.parent_chain(g) {
+            self.flush(parent, out);
+        }
+        self.nesting += 1;
+        for k in graph_order(&held) {
+            self.place_held(&held[k], chain, out);
+        }
+        self.nesting -= 1;
+        self.flush(chain, out);
+    }
+
+    /// The chain of the agent that started run `g` (the main agent when not linked).
+    fn parent_chain(&self, g: usize) -> Option<usize> {
+        let c = self.groups[g].chain?;
+        let depth = self.chains[c].len().checked_sub(1)?;
+        let link = self.groups[g].link.as_deref();
+        Some(link.and_then(|l| self.use_chain.get(l)).copied().unwrap_or(0)).filter(|&p| {
+            self.chains[p].len() == depth
+        })
+    }
+
+    /// Reads a held record again and maps it on `chain`. A subagent file that changed since it
+    /// was indexed (the record no longer parses) is a malformed line, not a lost one.
+    fn place_held(&mut self, held: &Held, chain: usize, out: &mut Vec<Decoded>) {
+        let changed = |why: String| {
+            Decoded::Malformed(ParseError::new(held.line, ParseErrorKind::Json(why), ""))
+        };
+        let text = match &held.src {
+            Src::Text(t) => std::borrow::Cow::Borrowed(&**t),
+            Src::Span { offset, len } => match self.read_span(held.file, *offset, *len) {
+                Ok(t) => std::borrow::Cow::Owned(t),
+                Err(e) => {
+                    let name = &self.files[held.file].0;
+                    out.push(changed(format!("{name} changed while it was read: {e}")));
+                    return;
+                }
+            },
+        };
+        let Ok(record) = serde_json::from_str::<Value>(&text) else {
+            let name = &self.files[held.file].0;
+            out.push(changed(format!("{name} changed while it was read")));
+            return;
+        };
+        let inner = unwrap(&record);
+        if held.uuid != 0 && self.placed.contains_key(&held.uuid) {
+            self.dups += 1;
+            return;
+        }
+        let chain = if inner.sidechain && held.file == 0 {
+            let g = self.group_for(inner.rec, inner.agent, inner.link, held.uuid);
+            self.start_group(g)
+        } else {
+            chain
+        };
+        self.place(inner.rec, held.line, held.file, held.span, chain, out);
+    }
+
+    fn read_span(&self, file: usize, offset: u64, len: u64) -> std::io::Result<String> {
+        let f = self.files[file]
+            .1
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("not open"))?;
+        let mut buf = vec![0u8; usize::try_from(len).map_err(std::io::Error::other)?];
+        std::os::unix::fs::FileExt::read_exact_at(&**f, &mut buf, offset)?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+
+    /// Maps one record on `chain`, with what comes before it (subagent runs of the Task results
+    /// it holds, the usage of its agent's previous message) and after it (records waiting for it,
+    /// runs anchored at it).
+    fn place(
+        &mut self,
+        rec: &Value,
+        line: u64,
+        file: usize,
+        span: Option<ByteSpan>,
+        chain: usize,
+        out: &mut Vec<Decoded>,
+    ) {
+        let uuid = str_of(rec, "uuid").map_or(0, key);
+        if uuid != 0 {
+            if self.placed.contains_key(&uuid) {
+                self.dups += 1;
+                return;
+            }
+            self.placed.insert(uuid, chain);
+        }
+        let rtype = str_of(rec, "type");
+        // Subagent runs of the Task calls this record answers.
+        for id in block_ids(rec, "tool_result") {
+            if let Some(a) = rec
+                .pointer("/toolUseResult/agentId")
+                .and_then(Value::as_str)
+                && let Some(&g) = self.by_agent.get(a)
+                && self.groups[g].link.is_none()
+            {
+                self.link(g, id.to_owned());
+            }
+            for g in self.by_task.remove(id).unwrap_or_default() {
+                self.place_group(g, out);
+            }
+            // The run is over: its last message's usage and turn end go before the result.
+            for g in self.linked.remove(id).unwrap_or_default() {
+                if let Some(c) = self.groups[g].chain {
+                    self.flush(c, out);
+                }
+            }
+        }
+        // Usage of the agent's previous API message.
+        let msg_id = rec.pointer("/message/id").and_then(Value::as_str).map(key);
+        // (Not at a tool result: in 2.1.x a message's later records, with its final usage, come
+        // after the results of its first calls.)
+        let starts_other = match rtype {
+            Some("assistant") => self
+                .pending
+                .get(&chain)
+                .is_some_and(|p| rec_msg_key(&p.rec) != msg_id),
+            Some("user") => block_ids(rec, "tool_result").next().is_none(),
+            _ => false,
+        };
+        if starts_other {
+            self.flush(chain, out);
+        }
+        if self.derive_catalog {
+            self.publish_new_tools(rec, line, out);
+        }
+        for id in block_ids(rec, "tool_use") {
+            self.use_chain.insert(id.to_owned(), chain);
+        }
+        let fork = self.forks.child(rec, uuid, line, msg_id);
+        if let Some(branches) = fork {
+            self.fork_row(rec, line, chain, branches, out);
+        }
+        let first = out.len();
+        let fname = (file != 0).then(|| self.files[file].0.clone());
+        let ctx = RecCtx {
+            line,
+            chain: &self.chains[chain],
+            file: fname.as_deref(),
+            last_of_message: false,
+        };
+        self.mapper.record(rec, &ctx, out);
+        let replayed = self
+            .file_session
+            .as_deref()
+            .zip(str_of(rec, "sessionId"))
+            .is_some_and(|(f, s)| f != s);
+        if replayed {
+            self.replayed += 1;
+        }
+        for d in &mut out[first..] {
+            if let Decoded::Frame(f) = d {
+                f.origin.span = span;
+                if let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code") {
+                    if span.is_some() {
+                        // Read again from the record with the output (`reparse`).
+                        cc.remove("toolUseResult");
+                    }
+                    if replayed {
+                        cc.insert("replayed".into(), Value::Bool(true));
+                    }
+                }
+            }
+        }
+        // Task calls: runs of subagent files whose prompt is this call's.
+        for b in blocks(rec) {
+            if str_of(b, "type") == Some("tool_use")
+                && matches!(str_of(b, "name"), Some("Task" | "Agent"))
+                && let Some(id) = str_of(b, "id")
+            {
+                let prompt = b.pointer("/input/prompt").and_then(Value::as_str);
+                let g = self.groups.iter().position(|g| {
+                    g.link.is_none()
+                        && !g.held.is_empty()
+                        && g.prompt
+                            .as_deref()
+                            .zip(prompt)
+                            .is_some_and(|(a, b)| a.trim() == b.trim())
+                });
+                match g {
+                    Some(g) => self.link(g, id.to_owned()),
+                    None => self.tasks.push((id.to_owned(), prompt.map(str::to_owned))),
+                }
+            }
+        }
+        if rtype == Some("assistant")
+            && let Some(m) = msg_id
+            && !self.usage_done.contains(&m)
+        {
+            self.pending.insert(
+                chain,
+                PendingUsage {
+                    rec: usage_record(rec),
                     line,
-                    ParseErrorKind::Json(msg),
-                    text,
-                )));
+                    file,
+                    span,
+                },
+            );
+        }
+        if uuid != 0 {
+            self.after(uuid, out);
+        }
+    }
+
+    /// Maps what waited for record `uuid`: the runs anchored at it, then its children (depth
+    /// first, in file order; iterative, so a long chain of waiting records cannot overflow the
+    /// stack).
+    fn after(&mut self, uuid: u64, out: &mut Vec<Decoded>) {
+        if self.draining {
+            self.work.push(Work::After(uuid));
+            return;
+        }
+        self.draining = true;
+        self.work.push(Work::After(uuid));
+        while let Some(w) = self.work.pop() {
+            match w {
+                Work::After(u) => {
+                    for g in self.anchored.remove(&u).unwrap_or_default() {
+                        if self.groups[g].link.is_none() && self.groups[g].chain.is_none() {
+                            self.place_group(g, out);
+                        }
+                    }
+                    if let Some(children) = self.waiting.remove(&u) {
+                        for h in children.into_iter().rev() {
+                            self.waiting_lines.remove(&h.line);
+                            self.work.push(Work::Place(h));
+                        }
+                    }
+                }
+                Work::Place(h) => self.place_held(&h, 0, out),
+            }
+        }
+        self.draining = false;
+    }
+
+    fn publish_new_tools(&mut self, rec: &Value, line: u64, out: &mut Vec<Decoded>) {
+        let mut new = false;
+        for b in blocks(rec) {
+            if str_of(b, "type") == Some("tool_use")
+                && let Some(n) = str_of(b, "name")
+                && self.tool_set.insert(n.to_owned())
+            {
+                self.tools.push(n.to_owned());
+                new = true;
+            }
+        }
+        if new {
+            let f = self.catalog_frame(line);
+            out.push(Decoded::frame(f));
+        }
+    }
+
+    /// The `x-claude-code.fork` row of a fork point, when its second (third, …) branch starts.
+    fn fork_row(
+        &mut self,
+        rec: &Value,
+        line: u64,
+        chain: usize,
+        branches: u32,
+        out: &mut Vec<Decoded>,
+    ) {
+        let mut p = Map::new();
+        p.insert("branches".into(), json!(branches));
+        if let Some(parent) = str_of(rec, "parentUuid") {
+            p.insert("parentUuid".into(), json!(parent));
+        }
+        if let Some(u) = str_of(rec, "uuid") {
+            p.insert("branch".into(), json!(u));
+        }
+        let ctx = RecCtx {
+            line,
+            chain: &self.chains[chain],
+            file: None,
+            last_of_message: false,
+        };
+        let ts = rec.get("timestamp").and_then(Timestamp::from_json);
+        let t = FrameType::from_wire("x-claude-code.fork");
+        let f = self.mapper.frame(t, Body::Generic(p), None, &ctx, ts);
+        out.push(Decoded::frame(f));
+    }
+
+    fn flush(&mut self, chain: usize, out: &mut Vec<Decoded>) {
+        if let Some(p) = self.pending.remove(&chain) {
+            if let Some(m) = rec_msg_key(&p.rec) {
+                self.usage_done.insert(m);
+            }
+            let fname = (p.file != 0).then(|| self.files[p.file].0.clone());
+            let ctx = RecCtx {
+                line: p.line,
+                chain: &self.chains[chain],
+                file: fname.as_deref(),
+                last_of_message: true,
+            };
+            let ts = p.rec.get("timestamp").and_then(Timestamp::from_json);
+            let msg = p.rec.get("message").cloned().unwrap_or(Value::Null);
+            let first = out.len();
+            self.mapper.message_end(&p.rec, &msg, &ctx, ts, out);
+            for d in &mut out[first..] {
+                if let Decoded::Frame(f) = d {
+                    f.origin.span = p.span;
+                }
             }
         }
     }
 
-    /// Adds another file of the same session (a subagent transcript); `name` is shown in the
-    /// records' `metadata.claude_code.file`.
-    pub fn add_file(&mut self, name: &str, bytes: &[u8]) {
-        self.files.push(name.to_owned());
-        let file = self.files.len() - 1;
+    fn catalog_frame(&mut self, line: u64) -> crate::protocol::Frame {
+        let tools = self
+            .tools
+            .iter()
+            .map(|name| CatalogTool {
+                name: name.clone(),
+                description: Some("used in this transcript (catalog derived by rawpv)".into()),
+                category: known_category(name),
+                ..Default::default()
+            })
+            .collect();
+        let ctx = RecCtx {
+            line,
+            chain: &[],
+            file: None,
+            last_of_message: false,
+        };
+        let body = Body::Catalog(CatalogPublish {
+            tools,
+            diagnostics: Vec::new(),
+            extra: Map::new(),
+        });
+        let mut f = self
+            .mapper
+            .frame(FrameType::ToolCatalogPublish, body, None, &ctx, None);
+        f.envelope
+            .metadata
+            .insert("rawpv_derived".into(), Value::Bool(true));
+        if self.tools.len() > 1 {
+            // The same catalog with one more tool: a quiet row.
+            f.envelope
+                .metadata
+                .insert("rawpv_derived_update".into(), Value::Bool(true));
+        }
+        f
+    }
+
+    /// Emits the usage / turn end of every API message still pending (and frames held for a
+    /// timestamp).
+    pub fn finish_messages(&mut self, out: &mut Vec<Decoded>) {
+        out.append(&mut self.held_frames);
+        let mut keys: Vec<usize> = self.pending.keys().copied().collect();
+        keys.sort_unstable();
+        for k in keys {
+            self.flush(k, out);
+        }
+    }
+
+    /// Keeps a record as an `x-claude-code.<kind>` frame, unmapped.
+    pub fn record_ext(&mut self, v: &Value, kind: &str, line: u64, out: &mut Vec<Decoded>) {
+        let ctx = RecCtx {
+            line,
+            chain: &[],
+            file: None,
+            last_of_message: false,
+        };
+        self.mapper.ext(v, kind, &ctx, out);
+    }
+
+    /// End of input: records still waiting (as roots, in file order), runs never placed, pending
+    /// usage, then the findings (pairing, forks, duplicates, replays).
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        if !self.looked_for_subagents {
+            self.looked_for_subagents = true;
+            self.read_subagent_files(None);
+        }
+        let mut held = std::mem::take(&mut self.held_frames);
+        let target: &mut Vec<Decoded> =
+            if self.hold_for_timestamp && self.mapper.last_timestamp().is_none() {
+                &mut held
+            } else {
+                out.append(&mut held);
+                out
+            };
+        while !self.waiting_lines.is_empty() {
+            self.release_oldest(target);
+        }
+        // Runs never placed (no Task result in this input), each at top level; a run nested too
+        // deep is put back by `place_group` and comes round here again.
+        while let Some(g) = self.groups.iter().position(|g| !g.held.is_empty()) {
+            self.nesting = 0;
+            self.place_group(g, target);
+        }
+        if !held.is_empty() {
+            let ts = self.mapper.last_timestamp();
+            for d in &mut held {
+                if let (Decoded::Frame(f), Some(ts)) = (&mut *d, ts) {
+                    f.envelope.timestamp.get_or_insert(ts);
+                }
+            }
+            out.append(&mut held);
+        }
+        self.finish_messages(out);
+        self.mapper.finish(out);
+        for (&line, &branches) in &self.forks.forks {
+            let msg = format!(
+                "fork point: the conversation branches here into {branches} branches (a rewind or a retried prompt); the last branch in the file is the main line"
+            );
+            out.push(Decoded::Finding(Finding::new(
+                Level::Info,
+                code::FORK,
+                "SPEC 4",
+                line,
+                msg,
+            )));
+        }
+        if self.dups > 0 {
+            let msg = format!(
+                "{} record(s) repeated an earlier uuid (resumed session or subagent progress copy); the first copy is shown",
+                self.dups
+            );
+            out.push(Decoded::Finding(Finding::new(
+                Level::Info,
+                code::DUPLICATE_RECORD,
+                "SPEC 4",
+                0,
+                msg,
+            )));
+        }
+        if self.replayed > 0 {
+            let msg = format!(
+                "{} record(s) belong to an earlier session (a resumed session replays its predecessor); marked claude_code.replayed",
+                self.replayed
+            );
+            out.push(Decoded::Finding(Finding::new(
+                Level::Info,
+                code::DUPLICATE_RECORD,
+                "SPEC 4",
+                0,
+                msg,
+            )));
+        }
+    }
+
+    /// Indexes the session's subagent files (beside a saved file): each record's compact key
+    /// and byte span, grouped into runs; nothing is mapped yet.
+    fn read_subagent_files(&mut self, session_id: Option<&str>) {
+        let Some(path) = self.path.clone() else {
+            return;
+        };
+        for p in subagent_files(&path, session_id) {
+            let Ok(bytes) = read_at_most_its_size(&p) else {
+                continue;
+            };
+            let Ok(f) = std::fs::File::open(&p) else {
+                continue;
+            };
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.files.push((name, Some(Arc::new(f))));
+            self.index_file(self.files.len() - 1, &bytes);
+        }
+    }
+
+    /// Groups the records of subagent file `file` (its `bytes`) into runs of held spans.
+    fn index_file(&mut self, file: usize, bytes: &[u8]) {
+        let mut offset = 0u64;
+        let mut new_groups = Vec::new();
         for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            self.push_line(file, i as u64 + 1, &String::from_utf8_lossy(raw));
+            let at = offset;
+            offset += raw.len() as u64 + 1;
+            let Ok(v) = serde_json::from_slice::<Value>(raw) else {
+                continue;
+            };
+            if !v.is_object() {
+                continue;
+            }
+            let uuid = str_of(&v, "uuid").map_or(0, key);
+            let parent = str_of(&v, "parentUuid").map_or(0, key);
+            let agent = str_of(&v, "agentId");
+            let existing = match agent {
+                Some(a) => self.by_agent.get(a).copied(),
+                None => self.uuid_group.get(&parent).copied(),
+            };
+            let g = existing.unwrap_or_else(|| {
+                let agent_id = agent.map_or_else(|| format!("agent-file-{file}"), str::to_owned);
+                self.groups.push(Group {
+                    agent_id: agent_id.clone(),
+                    chain: None,
+                    link: None,
+                    prompt: None,
+                    anchor: parent,
+                    held: Vec::new(),
+                });
+                let g = self.groups.len() - 1;
+                self.by_agent.insert(agent_id, g);
+                new_groups.push(g);
+                g
+            });
+            if uuid != 0 {
+                self.uuid_group.insert(uuid, g);
+            }
+            let grp = &mut self.groups[g];
+            if grp.prompt.is_none() && grp.link.is_none() {
+                grp.prompt = user_text(&v).map(str::to_owned);
+            }
+            grp.held.push(Held {
+                src: Src::Span {
+                    offset: at,
+                    len: raw.len() as u64,
+                },
+                file,
+                line: i as u64 + 1,
+                uuid,
+                parent,
+                span: None,
+            });
+        }
+        for g in new_groups {
+            let a = self.groups[g].anchor;
+            // A parent inside the run is no anchor; one in the main file is (compaction).
+            if a != 0 && self.uuid_group.get(&a) != Some(&g) {
+                self.anchored.entry(a).or_default().push(g);
+            } else {
+                self.groups[g].anchor = 0;
+            }
         }
     }
 }
 
-impl Decoder for ClaudeCodeDecoder {
-    fn line(&mut self, line: u64, text: &str, _out: &mut Vec<Decoded>) {
-        self.push_line(0, line, text);
-    }
-
-    fn finish(&mut self, out: &mut Vec<Decoded>) {
-        out.append(&mut self.malformed);
-        let recs = std::mem::take(&mut self.recs);
-        convert(&recs, &self.files, out);
-    }
-}
-
-/// A record to map: a file record, or a subagent message embedded in a progress record.
-#[derive(Debug, Clone, Copy)]
-struct Entry<'a> {
-    v: &'a Value,
-    line: u64,
-    file: usize,
-    sidechain: bool,
-    /// `agentId` of the record, or of the progress record that embedded it.
-    agent: Option<&'a str>,
-    /// The Task/Agent `tool_use` id a progress record links this message to.
-    link: Option<&'a str>,
-}
-
-impl<'a> Entry<'a> {
-    fn str(&self, k: &str) -> Option<&'a str> {
-        self.v.get(k).and_then(Value::as_str)
-    }
-
-    fn blocks(&self) -> &'a [Value] {
-        self.v
-            .pointer("/message/content")
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice)
-    }
-
-    /// Ids of the `tool_use` (`want = "tool_use"`, field `id`) or `tool_result` blocks.
-    fn block_ids(&self, want: &'static str) -> impl Iterator<Item = &'a str> + use<'a> {
-        let key = if want == "tool_use" {
-            "id"
-        } else {
-            "tool_use_id"
-        };
-        self.blocks()
-            .iter()
-            .filter(move |b| b.get("type").and_then(Value::as_str) == Some(want))
-            .filter_map(move |b| b.get(key).and_then(Value::as_str))
-    }
-
-    /// The first user text of the record (a subagent run's prompt).
-    fn user_text(&self) -> Option<&'a str> {
-        if self.str("type") != Some("user") {
+impl ForkTracker {
+    /// Records `rec` as a child of its parent; returns the branch count when `rec` starts a new
+    /// branch of a fork point (a second, third… child that continues the conversation).
+    fn child(&mut self, rec: &Value, uuid: u64, line: u64, msg: Option<u64>) -> Option<u32> {
+        let rtype = str_of(rec, "type");
+        if !matches!(rtype, Some("user" | "assistant")) {
             return None;
         }
-        match self.v.pointer("/message/content") {
-            Some(Value::String(s)) => Some(s),
-            Some(Value::Array(b)) => b
+        if uuid != 0 {
+            self.records.insert(uuid, (line, msg.unwrap_or(0)));
+        }
+        let parent = key(str_of(rec, "parentUuid")?);
+        let &(pline, pmsg) = self.records.get(&parent)?;
+        // The results of a message's parallel calls, and its later split records, are one turn.
+        let results_only = rtype == Some("user")
+            && !blocks(rec).is_empty()
+            && blocks(rec)
                 .iter()
-                .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .and_then(|b| b.get("text"))
-                .and_then(Value::as_str),
-            _ => None,
+                .all(|b| str_of(b, "type") == Some("tool_result"));
+        if results_only || (msg.is_some() && msg == Some(pmsg)) {
+            return None;
         }
+        let e = self.children.entry(parent).or_insert((0, pline, pmsg));
+        e.0 += 1;
+        if e.0 < 2 {
+            return None;
+        }
+        self.forks.insert(pline, e.0);
+        Some(e.0)
     }
 }
 
-/// A subagent run.
-#[derive(Debug)]
-struct Group<'a> {
-    agent_id: String,
-    entries: Vec<usize>,
-    link: Option<&'a str>,
-    prompt: Option<&'a str>,
+/// The message id key of a (usage) record.
+fn rec_msg_key(rec: &Value) -> Option<u64> {
+    rec.pointer("/message/id").and_then(Value::as_str).map(key)
 }
 
-/// Unwraps progress records and deduplicates by `uuid`. Returns the entries and the number of
-/// duplicates skipped.
-fn entries(recs: &[Rec]) -> (Vec<Entry<'_>>, usize) {
-    let mut out = Vec::with_capacity(recs.len());
-    let mut seen: HashSet<&str> = HashSet::with_capacity(recs.len());
-    let mut dups = 0;
-    for r in recs {
-        let v = &r.v;
-        let mut e = Entry {
-            v,
-            line: r.line,
-            file: r.file,
-            sidechain: v.get("isSidechain").and_then(Value::as_bool) == Some(true),
-            agent: v.get("agentId").and_then(Value::as_str),
-            link: None,
-        };
-        if v.get("type").and_then(Value::as_str) == Some("progress")
-            && let Some(data) = v.get("data")
-            && data.get("type").and_then(Value::as_str) == Some("agent_progress")
-            && let Some(msg) = data.get("message").filter(|m| m.is_object())
-        {
-            e = Entry {
-                v: msg,
-                line: r.line,
-                file: r.file,
-                sidechain: true,
-                agent: data.get("agentId").and_then(Value::as_str),
-                link: v.get("parentToolUseID").and_then(Value::as_str),
-            };
+/// What the usage of an API message needs from its record (small).
+fn usage_record(rec: &Value) -> Value {
+    let m = rec.get("message").unwrap_or(&Value::Null);
+    let mut small = Map::new();
+    for k in ["type", "timestamp", "sessionId", "session_id", "uuid"] {
+        if let Some(x) = rec.get(k) {
+            small.insert(k.to_owned(), x.clone());
         }
-        if let Some(u) = e.str("uuid")
-            && !seen.insert(u)
-        {
-            dups += 1;
-            continue;
-        }
-        out.push(e);
     }
-    (out, dups)
+    let mut sm = Map::new();
+    for k in ["id", "model", "usage", "stop_reason"] {
+        if let Some(x) = m.get(k) {
+            sm.insert(k.to_owned(), x.clone());
+        }
+    }
+    small.insert("message".into(), Value::Object(sm));
+    Value::Object(small)
 }
 
-/// `parentUuid` order of `idx` (indices into `es`): a record comes after its parent when the
-/// parent is in the same run; otherwise file order. Linear time.
-fn graph_order(es: &[Entry<'_>], idx: &[usize]) -> Vec<usize> {
-    let mut pos: HashMap<&str, usize> = HashMap::with_capacity(idx.len());
-    for (k, &i) in idx.iter().enumerate() {
-        if let Some(u) = es[i].str("uuid") {
-            pos.entry(u).or_insert(k);
+/// `parentUuid` order of held records: a record comes after its parent when the parent is among
+/// them; otherwise in their order. Linear time.
+fn graph_order(held: &[Held]) -> Vec<usize> {
+    let mut pos: HashMap<u64, usize> = HashMap::with_capacity(held.len());
+    for (k, h) in held.iter().enumerate() {
+        if h.uuid != 0 {
+            pos.entry(h.uuid).or_insert(k);
         }
     }
-    let mut done = vec![false; idx.len()];
+    let mut done = vec![false; held.len()];
     let mut waiting: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut order = Vec::with_capacity(idx.len());
-    for (k, &i) in idx.iter().enumerate() {
-        let parent = es[i]
-            .str("parentUuid")
-            .and_then(|p| pos.get(p))
-            .copied()
-            .filter(|&p| p != k);
+    let mut order = Vec::with_capacity(held.len());
+    for (k, h) in held.iter().enumerate() {
+        let parent = pos.get(&h.parent).copied().filter(|&p| p != k);
         if let Some(p) = parent
             && !done[p]
         {
@@ -260,282 +1168,78 @@ fn graph_order(es: &[Entry<'_>], idx: &[usize]) -> Vec<usize> {
                 continue;
             }
             done[k] = true;
-            order.push(idx[k]);
+            order.push(k);
             if let Some(children) = waiting.remove(&k) {
                 stack.extend(children.into_iter().rev());
             }
         }
     }
     // Cycles never become ready: keep them, in file order.
-    for (k, &i) in idx.iter().enumerate() {
-        if !done[k] {
-            order.push(i);
-        }
-    }
+    order.extend((0..held.len()).filter(|&k| !done[k]));
     order
 }
 
-struct Placer<'a, 'e> {
-    es: &'e [Entry<'a>],
-    groups: Vec<Group<'a>>,
-    by_task: HashMap<&'a str, Vec<usize>>,
-    placed: Vec<bool>,
-    chains: Vec<Vec<Delegation>>,
-    /// Chain index of the record that issued each `tool_use`.
-    use_chain: HashMap<&'a str, usize>,
-    ordered: Vec<(usize, usize)>,
-}
-
-impl Placer<'_, '_> {
-    fn place(&mut self, i: usize, chain: usize) {
-        let e = self.es[i];
-        for id in e.block_ids("tool_result") {
-            let gs = self.by_task.get(id).cloned().unwrap_or_default();
-            for g in gs {
-                self.place_group(g);
-            }
-        }
-        self.ordered.push((i, chain));
-        for id in e.block_ids("tool_use") {
-            self.use_chain.insert(id, chain);
-        }
+impl Decoder for ClaudeCodeDecoder {
+    fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
+        self.line_at(line, None, text, out);
     }
 
-    fn place_group(&mut self, g: usize) {
-        if self.placed[g] {
-            return;
-        }
-        self.placed[g] = true;
-        let link = self.groups[g].link;
-        let parent = link
-            .and_then(|l| self.use_chain.get(l))
-            .copied()
-            .unwrap_or(0);
-        let mut chain = self.chains[parent].clone();
-        chain.push(Delegation {
-            agent_id: self.groups[g].agent_id.clone(),
-            invocation_id: link.unwrap_or("").to_owned(),
-        });
-        self.chains.push(chain);
-        let c = self.chains.len() - 1;
-        let order = graph_order(self.es, &self.groups[g].entries);
-        for i in order {
-            self.place(i, c);
-        }
+    fn line_span(&mut self, line: u64, span: ByteSpan, text: &str, out: &mut Vec<Decoded>) {
+        self.line_at(line, Some(span), text, out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Decoded>) {
+        Self::finish(self, out);
     }
 }
 
-/// Maps buffered records to frames (see the module docs for the steps).
-fn convert(recs: &[Rec], files: &[String], out: &mut Vec<Decoded>) {
-    let (es, dups) = entries(recs);
-
-    // 3. Groups.
-    let mut main = Vec::new();
-    let mut groups: Vec<Group<'_>> = Vec::new();
-    let mut by_agent: HashMap<&str, usize> = HashMap::new();
-    let mut by_uuid: HashMap<&str, usize> = HashMap::new();
-    for (i, e) in es.iter().enumerate() {
-        if !e.sidechain {
-            main.push(i);
-            continue;
-        }
-        let existing = match e.agent {
-            Some(a) => by_agent.get(a).copied(),
-            None => e.str("parentUuid").and_then(|p| by_uuid.get(p)).copied(),
-        };
-        let g = existing.unwrap_or_else(|| {
-            let agent_id = e.agent.map_or_else(
-                || {
-                    let u = e.str("uuid").unwrap_or("");
-                    format!("sidechain-{}", u.get(..8).unwrap_or(u))
-                },
-                str::to_owned,
-            );
-            groups.push(Group {
-                agent_id,
-                entries: Vec::new(),
-                link: None,
-                prompt: None,
-            });
-            if let Some(a) = e.agent {
-                by_agent.insert(a, groups.len() - 1);
-            }
-            groups.len() - 1
-        });
-        if let Some(u) = e.str("uuid") {
-            by_uuid.insert(u, g);
-        }
-        let grp = &mut groups[g];
-        grp.entries.push(i);
-        if grp.link.is_none() {
-            grp.link = e.link;
-        }
-        if grp.prompt.is_none() {
-            grp.prompt = e.user_text();
-        }
-    }
-
-    // Links: progress link, then toolUseResult.agentId, then the Task prompt.
-    let mut tasks: Vec<(&str, Option<&str>)> = Vec::new();
-    let mut agent_task: HashMap<&str, &str> = HashMap::new();
-    for e in &es {
-        for b in e.blocks() {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use")
-                && matches!(
-                    b.get("name").and_then(Value::as_str),
-                    Some("Task" | "Agent")
-                )
-                && let Some(id) = b.get("id").and_then(Value::as_str)
-            {
-                let prompt = b.pointer("/input/prompt").and_then(Value::as_str);
-                tasks.push((id, prompt));
-            }
-        }
-        if let Some(a) =
-            e.v.pointer("/toolUseResult/agentId")
-                .and_then(Value::as_str)
-            && let Some(id) = e.block_ids("tool_result").next()
-        {
-            agent_task.insert(a, id);
-        }
-    }
-    let mut linked: HashSet<&str> = groups.iter().filter_map(|g| g.link).collect();
-    for g in &mut groups {
-        if g.link.is_none() {
-            g.link = agent_task
-                .get(g.agent_id.as_str())
-                .copied()
-                .filter(|t| !linked.contains(t));
-        }
-        if g.link.is_none()
-            && let Some(p) = g.prompt
-        {
-            g.link = tasks
-                .iter()
-                .find(|(id, tp)| !linked.contains(id) && tp.is_some_and(|tp| tp.trim() == p.trim()))
-                .map(|(id, _)| *id);
-        }
-        if let Some(l) = g.link {
-            linked.insert(l);
-        }
-    }
-    let mut by_task: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (k, g) in groups.iter().enumerate() {
-        if let Some(l) = g.link {
-            by_task.entry(l).or_default().push(k);
-        }
-    }
-
-    // 4. Placement.
-    let n_groups = groups.len();
-    let mut placer = Placer {
-        es: &es,
-        groups,
-        by_task,
-        placed: vec![false; n_groups],
-        chains: vec![Vec::new()],
-        use_chain: HashMap::new(),
-        ordered: Vec::with_capacity(es.len()),
+/// Reads a call's input or output again from its record (`text`, the line a frame's
+/// `Origin::span` points at), as the decoder built it: the `tool_use` block `id`'s input, or the
+/// `tool_result` block for `id` mapped by `cc_output::tool_output` (`input` gives the call's
+/// input, needed for Task and Read results). `None`: the record holds no such block (the file
+/// changed). For `Session::reparse`.
+pub fn reparse(
+    text: &str,
+    id: &str,
+    tool: &str,
+    part: crate::session::Part,
+    input: &dyn Fn() -> Value,
+) -> Option<Value> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let rec = unwrap(&v).rec;
+    let want = match part {
+        crate::session::Part::Input => "tool_use",
+        crate::session::Part::Output => "tool_result",
     };
-    for i in graph_order(&es, &main) {
-        placer.place(i, 0);
-    }
-    for g in 0..n_groups {
-        placer.place_group(g);
-    }
-    let Placer {
-        ordered, chains, ..
-    } = placer;
-
-    // Last record of each API message (usage is repeated on every record of a message).
-    let mut last: HashMap<&str, usize> = HashMap::new();
-    for (k, &(i, _)) in ordered.iter().enumerate() {
-        if es[i].str("type") == Some("assistant")
-            && let Some(id) = es[i].v.pointer("/message/id").and_then(Value::as_str)
-        {
-            last.insert(id, k);
-        }
-    }
-
-    // 5. Frames.
-    let mut mapper = Mapper::new();
-    let first_ts = ordered
+    let k = if want == "tool_use" {
+        "id"
+    } else {
+        "tool_use_id"
+    };
+    let all = blocks(rec);
+    let b = all
         .iter()
-        .find_map(|&(i, _)| es[i].v.get("timestamp").and_then(Timestamp::from_json));
-    mapper.seed_timestamp(first_ts);
-    out.push(Decoded::frame(derived_catalog(&mut mapper, &es, &ordered)));
-    for (k, &(i, c)) in ordered.iter().enumerate() {
-        let e = &es[i];
-        let file = (e.file != 0).then(|| files[e.file].as_str());
-        let last_of_message =
-            e.v.pointer("/message/id")
-                .and_then(Value::as_str)
-                .is_none_or(|id| last.get(id) == Some(&k));
-        let ctx = RecCtx {
-            line: e.line,
-            chain: &chains[c],
-            file,
-            last_of_message,
-        };
-        mapper.record(e.v, &ctx, out);
-    }
-    mapper.finish(out);
-    if dups > 0 {
-        let msg = format!(
-            "{dups} record(s) repeated an earlier uuid (resumed session or subagent progress copy); the first copy is shown"
-        );
-        out.push(Decoded::Finding(Finding::new(
-            Level::Info,
-            code::DUPLICATE_RECORD,
-            "SPEC 4",
-            0,
-            msg,
-        )));
-    }
-}
-
-/// The derived catalog: every tool name used, in order of first use, with its known category.
-fn derived_catalog(
-    mapper: &mut Mapper,
-    es: &[Entry<'_>],
-    ordered: &[(usize, usize)],
-) -> crate::protocol::Frame {
-    let mut seen = HashSet::new();
-    let mut tools = Vec::new();
-    // The catalog points at the record of the first call (line 0 would read as "unknown").
-    let mut first_line = None;
-    for &(i, _) in ordered {
-        for b in es[i].blocks() {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use")
-                && let Some(name) = b.get("name").and_then(Value::as_str)
-                && seen.insert(name)
-            {
-                first_line.get_or_insert(es[i].line);
-                tools.push(CatalogTool {
-                    name: name.to_owned(),
-                    description: Some("used in this transcript (catalog derived by rawpv)".into()),
-                    category: known_category(name),
-                    ..Default::default()
-                });
-            }
+        .find(|b| str_of(b, "type") == Some(want) && str_of(b, k) == Some(id))?;
+    match part {
+        crate::session::Part::Input => Some(b.get("input").cloned().unwrap_or(Value::Null)),
+        crate::session::Part::Output => {
+            let results = all
+                .iter()
+                .filter(|b| str_of(b, "type") == Some("tool_result"))
+                .count();
+            let tur = (results == 1)
+                .then(|| {
+                    rec.get("toolUseResult")
+                        .or_else(|| rec.get("tool_use_result"))
+                })
+                .flatten();
+            let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+            let text = super::cc_output::result_text(b.get("content"));
+            let keep = matches!(tool, "Task" | "Agent" | "Read" | "NotebookRead");
+            let input = keep.then(input);
+            Some(super::cc_output::tool_output(tool, &text, tur, input.as_ref(), is_error).0)
         }
     }
-    let ctx = RecCtx {
-        line: first_line.unwrap_or(1),
-        chain: &[],
-        file: None,
-        last_of_message: false,
-    };
-    let body = Body::Catalog(CatalogPublish {
-        tools,
-        diagnostics: Vec::new(),
-        extra: Map::new(),
-    });
-    let mut f = mapper.frame(FrameType::ToolCatalogPublish, body, None, &ctx, None);
-    f.envelope
-        .metadata
-        .insert("rawpv_derived".into(), Value::Bool(true));
-    f
 }
 
 /// The subagent files of the session at `path`: `<dir>/<session>/subagents/agent-*.jsonl`
@@ -629,362 +1333,16 @@ pub fn session_id_of(bytes: &[u8]) -> Option<String> {
     })
 }
 
-/// Decodes a transcript file (its bytes, given up once parsed) plus the subagent files found
-/// beside it.
-pub fn load_session(path: &Path, bytes: Vec<u8>) -> Vec<Decoded> {
-    let mut dec = ClaudeCodeDecoder::new();
+/// Decodes a transcript file (its bytes) plus the subagent files found beside it: what the
+/// file source gives, without byte spans.
+pub fn load_session(path: &Path, bytes: &[u8]) -> Vec<Decoded> {
+    let mut dec = ClaudeCodeDecoder::for_file(path);
     let mut out = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        dec.push_line(0, i as u64 + 1, &String::from_utf8_lossy(raw));
-    }
-    let sid = session_id_of(&bytes[..bytes.len().min(256 * 1024)]);
-    // The records are parsed: the file's text is not needed while they are mapped.
-    drop(bytes);
-    for p in subagent_files(path, sid.as_deref()) {
-        if let Ok(b) = read_at_most_its_size(&p) {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            dec.add_file(&name, &b);
-        }
+        let text = super::line_text(raw, i as u64 + 1, &mut out);
+        dec.line(i as u64 + 1, &text, &mut out);
     }
     dec.finish(&mut out);
     out
-}
-
-/// Live (line-by-line) Claude Code transcript decoding, for followed files and stdin: frames
-/// are emitted as records arrive, so the full-file steps are simplified:
-/// * file order (no `parentUuid` reordering); duplicates by `uuid` are still skipped;
-/// * a subagent run is linked when its first record arrives (progress link, else the prompt of
-///   an earlier Task/Agent call), and its frames follow in arrival order;
-/// * usage / turn end of an API message are emitted when that agent's next message (or prompt)
-///   starts, or at the end;
-/// * the derived catalog is published again whenever a new tool name appears.
-#[derive(Debug, Default)]
-pub struct ClaudeCodeStream {
-    pub(crate) mapper: Mapper,
-    seen: HashSet<String>,
-    tools: Vec<String>,
-    /// Publish derived catalogs (off when a real catalog was published, e.g. stream-json init).
-    pub(crate) derive_catalog: bool,
-    /// Agent key → its delegation chain.
-    groups: HashMap<String, Vec<Delegation>>,
-    /// Sidechain record uuid → agent key (runs without `agentId`).
-    uuid_group: HashMap<String, String>,
-    /// Task/Agent calls not yet linked to a run: (id, prompt).
-    tasks: Vec<(String, Option<String>)>,
-    /// Chain of the record that issued each `tool_use`.
-    use_chain: HashMap<String, Vec<Delegation>>,
-    /// Agent key → the latest record of its current API message (usage not yet emitted).
-    pending: HashMap<String, (Value, u64, Vec<Delegation>)>,
-    /// Frames held until the first timestamp is known (records such as `summary` have none).
-    held: Vec<Decoded>,
-    /// Hold frames for a timestamp (off for stream-json, which has none).
-    pub(crate) hold_for_timestamp: bool,
-}
-
-/// At most this many frames wait for a first timestamp; past it they go out without one.
-const MAX_HELD: usize = 256;
-
-impl ClaudeCodeStream {
-    pub fn new() -> Self {
-        Self {
-            mapper: Mapper::new(),
-            derive_catalog: true,
-            hold_for_timestamp: true,
-            ..Self::default()
-        }
-    }
-
-    /// Maps one parsed record (`line` 1-based); a stream-json `parent_tool_use_id` names the
-    /// Task call a subagent message belongs to. Until a record with a timestamp arrives, frames
-    /// are held back so they can be given that first timestamp.
-    pub fn record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
-        if !self.hold_for_timestamp || self.mapper.last_timestamp().is_some() {
-            return self.map_record(v, line, out);
-        }
-        let mut held = std::mem::take(&mut self.held);
-        self.map_record(v, line, &mut held);
-        match self.mapper.last_timestamp() {
-            Some(ts) => {
-                for d in &mut held {
-                    if let Decoded::Frame(f) = d {
-                        f.envelope.timestamp.get_or_insert(ts);
-                    }
-                }
-                out.append(&mut held);
-            }
-            None if held.len() > MAX_HELD => {
-                self.hold_for_timestamp = false;
-                out.append(&mut held);
-            }
-            None => self.held = held,
-        }
-    }
-
-    fn map_record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
-        let mut rec = v;
-        let mut sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
-        let mut agent = v.get("agentId").and_then(Value::as_str);
-        let mut task_link = v.get("parent_tool_use_id").and_then(Value::as_str);
-        if task_link.is_some() {
-            sidechain = true;
-            agent = task_link;
-        }
-        if v.get("type").and_then(Value::as_str) == Some("progress")
-            && let Some(data) = v.get("data")
-            && data.get("type").and_then(Value::as_str) == Some("agent_progress")
-            && let Some(msg) = data.get("message").filter(|m| m.is_object())
-        {
-            rec = msg;
-            sidechain = true;
-            agent = data.get("agentId").and_then(Value::as_str);
-            task_link = v.get("parentToolUseID").and_then(Value::as_str);
-        }
-        let uuid = rec.get("uuid").and_then(Value::as_str);
-        if let Some(u) = uuid
-            && !self.seen.insert(u.to_owned())
-        {
-            return;
-        }
-        let key = if sidechain {
-            self.group_key(rec, agent, task_link, uuid)
-        } else {
-            String::new()
-        };
-        let chain = self.groups.get(&key).cloned().unwrap_or_default();
-        let e = Entry {
-            v: rec,
-            line,
-            file: 0,
-            sidechain,
-            agent,
-            link: task_link,
-        };
-        // New tools → a fresh derived catalog before the request.
-        if self.derive_catalog {
-            let mut new = false;
-            for b in e.blocks() {
-                if b.get("type").and_then(Value::as_str) == Some("tool_use")
-                    && let Some(n) = b.get("name").and_then(Value::as_str)
-                    && !self.tools.iter().any(|t| t == n)
-                {
-                    self.tools.push(n.to_owned());
-                    new = true;
-                }
-            }
-            if new {
-                let f = self.catalog_frame(line);
-                out.push(Decoded::frame(f));
-            }
-        }
-        // Usage of the agent's previous API message.
-        let rtype = e.str("type");
-        let msg_id = rec.pointer("/message/id").and_then(Value::as_str);
-        let starts_other = match rtype {
-            Some("assistant") => self.pending.get(&key).is_some_and(|(p, _, _)| {
-                p.pointer("/message/id").and_then(Value::as_str) != msg_id
-            }),
-            Some("user") => e.block_ids("tool_result").next().is_none(),
-            _ => false,
-        };
-        if starts_other {
-            self.flush(&key, out);
-        }
-        for b in e.blocks() {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use")
-                && let Some(id) = b.get("id").and_then(Value::as_str)
-            {
-                self.use_chain.insert(id.to_owned(), chain.clone());
-                if matches!(
-                    b.get("name").and_then(Value::as_str),
-                    Some("Task" | "Agent")
-                ) {
-                    let prompt = b.pointer("/input/prompt").and_then(Value::as_str);
-                    self.tasks.push((id.to_owned(), prompt.map(str::to_owned)));
-                }
-            }
-        }
-        let ctx = RecCtx {
-            line,
-            chain: &chain,
-            file: None,
-            last_of_message: false,
-        };
-        self.mapper.record(rec, &ctx, out);
-        if rtype == Some("assistant") && msg_id.is_some() {
-            let m = rec.get("message").unwrap_or(&Value::Null);
-            let mut small = Map::new();
-            for k in ["type", "timestamp", "sessionId", "session_id", "uuid"] {
-                if let Some(x) = rec.get(k) {
-                    small.insert(k.to_owned(), x.clone());
-                }
-            }
-            let mut sm = Map::new();
-            for k in ["id", "model", "usage", "stop_reason"] {
-                if let Some(x) = m.get(k) {
-                    sm.insert(k.to_owned(), x.clone());
-                }
-            }
-            small.insert("message".into(), Value::Object(sm));
-            self.pending
-                .insert(key, (Value::Object(small), line, chain));
-        }
-    }
-
-    fn group_key(
-        &mut self,
-        rec: &Value,
-        agent: Option<&str>,
-        link: Option<&str>,
-        uuid: Option<&str>,
-    ) -> String {
-        let key = match agent {
-            Some(a) => a.to_owned(),
-            None => rec
-                .get("parentUuid")
-                .and_then(Value::as_str)
-                .and_then(|p| self.uuid_group.get(p).cloned())
-                .unwrap_or_else(|| {
-                    let u = uuid.unwrap_or("");
-                    format!("sidechain-{}", u.get(..8).unwrap_or(u))
-                }),
-        };
-        if let Some(u) = uuid {
-            self.uuid_group.insert(u.to_owned(), key.clone());
-        }
-        if !self.groups.contains_key(&key) {
-            let prompt = Entry {
-                v: rec,
-                line: 0,
-                file: 0,
-                sidechain: true,
-                agent: None,
-                link: None,
-            }
-            .user_text();
-            let pos = match link {
-                Some(l) => self.tasks.iter().position(|(id, _)| id == l),
-                None => prompt.and_then(|p| {
-                    self.tasks
-                        .iter()
-                        .position(|(_, tp)| tp.as_deref().is_some_and(|tp| tp.trim() == p.trim()))
-                }),
-            };
-            let task = match pos {
-                Some(i) => Some(self.tasks.remove(i).0),
-                None => link.map(str::to_owned),
-            };
-            let mut chain = task
-                .as_ref()
-                .and_then(|t| self.use_chain.get(t).cloned())
-                .unwrap_or_default();
-            chain.push(Delegation {
-                agent_id: key.clone(),
-                invocation_id: task.unwrap_or_default(),
-            });
-            self.groups.insert(key.clone(), chain);
-        }
-        key
-    }
-
-    fn flush(&mut self, key: &str, out: &mut Vec<Decoded>) {
-        if let Some((rec, line, chain)) = self.pending.remove(key) {
-            let ctx = RecCtx {
-                line,
-                chain: &chain,
-                file: None,
-                last_of_message: true,
-            };
-            let ts = rec.get("timestamp").and_then(Timestamp::from_json);
-            let msg = rec.get("message").cloned().unwrap_or(Value::Null);
-            self.mapper.message_end(&rec, &msg, &ctx, ts, out);
-        }
-    }
-
-    fn catalog_frame(&mut self, line: u64) -> crate::protocol::Frame {
-        let tools = self
-            .tools
-            .iter()
-            .map(|name| CatalogTool {
-                name: name.clone(),
-                description: Some("used in this transcript (catalog derived by rawpv)".into()),
-                category: known_category(name),
-                ..Default::default()
-            })
-            .collect();
-        let ctx = RecCtx {
-            line,
-            chain: &[],
-            file: None,
-            last_of_message: false,
-        };
-        let body = Body::Catalog(CatalogPublish {
-            tools,
-            diagnostics: Vec::new(),
-            extra: Map::new(),
-        });
-        let mut f = self
-            .mapper
-            .frame(FrameType::ToolCatalogPublish, body, None, &ctx, None);
-        f.envelope
-            .metadata
-            .insert("rawpv_derived".into(), Value::Bool(true));
-        f
-    }
-
-    /// Emits the usage / turn end of every API message still pending (and frames held for a
-    /// timestamp).
-    pub fn finish_messages(&mut self, out: &mut Vec<Decoded>) {
-        out.append(&mut self.held);
-        let mut keys: Vec<String> = self.pending.keys().cloned().collect();
-        keys.sort();
-        for k in keys {
-            self.flush(&k, out);
-        }
-    }
-
-    /// Keeps a record as an `x-claude-code.<kind>` frame, unmapped.
-    pub fn record_ext(&mut self, v: &Value, kind: &str, line: u64, out: &mut Vec<Decoded>) {
-        let ctx = RecCtx {
-            line,
-            chain: &[],
-            file: None,
-            last_of_message: false,
-        };
-        self.mapper.ext(v, kind, &ctx, out);
-    }
-
-    /// End of input: pending usage, then the pairing findings.
-    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
-        self.finish_messages(out);
-        self.mapper.finish(out);
-    }
-}
-
-impl Decoder for ClaudeCodeStream {
-    fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
-        if text.trim().is_empty() {
-            return;
-        }
-        match serde_json::from_str::<Value>(text) {
-            Ok(v @ Value::Object(_)) => self.record(&v, line, out),
-            Ok(_) => out.push(Decoded::Malformed(ParseError::new(
-                line,
-                ParseErrorKind::NotObject,
-                text,
-            ))),
-            Err(e) => out.push(Decoded::Malformed(ParseError::new(
-                line,
-                ParseErrorKind::Json(e.to_string()),
-                text,
-            ))),
-        }
-    }
-
-    fn finish(&mut self, out: &mut Vec<Decoded>) {
-        Self::finish(self, out);
-    }
 }

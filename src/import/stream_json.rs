@@ -21,7 +21,7 @@
 use serde_json::{Map, Value, json};
 
 use super::cc_map::RecCtx;
-use super::claude_code::ClaudeCodeStream;
+use super::claude_code::ClaudeCodeDecoder;
 use super::{Decoded, Decoder};
 use crate::protocol::rules::known_category;
 use crate::protocol::{
@@ -32,7 +32,7 @@ use crate::protocol::{
 /// Decodes stream-json records one line at a time.
 #[derive(Debug)]
 pub struct StreamJsonDecoder {
-    inner: ClaudeCodeStream,
+    inner: ClaudeCodeDecoder,
 }
 
 impl Default for StreamJsonDecoder {
@@ -43,7 +43,7 @@ impl Default for StreamJsonDecoder {
 
 impl StreamJsonDecoder {
     pub fn new() -> Self {
-        let mut inner = ClaudeCodeStream::new();
+        let mut inner = ClaudeCodeDecoder::new();
         // stream-json records carry no timestamps: never wait for one.
         inner.hold_for_timestamp = false;
         Self { inner }

@@ -114,8 +114,10 @@ fn json_text(v: &serde_json::Value) -> String {
     out
 }
 
-/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots and
-/// finished messages without text, hidden by default (the feed title counts them; `.` shows them).
+/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots, a
+/// derived catalog published again with one more tool (`metadata.rawpv_derived_update`, Claude
+/// Code transcripts) and finished messages without text, hidden by default (the feed title
+/// counts them; `.` shows them).
 pub fn is_quiet(session: &Session, i: usize) -> bool {
     match session.items.get(i) {
         Some(Item::Event(f)) => {
@@ -123,6 +125,9 @@ pub fn is_quiet(session: &Session, i: usize) -> bool {
             f.frame_type == FrameType::SessionUsage
                 || t.ends_with(".progress")
                 || t.ends_with(".file-history-snapshot")
+                || (f.frame_type == FrameType::ToolCatalogPublish
+                    && f.envelope.metadata.get("rawpv_derived_update")
+                        == Some(&serde_json::Value::Bool(true)))
         }
         // An agent message with no text (the turn only called tools).
         Some(Item::Message(m)) => m.done && !m.redacted && m.text.trim().is_empty(),

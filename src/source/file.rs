@@ -14,14 +14,11 @@
 //! keeps outputs in the file ([`ReadOptions::defer_outputs`]), result outputs are validated but
 //! not built.
 //!
-//! A Claude Code transcript's exact order is only known at the end (records are ordered by
-//! their `parentUuid` graph and its subagent files are merged in). For the viewer
-//! ([`ReadOptions::stream_claude_code`]) it is streamed first in file order with the live decoder
-//! (`claude_code::ClaudeCodeStream`), while `crate::import::load_path` decodes it exactly on
-//! another thread; then [`FileEvent::Ordering`] and, when the exact items differ from the
-//! streamed ones, [`FileEvent::Exact`] with all of them (the viewer replaces its session). The
-//! commands (and a JSON array of frames, always) get the exact decode alone, handed on in
-//! batches the same way.
+//! A Claude Code transcript streams like the rest, through the one Claude Code decoder
+//! (`claude_code::ClaudeCodeDecoder::for_file`, which orders records by their `parentUuid` graph
+//! as they arrive and reads the session's subagent files); its frames carry their record's byte
+//! span, so a session backed by the file re-reads inputs and outputs from the record
+//! (`Session::reparse`). A JSON array of frames is decoded whole, then handed on in batches.
 //!
 //! Invariants: decoding is exactly `crate::import::load_bytes`'s (same line numbers, same `\r`
 //! handling, invalid UTF-8 replaced with U+FFFD line by line), so the viewer, the commands and
@@ -51,8 +48,7 @@ const PARALLEL_FROM: usize = 64 * 1024;
 const DETECT_HEAD: usize = 64 * 1024;
 
 /// What the reader hands on, in this order: `Format` once, then `Batch`es with `Progress` in
-/// between, then (after the last batch) one `Progress` with `bytes == total`; for a streamed
-/// Claude Code transcript then `Ordering` and at most one `Exact`.
+/// between, then (after the last batch) one `Progress` with `bytes == total`.
 #[derive(Debug)]
 pub enum FileEvent {
     Format(Format),
@@ -63,12 +59,6 @@ pub enum FileEvent {
         bytes: u64,
         total: u64,
     },
-    /// A Claude Code transcript was streamed in file order ([`ReadOptions::stream_claude_code`]);
-    /// its exact decode (parent graph order, subagent files) is being computed.
-    Ordering,
-    /// The exact decode of a streamed transcript, which differs from what was streamed: every
-    /// item, to replace the streamed ones (`crate::import::load_path`'s items).
-    Exact(Vec<Decoded>),
 }
 
 /// How [`read_path_with`] decodes.
@@ -76,14 +66,10 @@ pub enum FileEvent {
 pub struct ReadOptions {
     /// The batches are folded into a [`Session`] whose `backing` is this file, which keeps
     /// result outputs in the file: they are validated but not built (`ParseOptions::skip_output`;
-    /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only.
-    /// Never for `convert`, which writes the frames out.
+    /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only
+    /// (Claude Code frames always carry their record's span). Never for `convert`, which writes
+    /// the frames out.
     pub defer_outputs: bool,
-    /// A Claude Code transcript is streamed in file order (the live decoder) so its first
-    /// screen comes at once, then decoded exactly ([`FileEvent::Ordering`], and
-    /// [`FileEvent::Exact`] when that differs). The viewer only: the commands want the exact
-    /// decode alone.
-    pub stream_claude_code: bool,
 }
 
 /// Reads and decodes `path`, calling `sink` with every event. `sink` returns `false` to stop
@@ -126,9 +112,7 @@ pub fn read_path_with(
     if !sink(FileEvent::Format(format)) {
         return Ok(format);
     }
-    let whole = format == Format::RawpJsonArray
-        || (format == Format::ClaudeCode && !opts.stream_claude_code);
-    if whole {
+    if format == Format::RawpJsonArray {
         drop(buf);
         let loaded = import::load_path(path)?;
         let mut items = loaded.items.into_iter();
@@ -150,35 +134,7 @@ pub fn read_path_with(
         total,
         format,
     };
-    if format != Format::ClaudeCode {
-        stream_lines(&mut file, head, opts, &mut sink)?;
-        return Ok(format);
-    }
-    // The streamed transcript is in file order; the exact decode orders it by its parent graph
-    // and merges the subagent files. It runs on a thread of its own from the first batch on
-    // (so the first screen does not share the cores with it), and is handed on only when it
-    // differs.
-    let mut exact_job = None;
-    let streamed = stream_lines(&mut file, head, opts, &mut |ev| {
-        if exact_job.is_none() && matches!(ev, FileEvent::Batch(_)) {
-            let path = path.to_owned();
-            exact_job = Some(std::thread::spawn(move || import::load_path(&path)));
-        }
-        sink(ev)
-    })?;
-    if !streamed || !sink(FileEvent::Ordering) {
-        return Ok(format);
-    }
-    let exact = match exact_job {
-        Some(job) => job
-            .join()
-            .map_err(|_| std::io::Error::other("the transcript decoder thread panicked"))??,
-        None => import::load_path(path)?,
-    }
-    .items;
-    if !stream_matches(path, &exact)? {
-        sink(FileEvent::Exact(exact));
-    }
+    stream_lines(&mut file, path, head, opts, &mut sink)?;
     Ok(format)
 }
 
@@ -195,6 +151,7 @@ struct Head {
 /// `sink` said stop.
 fn stream_lines(
     file: &mut std::fs::File,
+    path: &Path,
     head: Head,
     opts: ReadOptions,
     sink: &mut impl FnMut(FileEvent) -> bool,
@@ -206,8 +163,13 @@ fn stream_lines(
         format,
     } = head;
     let spans = format == Format::RawpNdjson;
+    let dec: Box<dyn Decoder> = if format == Format::ClaudeCode {
+        Box::new(import::claude_code::ClaudeCodeDecoder::for_file(path))
+    } else {
+        import::decoder_for(format)
+    };
     let mut reader = Lines {
-        dec: import::decoder_for(format),
+        dec,
         spans,
         skip_outputs: spans && opts.defer_outputs,
         sent: false,
@@ -239,38 +201,6 @@ fn stream_lines(
     Ok(sink(FileEvent::Progress { bytes: read, total }))
 }
 
-/// Whether streaming the Claude Code transcript at `path` in file order
-/// (`claude_code::ClaudeCodeStream`) gives exactly `exact`. Stops at the first difference
-/// (usually the first item: the live decoder publishes its derived catalog differently), so
-/// it costs a second decode only when the two agree. Memory: one read buffer.
-fn stream_matches(path: &Path, exact: &[Decoded]) -> std::io::Result<bool> {
-    let mut file = std::fs::File::open(path)?;
-    let total = file.metadata()?.len();
-    let buf = vec![
-        0u8;
-        READ_CHUNK
-            .min(usize::try_from(total).unwrap_or(READ_CHUNK))
-            .max(DETECT_HEAD)
-    ];
-    let head = Head {
-        buf,
-        filled: 0,
-        total,
-        format: Format::ClaudeCode,
-    };
-    let mut at = 0;
-    let mut same = true;
-    let mut compare = |ev: FileEvent| {
-        if let FileEvent::Batch(b) = ev {
-            same = exact.get(at..at + b.len()) == Some(&b[..]);
-            at += b.len();
-        }
-        same
-    };
-    let finished = stream_lines(&mut file, head, ReadOptions::default(), &mut compare)?;
-    Ok(finished && same && at == exact.len())
-}
-
 /// Reads, decodes and folds `path` into a finished [`Session`]: the reader runs on its own thread
 /// and the fold on the caller's, so decoding and folding overlap (two cores), and no decoded item
 /// outlives its batch. Returns the session and the detected format.
@@ -278,28 +208,29 @@ fn stream_matches(path: &Path, exact: &[Decoded]) -> std::io::Result<bool> {
 /// # Errors
 /// The I/O error of opening or reading the file.
 pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(8);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<FileEvent>(8);
     let path = path.to_owned();
     let path_for_session = path.clone();
     let reader = std::thread::spawn(move || {
         let opts = ReadOptions {
             defer_outputs: true,
-            stream_claude_code: false,
         };
         read_path_with(&path, opts, |ev| match ev {
-            FileEvent::Batch(b) => tx.send(b).is_ok(),
-            // Not streamed here (no `stream_claude_code`): there is nothing to replace.
-            FileEvent::Format(_)
-            | FileEvent::Progress { .. }
-            | FileEvent::Ordering
-            | FileEvent::Exact(_) => true,
+            FileEvent::Batch(_) | FileEvent::Format(_) => tx.send(ev).is_ok(),
+            FileEvent::Progress { .. } => true,
         })
     });
     let mut session = Session::new();
     session.backing = Some(std::sync::Arc::from(path_for_session.as_path()));
-    for batch in rx {
-        for d in batch {
-            session.apply(d);
+    for ev in rx {
+        match ev {
+            FileEvent::Format(f) => session.reparse = import::reparse_for(f),
+            FileEvent::Batch(batch) => {
+                for d in batch {
+                    session.apply(d);
+                }
+            }
+            FileEvent::Progress { .. } => {}
         }
     }
     let format = reader
@@ -492,7 +423,8 @@ impl Lines {
         } else {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let text = import::line_text(raw, self.line, &mut self.out);
-            self.dec.line(self.line, &text, &mut self.out);
+            self.dec
+                .line_span(self.line, ByteSpan { offset, len }, &text, &mut self.out);
         }
     }
 
@@ -525,7 +457,6 @@ mod tests {
                 FileEvent::Batch(b) => items.extend(b),
                 FileEvent::Progress { bytes, total } => progress.push((bytes, total)),
                 FileEvent::Format(_) => {}
-                FileEvent::Ordering | FileEvent::Exact(_) => panic!("not asked to stream"),
             }
             true
         })
@@ -648,7 +579,6 @@ mod tests {
         assert!(
             skipped(ReadOptions {
                 defer_outputs: true,
-                stream_claude_code: false,
             }) > 0
         );
     }

@@ -440,8 +440,7 @@ pub async fn collect(url: &str, cfg: &NetConfig) -> Result<Loaded, SourceError> 
                         crate::render::text::visible(&reason)
                     );
                 }
-                // Network sources send batches only (`Replace` comes from saved files).
-                SourceMsg::State(_) | SourceMsg::Replace(_) => {}
+                SourceMsg::State(_) => {}
                 SourceMsg::Eof => {
                     return Ok(Loaded {
                         format: format.unwrap_or(Format::RawpNdjson),

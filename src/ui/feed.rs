@@ -289,17 +289,25 @@ fn published_label(n: usize) -> String {
 
 fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
     let time = clock(f.envelope.timestamp);
+    // A subagent's rows (its turn end, usage, compaction) are indented like its messages.
+    let pad = "  ".repeat(f.envelope.delegation_chain().len().min(MAX_DEPTH));
     let fill = |label: &str, ch: char, style: Style| {
         let head = format!("{ch}{ch} {label} ");
-        let rest = width.saturating_sub(TIME_W + 2 + crate::fmt::width(&head));
+        let rest = width.saturating_sub(TIME_W + 2 + pad.len() + crate::fmt::width(&head));
         Line::from(vec![
             Span::styled(time.clone(), theme.dim),
             Span::raw("  "),
+            Span::raw(pad.clone()),
             Span::styled(format!("{head}{}", ch.to_string().repeat(rest)), style),
         ])
     };
     let payload = f.payload_json();
     let field = |k: &str| payload.get(k).and_then(Value::as_str).map(visible);
+    if f.frame_type.as_str() == "x-claude-code.fork" {
+        // A fork point's new branch (Claude Code rewinds; issue 16).
+        let n = payload.get("branches").and_then(Value::as_u64).unwrap_or(2);
+        return fill(&format!("fork · {n} branches"), '┄', theme.hint);
+    }
     match event_look(&f.frame_type) {
         EventLook::TurnEnd => {
             let reason = field("stop_reason").or_else(|| field("reason"));
@@ -330,10 +338,11 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
                     .unwrap_or_else(|| payload_summary(&payload));
                 format!("{} {}", f.frame_type.as_str(), first_line(&msg))
             };
-            let fixed = TIME_W + 2 + TOOL_W + 1;
+            let fixed = TIME_W + 2 + pad.len() + TOOL_W + 1;
             Line::from(vec![
                 Span::styled(time, theme.dim),
                 Span::raw("  "),
+                Span::raw(pad),
                 Span::styled(fit(label, TOOL_W), style),
                 Span::raw(" "),
                 Span::styled(

@@ -62,15 +62,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     let (state, state_style) = match ctx.source.status {
         SourceStatus::Loading => match ctx.source.load_progress {
             Some((bytes, total)) if total > 0 => (
-                format!(
-                    "loading {}%{}",
-                    (bytes.min(total) * 100 / total),
-                    if ctx.source.ordering {
-                        " · ordering"
-                    } else {
-                        ""
-                    }
-                ),
+                format!("loading {}%", (bytes.min(total) * 100 / total)),
                 t.status_running,
             ),
             _ => ("loading".to_owned(), t.status_running),

@@ -1,13 +1,12 @@
-//! Claude Code files in the viewer (issue 8): the file source streams a transcript in file order
-//! first (so the first screen does not wait for the whole file), then decodes it exactly (parent
-//! graph order, subagent files) and, when that differs, replaces the session
-//! (`SourceMsg::Replace`).
+//! Claude Code files in the viewer and the commands (issues 8 and 16): one decoder streams a
+//! transcript, ordered by its `parentUuid` graph as it is read, with its subagent files; no
+//! second decode, no replacement of the session.
 //!
-//! Pins: the first batches come before the exact decode; the session after a replace equals
-//! `Session::from_decoded(import::load_path(..))` for every corpus transcript and fixture (and
-//! `fold_path`, used by print/check/stats, is unchanged); the screen before and after a replace,
-//! with the selected call kept. Corpus files are skipped (with a message) when
-//! `../shared/corpus` is absent.
+//! Pins: the first batches come while the file is read and nothing follows them but `Eof`; the
+//! viewer's session equals the one `fold_path` (print, check, stats) builds for every corpus
+//! transcript and fixture; inputs and outputs left in the file read back exactly as the
+//! in-memory decode built them; records written before their parent are put after it. Corpus
+//! files are skipped (with a message) when `../shared/corpus` is absent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,21 +14,16 @@ use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
 
-use insta::assert_snapshot;
 use rawpv::app::{App, Msg};
 use rawpv::import::{self, Decoded, Format};
 use rawpv::session::{Item, Session};
 use rawpv::source::file::{self, FileEvent, ReadOptions};
-use rawpv::source::{self, SourceKind, SourceMsg, SourceState};
+use rawpv::source::{self, SourceKind, SourceMsg};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::headless;
-use headless::{draw, status_rows};
-
 const VIEWER: ReadOptions = ReadOptions {
     defer_outputs: true,
-    stream_claude_code: true,
 };
 
 fn fixture(rel: &str) -> PathBuf {
@@ -37,7 +31,6 @@ fn fixture(rel: &str) -> PathBuf {
         .join("tests/fixtures")
         .join(rel)
 }
-
 /// A transcript of `n` prompt / tool call / result turns, each record the child of the one
 /// before; the tool results come before their calls' records in the file (as resumed sessions
 /// write them), so the parent-graph order differs from file order.
@@ -72,24 +65,17 @@ fn synthetic_transcript(n: usize) -> String {
     out
 }
 
-/// What the viewer's file source hands on for `path`: the items streamed in file order, and
-/// the exact items when they differ.
-fn viewer_events(path: &Path) -> (Vec<Vec<Decoded>>, bool, Option<Vec<Decoded>>) {
-    let (mut batches, mut ordering, mut exact) = (Vec::new(), false, None);
+/// What the viewer's file source hands on for `path`: its batches.
+fn viewer_batches(path: &Path) -> Vec<Vec<Decoded>> {
+    let mut batches = Vec::new();
     file::read_path_with(path, VIEWER, |ev| {
-        match ev {
-            FileEvent::Batch(b) => {
-                assert!(!ordering, "every batch comes before the exact decode");
-                batches.push(b);
-            }
-            FileEvent::Ordering => ordering = true,
-            FileEvent::Exact(items) => exact = Some(items),
-            FileEvent::Format(_) | FileEvent::Progress { .. } => {}
+        if let FileEvent::Batch(b) = ev {
+            batches.push(b);
         }
         true
     })
     .unwrap();
-    (batches, ordering, exact)
+    batches
 }
 
 /// An app set up as `app::run` sets up a saved file.
@@ -100,69 +86,20 @@ fn file_app(path: &Path) -> App {
     app
 }
 
-/// The session the commands see: `import::load_path`, folded.
-fn whole(path: &Path) -> Session {
-    Session::from_decoded(import::load_path(path).unwrap().items)
-}
-
-/// `s` without the settings the viewer adds (its backing file, no row cap).
-fn plain(mut s: Session) -> Session {
-    s.backing = None;
-    s.max_items = None;
+/// The session the commands see (`fold_path`), with the viewer's row cap setting.
+fn commands(path: &Path) -> Session {
+    let (mut s, format) = file::fold_path(path).unwrap();
+    assert_eq!(format, Format::ClaudeCode);
+    s.max_items = Some(0);
     s
 }
 
-#[tokio::test]
-async fn first_batches_come_before_the_exact_decode_through_the_file_source() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.jsonl");
-    std::fs::write(&path, synthetic_transcript(1200)).unwrap();
-    let (tx, mut rx) = mpsc::channel(source::CHANNEL_CAPACITY);
-    let _task = source::spawn_source(SourceKind::File(path.clone()), tx, CancellationToken::new());
-    let mut msgs = Vec::new();
-    while let Some(m) = rx.recv().await {
-        let end = matches!(m, SourceMsg::Eof | SourceMsg::Failed(_));
-        msgs.push(m);
-        if end {
-            break;
-        }
-    }
-    assert_eq!(msgs.first(), Some(&SourceMsg::Format(Format::ClaudeCode)));
-    let ordering = msgs
-        .iter()
-        .position(|m| *m == SourceMsg::State(SourceState::Ordering))
-        .expect("the exact order is computed after the stream");
-    let batches_before = msgs[..ordering]
-        .iter()
-        .filter(|m| matches!(m, SourceMsg::Batch(_)))
-        .count();
-    assert!(batches_before >= 3, "streamed in batches: {batches_before}");
-    // The streamed rows were in file order; the exact session (graph order) replaces them.
-    let replaced = msgs[ordering..]
-        .iter()
-        .filter_map(|m| match m {
-            SourceMsg::Replace(s) => Some(s),
-            _ => None,
-        })
-        .collect::<Vec<_>>();
-    assert_eq!(replaced.len(), 1, "one replace");
-    assert_eq!(**replaced[0], whole(&path));
-    assert_eq!(msgs.last(), Some(&SourceMsg::Eof));
-    // Through the app: the session after the replace is the whole-file one.
-    let mut app = file_app(&path);
-    for m in msgs {
-        app.update(Msg::Source(m));
-    }
-    assert_eq!(plain(app.session().clone()), whole(&path));
-}
-
-/// Every corpus transcript and Claude Code fixture: the viewer ends with the session the
-/// commands build, and `fold_path` (print, check, stats) still builds exactly that.
-#[test]
-fn viewer_session_equals_the_whole_file_decode_for_every_transcript() {
+fn transcripts() -> Vec<PathBuf> {
     let mut paths = vec![
         fixture("cc_graph_order_resumed.jsonl"),
         fixture("cc_subagents_layout/11111111-2222-4333-8444-555555555555.jsonl"),
+        fixture("cc_compaction_subagent/22222222-3333-4444-8555-666666666666.jsonl"),
+        fixture("cc_fork_rewind.jsonl"),
     ];
     let corpus = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -181,117 +118,125 @@ fn viewer_session_equals_the_whole_file_decode_for_every_transcript() {
         found.sort();
         paths.extend(found);
     }
-    let mut replaced = 0;
-    for path in &paths {
-        let want = whole(path);
-        let (batches, ordering, exact) = viewer_events(path);
-        assert!(ordering, "{}", path.display());
+    paths
+}
+
+#[tokio::test]
+async fn first_batches_come_while_the_file_is_read_and_nothing_replaces_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, synthetic_transcript(1200)).unwrap();
+    let (tx, mut rx) = mpsc::channel(source::CHANNEL_CAPACITY);
+    let _task = source::spawn_source(SourceKind::File(path.clone()), tx, CancellationToken::new());
+    let mut msgs = Vec::new();
+    while let Some(m) = rx.recv().await {
+        let end = matches!(m, SourceMsg::Eof | SourceMsg::Failed(_));
+        msgs.push(m);
+        if end {
+            break;
+        }
+    }
+    assert_eq!(msgs.first(), Some(&SourceMsg::Format(Format::ClaudeCode)));
+    let batches = msgs
+        .iter()
+        .filter(|m| matches!(m, SourceMsg::Batch(_)))
+        .count();
+    assert!(batches >= 3, "streamed in batches: {batches}");
+    assert_eq!(msgs.last(), Some(&SourceMsg::Eof));
+    let mut app = file_app(&path);
+    for m in msgs {
+        app.update(Msg::Source(m));
+    }
+    assert_eq!(*app.session(), commands(&path));
+}
+
+/// Every corpus transcript and Claude Code fixture: the viewer ends with the session the
+/// commands build.
+#[test]
+fn viewer_session_equals_the_commands_session_for_every_transcript() {
+    for path in &transcripts() {
+        let want = commands(path);
         let mut app = file_app(path);
         app.update(Msg::Source(SourceMsg::Format(Format::ClaudeCode)));
-        for b in batches {
+        for b in viewer_batches(path) {
             app.update(Msg::Source(SourceMsg::Batch(b)));
         }
-        app.update(Msg::Source(SourceMsg::State(SourceState::Ordering)));
-        if let Some(items) = exact {
-            replaced += 1;
-            let s = Session::from_decoded(items);
-            app.update(Msg::Source(SourceMsg::Replace(Box::new(s))));
-        }
         app.update(Msg::Source(SourceMsg::Eof));
-        assert!(
-            app.session().backing.is_some(),
-            "the viewer's settings stay"
+        assert_eq!(*app.session(), want, "{}", path.display());
+    }
+}
+
+/// Inputs and outputs are left in the file (spans), and read back from the record as the
+/// in-memory decode (`import::load_path`, no spans) built them, for every call.
+#[test]
+fn calls_left_in_the_file_read_back_as_decoded() {
+    let mut deferred = 0;
+    for path in &transcripts() {
+        let backed = commands(path);
+        let memory = Session::from_decoded(import::load_path(path).unwrap().items);
+        assert_eq!(
+            backed.invocations.len(),
+            memory.invocations.len(),
+            "{}",
+            path.display()
         );
-        assert_eq!(plain(app.session().clone()), want, "{}", path.display());
-        let (folded, format) = file::fold_path(path).unwrap();
-        assert_eq!(format, Format::ClaudeCode);
-        assert_eq!(plain(folded), want, "fold_path: {}", path.display());
-    }
-    assert!(
-        replaced > 0,
-        "file order differs from graph order somewhere"
-    );
-}
-
-/// The subagent fixture: its subagent's rows are not streamed (they live in another file) and
-/// come in before the Agent call's result, so the replace renumbers the main agent's answer.
-#[test]
-fn screen_before_and_after_replace_keeps_the_selected_row() {
-    let path = fixture("cc_subagents_layout/11111111-2222-4333-8444-555555555555.jsonl");
-    let (batches, _, exact) = viewer_events(&path);
-    let mut app = file_app(&path);
-    app.update(Msg::Source(SourceMsg::Format(Format::ClaudeCode)));
-    app.update(Msg::Source(SourceMsg::State(SourceState::Reading {
-        bytes: 1,
-        total: 1,
-    })));
-    for b in batches {
-        app.update(Msg::Source(SourceMsg::Batch(b)));
-    }
-    app.update(Msg::Source(SourceMsg::State(SourceState::Ordering)));
-    // Select the main agent's last message ("It is src/main.rs."), after the Agent call.
-    let last = (0..app.session().items.len())
-        .rev()
-        .find(|&i| matches!(&app.session().items[i], Item::Message(m) if m.text.contains("It is src/main.rs")))
-        .expect("the answer was streamed");
-    app.select(app.view().row_of(last).expect("the answer is a row"));
-    let selected_text = |app: &App| {
-        let i = app.view().selected_item(app.session())?;
-        match &app.session().items[i] {
-            Item::Message(m) => Some(m.text.clone()),
-            Item::Invocation(_) | Item::Event(_) => None,
+        for (b, m) in backed.invocations.iter().zip(&memory.invocations) {
+            assert_eq!(b.invocation_id, m.invocation_id);
+            deferred += usize::from(b.input_span.is_some()) + usize::from(b.output_span.is_some());
+            let back = backed.with_input_output(b);
+            assert_eq!(
+                back.input,
+                m.input,
+                "{} {}",
+                path.display(),
+                m.invocation_id
+            );
+            assert_eq!(
+                back.result.as_ref().and_then(|r| r.output.clone()),
+                m.result.as_ref().and_then(|r| r.output.clone()),
+                "{} {}",
+                path.display(),
+                m.invocation_id
+            );
         }
-    };
-    let before_text = selected_text(&app).expect("a message is selected");
-    let before = draw(&mut app, 100, 30);
-    assert!(status_rows(&before).contains("loading 100% · ordering"));
-    assert_snapshot!("cc_stream_before_replace", before.backend());
-
-    let exact = exact.expect("the subagent file changes the session");
-    app.update(Msg::Source(SourceMsg::Replace(Box::new(
-        Session::from_decoded(exact),
-    ))));
-    app.update(Msg::Source(SourceMsg::Eof));
-    assert_eq!(selected_text(&app), Some(before_text));
+    }
     assert!(
-        app.view().selected_item(app.session()) > Some(last),
-        "the subagent's rows came in before it: the selection followed it"
+        deferred > 100,
+        "inputs and outputs were left in the files: {deferred}"
     );
-    let after = draw(&mut app, 100, 30);
-    assert!(!status_rows(&after).contains("ordering"));
-    assert_snapshot!("cc_stream_after_replace", after.backend());
-    assert_eq!(plain(app.session().clone()), whole(&path));
 }
 
-/// A folded turn stays folded across the replace (found again by its prompt's record), and
-/// every row index is one of the new session's items.
+/// A result written before its call's record comes after it: the rows are in graph order.
 #[test]
-fn folded_turn_stays_folded_after_replace() {
-    let path = fixture("cc_subagents_layout/11111111-2222-4333-8444-555555555555.jsonl");
-    let (batches, _, exact) = viewer_events(&path);
-    let mut app = file_app(&path);
-    for b in batches {
-        app.update(Msg::Source(SourceMsg::Batch(b)));
+fn records_written_before_their_parent_come_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(&path, synthetic_transcript(9)).unwrap();
+    let s = commands(&path);
+    for inv in &s.invocations {
+        assert!(
+            inv.result_line.unwrap() != inv.request_line,
+            "{}",
+            inv.invocation_id
+        );
     }
-    let prompt = (0..app.session().items.len())
-        .find(
-            |&i| matches!(&app.session().items[i], Item::Message(m) if m.text == "Explore the repo"),
-        )
-        .expect("the prompt was streamed");
-    assert!(app.fold_turn(prompt));
-    app.update(Msg::Source(SourceMsg::Replace(Box::new(
-        Session::from_decoded(exact.expect("the subagent file changes the session")),
-    ))));
-    app.update(Msg::Source(SourceMsg::Eof));
-    let folded: Vec<usize> = app.view().folds.folded.keys().copied().collect();
-    assert_eq!(folded.len(), 1);
-    assert!(
-        matches!(&app.session().items[folded[0]], Item::Message(m) if m.text == "Explore the repo")
-    );
-    let rows = app.view().rows.clone().expect("a fold hides rows");
-    assert!(rows.windows(2).all(|w| w[0] < w[1]));
-    assert!(rows.iter().all(|&i| i < app.session().items.len()));
-    assert!(app.view().feed.selected < rows.len());
-    let screen = draw(&mut app, 100, 30);
-    assert!(status_rows(&screen).contains("ended"));
+    let results_first: Vec<_> = s
+        .invocations
+        .iter()
+        .filter(|inv| inv.result_line.unwrap() < inv.request_line)
+        .map(|inv| inv.invocation_id.as_str())
+        .collect();
+    assert_eq!(results_first, ["toolu_0", "toolu_3", "toolu_6"]);
+    for inv in &s.invocations {
+        assert_eq!(
+            inv.status,
+            rawpv::session::CallStatus::Succeeded,
+            "{}",
+            inv.invocation_id
+        );
+    }
+    let prompts: Vec<usize> = (0..s.items.len())
+        .filter(|&i| matches!(&s.items[i], Item::Message(_)))
+        .collect();
+    assert_eq!(prompts.len(), 9);
 }

@@ -5,10 +5,9 @@
 use std::path::Path;
 
 use ratatui::layout::Rect;
-use rawpv::app::{App, Msg};
+use rawpv::app::App;
 use rawpv::render::{Limits, lines_to_string};
 use rawpv::session::{Item, Session};
-use rawpv::source::SourceMsg;
 use rawpv::theme::Theme;
 
 use crate::support::corpus;
@@ -20,8 +19,7 @@ const WIDTH: u16 = 100;
 /// to its final stage in a zoomed pane `WIDTH` columns wide inside.
 fn tui_details(session: Session) -> Vec<(String, String)> {
     let mut app = App::new("corpus", false);
-    app.session_mut().backing.clone_from(&session.backing);
-    app.update(Msg::Source(SourceMsg::Replace(Box::new(session))));
+    *app.session_mut() = session;
     app.view_mut().zoom = true;
     let area = Rect::new(0, 0, WIDTH + 2, 40);
     let calls: Vec<(usize, String)> = app

@@ -72,7 +72,6 @@ fn two_threads_decode_exactly_like_one() {
         &bytes,
         ReadOptions {
             defer_outputs: true,
-            stream_claude_code: false,
         },
     );
     assert_eq!(skipped.len(), want.len());

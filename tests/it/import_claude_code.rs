@@ -180,7 +180,8 @@ fn check(rel: &str, extra: &[&str], e: Expect) -> Option<Session> {
             .any(|f| f.code == rawpv::finding::code::TOOL_RESULT_WITHOUT_USE)
     );
 
-    // Envelope: the derived catalog first; every frame has a timestamp and a rising seq.
+    // Envelope: a derived catalog before the first call; every frame has a timestamp and a
+    // rising seq.
     let frames: Vec<_> = items
         .iter()
         .filter_map(|d| match d {
@@ -188,9 +189,17 @@ fn check(rel: &str, extra: &[&str], e: Expect) -> Option<Session> {
             Decoded::Malformed(_) | Decoded::Finding(_) => None,
         })
         .collect();
-    assert_eq!(frames[0].frame_type, FrameType::ToolCatalogPublish);
+    let first_catalog = frames
+        .iter()
+        .position(|f| f.frame_type == FrameType::ToolCatalogPublish)
+        .unwrap();
+    let first_call = frames
+        .iter()
+        .position(|f| f.frame_type == FrameType::ToolInvokeRequest)
+        .unwrap();
+    assert!(first_catalog < first_call);
     assert_eq!(
-        frames[0].envelope.metadata["rawpv_derived"],
+        frames[first_catalog].envelope.metadata["rawpv_derived"],
         Value::Bool(true)
     );
     let catalog = s.catalog().unwrap();
@@ -614,20 +623,23 @@ fn graph_order_duplicates_orphans_and_unknown_records() {
     assert_eq!(
         types,
         [
-            "tool.catalog.publish",
             "x-claude-code.summary",
             "control.prompt.request",
+            // The derived catalog before the first call of each new tool.
+            "tool.catalog.publish",
             "tool.invoke.request",
-            "session.usage",
             "tool.invoke.result",
-            "tool.invoke.request",
+            // A message's usage goes out when its agent's next message (or prompt, or the end)
+            // comes: its later records, with the final usage, may follow its first results.
             "session.usage",
+            "tool.invoke.request",
             "tool.invoke.result",
             "x-claude-code.mystery-record",
+            "session.usage",
         ]
     );
     assert_eq!(
-        frames[1].envelope.timestamp,
+        frames[0].envelope.timestamp,
         rawpv::protocol::Timestamp::parse_str("2026-01-01T10:00:00.000Z")
     );
     let meta = &frames[3].envelope.metadata["claude_code"];

@@ -42,7 +42,7 @@ async fn next_frames(
                     .collect();
             }
             SourceMsg::State(s) => states.push(s),
-            SourceMsg::Format(_) | SourceMsg::Replace(_) => {}
+            SourceMsg::Format(_) => {}
             SourceMsg::Eof | SourceMsg::Failed(_) => panic!("source ended: {msg:?}"),
         }
     }

@@ -135,28 +135,3 @@ fn compaction_drops_renders_of_the_old_row_numbers() {
         detail_text(&app)
     );
 }
-
-#[test]
-fn a_replaced_session_ignores_renders_started_before() {
-    // A saved file renders small details inline: a heavy output makes a job.
-    let heavy = "x".repeat(70 * 1024);
-    let mut app = App::new("file", false);
-    batch(&mut app, &call("a", &heavy));
-    app.prepare(Rect::new(0, 0, 120, 40));
-    let old_jobs = app.take_jobs();
-    assert!(!old_jobs.is_empty(), "a heavy detail renders in a job");
-    let exact = import::load_bytes(call("a", "EXACT").as_bytes());
-    let mut s = rawpv::session::Session::new();
-    for d in exact.items {
-        s.apply(d);
-    }
-    s.finish();
-    app.update(Msg::Source(SourceMsg::Replace(Box::new(s))));
-    for job in old_jobs {
-        app.update(Msg::Rendered(job.run()));
-    }
-    app.prepare(Rect::new(0, 0, 120, 40));
-    app.run_jobs_inline();
-    assert!(detail_text(&app).contains("EXACT"), "{}", detail_text(&app));
-    assert!(!detail_text(&app).contains("xxxxxxxx"));
-}
