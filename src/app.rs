@@ -18,10 +18,9 @@
 //!   while a call runs on a live source.
 //! * Heavy detail renders run on `spawn_blocking`, tagged with a generation; a result is used
 //!   only if it is for the selected item. Plain text stands in meanwhile.
-//! * A `SourceMsg::Replace` (a saved Claude Code file, exactly ordered after it was streamed)
-//!   swaps the whole session: every index held into the old one is mapped or dropped
-//!   (`App::rebase_view`, the one path for restarts, compactions and replacements), and renders
-//!   started before it are ignored.
+//! * When the session changes wholesale (a followed file restarted, the oldest rows compacted
+//!   away), every index held into the old one is mapped or dropped (`App::rebase_view`, the one
+//!   path for both), and renders started before it are ignored.
 
 use std::time::Duration;
 

@@ -11,6 +11,7 @@
 
 pub mod anthropic;
 pub mod anthropic_stream;
+pub mod cc_files;
 pub mod cc_map;
 pub mod cc_output;
 pub mod claude_code;

@@ -3,7 +3,7 @@
 //! rebases the view when the session changes wholesale ([`App::rebase_view`]).
 //!
 //! Who calls it: [`App::update`] (`app.rs`). Invariants: a batch changes the view by key, never
-//! by rescanning; restart, compaction and replacement all go through `rebase_view`, which drops
+//! by rescanning; restart and compaction both go through `rebase_view`, which drops
 //! every cache and render derived from the old session.
 
 use super::{App, SourceStatus};
@@ -102,17 +102,13 @@ impl App {
 
     /// The one path for a session that changed wholesale under the view ([`Rebase`]): every
     /// item index held for the old session is mapped or dropped, and every cache and render
-    /// derived from it goes. In all three cases: the render generation is bumped so results of
+    /// derived from it goes. In both cases: the render generation is bumped so results of
     /// renders started before are ignored, the detail cache and the panels' caches (catalog,
     /// problems) start afresh keeping their selections, the search count restarts and the
     /// detail resets. Then, by case:
     /// * `Restarted`: a new empty session; rows, folds, token totals and quiet count from zero.
     /// * `Compacted`: rows and folds remapped (`ViewState::remap`), the scan adjusted, the
     ///   selection kept (the last row when following).
-    /// * `Replaced`: the selected row is kept by invocation id (else by kind, line and record;
-    ///   else the row number is clamped), folded turns by their prompt's row; the filter, quiet
-    ///   rows, turns and token totals are recomputed at once. The session's `backing` and
-    ///   `max_items` settings stay.
     pub(super) fn rebase_view(&mut self, why: Rebase) {
         match &why {
             Rebase::Restarted { reason } => {

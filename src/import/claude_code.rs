@@ -33,6 +33,11 @@
 //!    first call of each new tool name; usage / turn end of an API message go out when the next
 //!    user or assistant record of the same agent arrives (or at the end).
 //!
+//! Size (about 1,250 lines): ordering, placement, forks and usage timing share one state (the
+//! compact keys, the runs, the pending usage) updated record by record, so they stay together;
+//! the mapping of a record to frames is `cc_map.rs`, tool outputs `cc_output.rs`, the session's
+//! other files `cc_files.rs`.
+//!
 //! Invariants: O(records) apart from hashing; memory is the compact keys plus the records that
 //! wait (bounded) and the subagent files' spans; never panics; bad lines are
 //! `Decoded::Malformed` with their line number; nothing is dropped silently (duplicates and
@@ -45,6 +50,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::cc_files::{read_at_most_its_size, subagent_files};
 use super::cc_map::{Mapper, RecCtx};
 use super::{Decoded, Decoder};
 use crate::finding::{Finding, Level, code};
@@ -575,9 +581,12 @@ impl ClaudeCodeDecoder {
         let c = self.groups[g].chain?;
         let depth = self.chains[c].len().checked_sub(1)?;
         let link = self.groups[g].link.as_deref();
-        Some(link.and_then(|l| self.use_chain.get(l)).copied().unwrap_or(0)).filter(|&p| {
-            self.chains[p].len() == depth
-        })
+        Some(
+            link.and_then(|l| self.use_chain.get(l))
+                .copied()
+                .unwrap_or(0),
+        )
+        .filter(|&p| self.chains[p].len() == depth)
     }
 
     /// Reads a held record again and maps it on `chain`. A subagent file that changed since it
@@ -1240,97 +1249,6 @@ pub fn reparse(
             Some(super::cc_output::tool_output(tool, &text, tur, input.as_ref(), is_error).0)
         }
     }
-}
-
-/// The subagent files of the session at `path`: `<dir>/<session>/subagents/agent-*.jsonl`
-/// (2.1.x) and `<dir>/agent-*.jsonl` whose records carry this session's `sessionId` (2.0.x).
-/// Regular files only; sorted by name; missing directories are not an error.
-pub fn subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let Some(dir) = path.parent() else {
-        return found;
-    };
-    // Regular files only (a symlink to one is fine): a planted `agent-x.jsonl` that is a FIFO
-    // hung the loader, and one linked to /dev/zero grew it to 7.5 GB (second attack of issue
-    // 14).
-    let is_agent = |p: &Path| {
-        p.extension().is_some_and(|x| x == "jsonl")
-            && p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("agent-"))
-            && std::fs::metadata(p).is_ok_and(|m| m.is_file())
-    };
-    if path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("agent-"))
-    {
-        return found;
-    }
-    if let Some(stem) = path.file_stem() {
-        let sub = dir.join(stem).join("subagents");
-        if let Ok(rd) = std::fs::read_dir(&sub) {
-            found.extend(rd.flatten().map(|d| d.path()).filter(|p| is_agent(p)));
-        }
-    }
-    if let Some(sid) = session_id
-        && let Ok(rd) = std::fs::read_dir(dir)
-    {
-        for p in rd.flatten().map(|d| d.path()).filter(|p| is_agent(p)) {
-            if first_session_id(&p).as_deref() == Some(sid) {
-                found.push(p);
-            }
-        }
-    }
-    found.sort();
-    found.dedup();
-    found
-}
-
-/// Largest subagent file read (256 MiB; real ones are a few MB).
-pub const MAX_SUBAGENT_BYTES: u64 = 256 * 1024 * 1024;
-
-/// A subagent file's bytes, at most as many as its size says (and at most
-/// [`MAX_SUBAGENT_BYTES`]): a `/proc` file is a "regular
-/// file" of size 0 with gigabytes to read (`/proc/self/pagemap` behind a planted
-/// `agent-*.jsonl` took 3.2 GB; second attack of issue 14). Reads nothing from such a file.
-fn read_at_most_its_size(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
-    if len > MAX_SUBAGENT_BYTES {
-        // A planted 8 GB sparse file took 16.8 GB (third attack): bigger than any real one.
-        return Err(std::io::Error::other(format!(
-            "{} is {len} bytes, over the {MAX_SUBAGENT_BYTES}-byte subagent file cap",
-            path.display()
-        )));
-    }
-    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 30));
-    f.take(len).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-/// The `sessionId` of the first record of a JSONL file that has one (reads at most 64 KiB).
-fn first_session_id(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(64 * 1024)
-        .read_to_end(&mut buf)
-        .ok()?;
-    session_id_of(&buf)
-}
-
-/// The first `sessionId` found in the complete lines of `bytes`.
-pub fn session_id_of(bytes: &[u8]) -> Option<String> {
-    bytes.split(|&b| b == b'\n').find_map(|l| {
-        serde_json::from_slice::<Value>(l)
-            .ok()?
-            .get("sessionId")?
-            .as_str()
-            .map(str::to_owned)
-    })
 }
 
 /// Decodes a transcript file (its bytes) plus the subagent files found beside it: what the

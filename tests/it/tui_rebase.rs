@@ -1,5 +1,5 @@
 //! When the session under the view changes wholesale (the source restarted, the oldest rows were
-//! compacted away, or the exact session replaced the streamed one), the view is rebased by one
+//! compacted away), the view is rebased by one
 //! path: render results and panel counts from before are not shown for the rows after.
 
 use ratatui::layout::Rect;
