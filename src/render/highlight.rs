@@ -6,11 +6,17 @@
 //! highlighted one on `spawn_blocking` (STYLE 4.6). The plain fallback is [`plain_code_spans`].
 //!
 //! Syntaxes: `two-face` (bat's curated set, ~200 syntaxes including TypeScript, TSX, TOML,
-//! Dockerfile, Terraform, Kotlin, Swift …, built for syntect 5 with the pure-Rust fancy-regex
-//! engine that rawpv already uses). syntect's own defaults lack TypeScript and TOML, which agents
-//! edit all the time. Cost: about 1 MB more binary (one embedded, uncompressed dump) and a
+//! Dockerfile, Terraform, Kotlin, Swift …). syntect's own defaults lack TypeScript and TOML, which
+//! agents edit all the time. Cost: about 1 MB more binary (one embedded, uncompressed dump) and a
 //! one-time load on the first highlighted block (lazy, off the draw path: see BENCHMARKS.md).
 //! Themes stay syntect's bundled ones.
+//!
+//! Regex engine: Oniguruma (syntect's `regex-onig`, two-face's onig dump; bat's choice), not the
+//! pure-Rust fancy-regex: on the corpus's files it highlights 2.9× faster (Elixir 2×, JavaScript
+//! 2.8×, Markdown 13×; BENCHMARKS.md "Highlighting", issue 17). It builds its bundled C source
+//! with the C compiler (`onig_sys`).
+//!
+//! Repeats cost a copy: [`highlight_block`] keeps its results in a bounded cache.
 //!
 //! Style conversion (codex `convert_style`): keep the foreground and bold, drop the background
 //! (the terminal or diff owns it), drop italic and underline.
@@ -172,6 +178,10 @@ fn convert(s: syntect::highlighting::Style) -> Style {
 /// Highlights `text` as one unit (parser state carries across lines) and returns one span list
 /// per line (`\n` removed; other controls made visible). `None` when the block is over the limits,
 /// the theme is missing, or syntect fails; callers then use [`plain_code_spans`].
+///
+/// Results are kept in a bounded process-wide cache ([`CACHE_BYTES`]) keyed by the syntax, the
+/// theme and the text: a session reads and edits the same files again and again (the same file
+/// content, the same hunk sides), and each repeat then costs a copy instead of a regex run.
 pub fn highlight_block(
     text: &str,
     syntax: &SyntaxReference,
@@ -181,6 +191,24 @@ pub fn highlight_block(
         return None;
     }
     let st = syn_theme()?;
+    let key = CacheKey::new(text, syntax, st);
+    if let Some(hit) = cache().lock().ok().and_then(|mut c| c.get(&key)) {
+        return Some(hit);
+    }
+
+    let out = highlight_uncached(text, syntax, st, theme)?;
+    if let Ok(mut c) = cache().lock() {
+        c.insert(key, text.len(), &out);
+    }
+    Some(out)
+}
+
+fn highlight_uncached(
+    text: &str,
+    syntax: &SyntaxReference,
+    st: &SynTheme,
+    theme: &Theme,
+) -> Option<Vec<Vec<Span<'static>>>> {
     let ss = syntaxes();
     let mut h = HighlightLines::new(syntax, st);
     let mut out = Vec::new();
@@ -202,6 +230,81 @@ pub fn highlight_block(
         out.push(spans);
     }
     Some(out)
+}
+
+/// Bytes of highlighted text the cache keeps per generation (two generations: at most about
+/// twice this, plus the spans' overhead).
+pub const CACHE_BYTES: usize = 8 * 1024 * 1024;
+
+/// A cached block: the syntax and theme (by address: both live in process-wide sets loaded once),
+/// the text's length and two independent 64-bit hashes of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct CacheKey {
+    syntax: usize,
+    theme: usize,
+    len: usize,
+    hash: (u64, u64),
+}
+
+impl CacheKey {
+    fn new(text: &str, syntax: &SyntaxReference, theme: &SynTheme) -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let hash = |seed: u64| {
+            let mut h = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                .build_hasher();
+            h.write_u64(seed);
+            h.write(text.as_bytes());
+            h.finish()
+        };
+        Self {
+            syntax: std::ptr::from_ref(syntax) as usize,
+            theme: std::ptr::from_ref(theme) as usize,
+            len: text.len(),
+            hash: (hash(0x9e37_79b9_7f4a_7c15), hash(0xc2b2_ae3d_27d4_eb4f)),
+        }
+    }
+}
+
+type Lines = Vec<Vec<Span<'static>>>;
+
+/// Two generations: lookups search the current one, then the previous (moving a hit forward);
+/// when the current one holds [`CACHE_BYTES`] of text it becomes the previous one. An LRU in
+/// effect, without per-entry bookkeeping.
+#[derive(Default)]
+struct Cache {
+    current: std::collections::HashMap<CacheKey, (usize, Lines)>,
+    current_bytes: usize,
+    previous: std::collections::HashMap<CacheKey, (usize, Lines)>,
+}
+
+impl Cache {
+    fn get(&mut self, key: &CacheKey) -> Option<Lines> {
+        if let Some((_, lines)) = self.current.get(key) {
+            return Some(lines.clone());
+        }
+        let (bytes, lines) = self.previous.remove(key)?;
+        let out = lines.clone();
+        self.put(*key, bytes, lines);
+        Some(out)
+    }
+
+    fn insert(&mut self, key: CacheKey, bytes: usize, lines: &Lines) {
+        self.put(key, bytes, lines.clone());
+    }
+
+    fn put(&mut self, key: CacheKey, bytes: usize, lines: Lines) {
+        if self.current_bytes + bytes > CACHE_BYTES {
+            self.previous = std::mem::take(&mut self.current);
+            self.current_bytes = 0;
+        }
+        self.current_bytes += bytes;
+        self.current.insert(key, (bytes, lines));
+    }
+}
+
+fn cache() -> &'static std::sync::Mutex<Cache> {
+    static CACHE: OnceLock<std::sync::Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 /// The cheap fallback: one line of code as plain, sanitised spans.
@@ -249,6 +352,48 @@ mod tests {
             find_syntax(Some("typescript"), None, "").map(|s| s.name.as_str()),
             Some("TypeScript")
         );
+    }
+
+    #[test]
+    fn a_repeated_block_comes_from_the_cache_unchanged() {
+        let t = Theme::dark();
+        let s = find_syntax(None, Some("a.py"), "").unwrap();
+        let text = "def f(x):\n    return x + 1  # one\n";
+        let st = syn_theme().unwrap();
+        let fresh = highlight_uncached(text, s, st, &t).unwrap();
+        assert_eq!(highlight_block(text, s, &t).unwrap(), fresh);
+        let key = CacheKey::new(text, s, st);
+        assert!(cache().lock().unwrap().current.contains_key(&key));
+        assert_eq!(highlight_block(text, s, &t).unwrap(), fresh);
+        // Another syntax for the same text is another entry.
+        let rs = find_syntax(None, Some("a.rs"), "").unwrap();
+        assert_ne!(CacheKey::new(text, rs, st), key);
+    }
+
+    #[test]
+    fn the_cache_keeps_two_generations_of_at_most_cache_bytes() {
+        let mut c = Cache::default();
+        let key = |n: usize| CacheKey {
+            syntax: 1,
+            theme: 1,
+            len: n,
+            hash: (n as u64, 0),
+        };
+        let third = CACHE_BYTES / 3;
+        for n in 0..3 {
+            c.insert(key(n), third, &Vec::new());
+        }
+        assert_eq!((c.current.len(), c.previous.len()), (3, 0));
+        c.insert(key(3), third, &Vec::new()); // over: the first three become the previous one
+        assert_eq!((c.current.len(), c.previous.len()), (1, 3));
+        assert!(c.get(&key(0)).is_some()); // a hit moves forward
+        assert_eq!((c.current.len(), c.previous.len()), (2, 2));
+        for n in 4..7 {
+            c.insert(key(n), third, &Vec::new());
+        }
+        // 0 and 3 (the previous generation now) are still found; 1 and 2 are gone.
+        assert!(c.get(&key(1)).is_none() && c.get(&key(2)).is_none());
+        assert!(c.get(&key(0)).is_some() && c.get(&key(3)).is_some());
     }
 
     #[test]
