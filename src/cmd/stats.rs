@@ -63,6 +63,14 @@ pub async fn run(input: &InputArgs) -> i32 {
                 tokens.input, tokens.output, tokens.cache_read
             )?;
         }
+        let (points, branches) = forks(&session);
+        if points > 0 {
+            writeln!(
+                out,
+                "forks        {} · {branches} branches (tokens above count every branch)",
+                crate::fmt::plural(points, "fork point"),
+            )?;
+        }
         for (tool, (n, err)) in per_tool {
             let tool = crate::render::text::visible(tool);
             let calls = format!("call{}", crate::fmt::plural_s(n));
@@ -71,6 +79,24 @@ pub async fn run(input: &InputArgs) -> i32 {
         Ok(())
     });
     super::exit_code(r, 0)
+}
+
+/// Claude Code fork points (their `x-claude-code.fork` rows, by parent) and their branches in
+/// all (issue 16).
+fn forks(session: &Session) -> (u64, u64) {
+    let mut by_parent: BTreeMap<String, u64> = BTreeMap::new();
+    for it in &session.items {
+        if let crate::session::Item::Event(f) = it
+            && crate::session::query::is_fork_row(f)
+        {
+            let p = f.payload_json();
+            let parent = p["parentUuid"].as_str().unwrap_or("").to_owned();
+            let n = p["branches"].as_u64().unwrap_or(2);
+            let e = by_parent.entry(parent).or_default();
+            *e = (*e).max(n);
+        }
+    }
+    (by_parent.len() as u64, by_parent.values().sum())
 }
 
 /// Token totals of every `session.usage` row.

@@ -74,6 +74,9 @@ pub struct RecCtx<'a> {
     pub file: Option<&'a str>,
     /// This record is the last one of its API message (`message.id`): emit usage / turn end.
     pub last_of_message: bool,
+    /// The record is read again from its file when shown (its frames carry its span): the
+    /// `toolUseResult` is not copied into the result's metadata.
+    pub in_file: bool,
 }
 
 #[derive(Debug)]
@@ -632,7 +635,7 @@ impl Mapper {
             ctx,
             ts,
         );
-        if let Some(t) = tur
+        if let Some(t) = tur.filter(|_| !ctx.in_file)
             && let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code")
         {
             cc.insert("toolUseResult".into(), t.clone());

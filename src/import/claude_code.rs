@@ -203,8 +203,9 @@ struct PendingUsage {
 /// Children of each record that continue the conversation, for fork points (see module docs).
 #[derive(Debug, Default)]
 struct ForkTracker {
-    /// Parent uuid → (branches seen, line of the parent, message id of the parent).
-    children: HashMap<u64, (u32, u64, u64)>,
+    /// Parent uuid → (branches seen, line of the parent, message id of the parent, line of the
+    /// first branch's first record).
+    children: HashMap<u64, (u32, u64, u64, u64)>,
     /// Uuid → (line, message id key) of mapped user/assistant records (possible fork points).
     records: HashMap<u64, (u64, u64)>,
     /// Fork points: parent line → branches, for the end-of-input findings.
@@ -708,6 +709,7 @@ impl ClaudeCodeDecoder {
             chain: &self.chains[chain],
             file: fname.as_deref(),
             last_of_message: false,
+            in_file: span.is_some(),
         };
         self.mapper.record(rec, &ctx, out);
         let replayed = self
@@ -721,14 +723,10 @@ impl ClaudeCodeDecoder {
         for d in &mut out[first..] {
             if let Decoded::Frame(f) = d {
                 f.origin.span = span;
-                if let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code") {
-                    if span.is_some() {
-                        // Read again from the record with the output (`reparse`).
-                        cc.remove("toolUseResult");
-                    }
-                    if replayed {
-                        cc.insert("replayed".into(), Value::Bool(true));
-                    }
+                if replayed
+                    && let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code")
+                {
+                    cc.insert("replayed".into(), Value::Bool(true));
                 }
             }
         }
@@ -820,17 +818,20 @@ impl ClaudeCodeDecoder {
         }
     }
 
-    /// The `x-claude-code.fork` row of a fork point, when its second (third, …) branch starts.
+    /// The `x-claude-code.fork` row of a fork point, when its second (third, …) branch starts:
+    /// `{branches, from_line, parentUuid, branch}`, `from_line` the line of the first branch's
+    /// first record (the earlier branches are the rows from there to this one).
     fn fork_row(
         &mut self,
         rec: &Value,
         line: u64,
         chain: usize,
-        branches: u32,
+        (branches, from_line): (u32, u64),
         out: &mut Vec<Decoded>,
     ) {
         let mut p = Map::new();
         p.insert("branches".into(), json!(branches));
+        p.insert("from_line".into(), json!(from_line));
         if let Some(parent) = str_of(rec, "parentUuid") {
             p.insert("parentUuid".into(), json!(parent));
         }
@@ -842,6 +843,7 @@ impl ClaudeCodeDecoder {
             chain: &self.chains[chain],
             file: None,
             last_of_message: false,
+            in_file: false,
         };
         let ts = rec.get("timestamp").and_then(Timestamp::from_json);
         let t = FrameType::from_wire("x-claude-code.fork");
@@ -860,6 +862,7 @@ impl ClaudeCodeDecoder {
                 chain: &self.chains[chain],
                 file: fname.as_deref(),
                 last_of_message: true,
+                in_file: false,
             };
             let ts = p.rec.get("timestamp").and_then(Timestamp::from_json);
             let msg = p.rec.get("message").cloned().unwrap_or(Value::Null);
@@ -889,6 +892,7 @@ impl ClaudeCodeDecoder {
             chain: &[],
             file: None,
             last_of_message: false,
+            in_file: false,
         };
         let body = Body::Catalog(CatalogPublish {
             tools,
@@ -928,6 +932,7 @@ impl ClaudeCodeDecoder {
             chain: &[],
             file: None,
             last_of_message: false,
+            in_file: false,
         };
         self.mapper.ext(v, kind, &ctx, out);
     }
@@ -1096,9 +1101,10 @@ impl ClaudeCodeDecoder {
 }
 
 impl ForkTracker {
-    /// Records `rec` as a child of its parent; returns the branch count when `rec` starts a new
-    /// branch of a fork point (a second, third… child that continues the conversation).
-    fn child(&mut self, rec: &Value, uuid: u64, line: u64, msg: Option<u64>) -> Option<u32> {
+    /// Records `rec` as a child of its parent; returns the branch count and the line of the first
+    /// branch's first record when `rec` starts a new branch of a fork point (a second, third…
+    /// child that continues the conversation).
+    fn child(&mut self, rec: &Value, uuid: u64, line: u64, msg: Option<u64>) -> Option<(u32, u64)> {
         let rtype = str_of(rec, "type");
         if !matches!(rtype, Some("user" | "assistant")) {
             return None;
@@ -1117,13 +1123,16 @@ impl ForkTracker {
         if results_only || (msg.is_some() && msg == Some(pmsg)) {
             return None;
         }
-        let e = self.children.entry(parent).or_insert((0, pline, pmsg));
+        let e = self
+            .children
+            .entry(parent)
+            .or_insert((0, pline, pmsg, line));
         e.0 += 1;
         if e.0 < 2 {
             return None;
         }
         self.forks.insert(pline, e.0);
-        Some(e.0)
+        Some((e.0, e.3))
     }
 }
 
@@ -1228,7 +1237,8 @@ pub fn reparse(
     let all = blocks(rec);
     let b = all
         .iter()
-        .find(|b| str_of(b, "type") == Some(want) && str_of(b, k) == Some(id))?;
+        // A block without an id was mapped under the id "" (`cc_map`).
+        .find(|b| str_of(b, "type") == Some(want) && str_of(b, k).unwrap_or("") == id)?;
     match part {
         crate::session::Part::Input => Some(b.get("input").cloned().unwrap_or(Value::Null)),
         crate::session::Part::Output => {

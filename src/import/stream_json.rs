@@ -122,6 +122,7 @@ impl StreamJsonDecoder {
             chain: &[],
             file: None,
             last_of_message: false,
+            in_file: false,
         };
         let f = self
             .inner
@@ -136,6 +137,7 @@ impl StreamJsonDecoder {
             chain: &[],
             file: None,
             last_of_message: false,
+            in_file: false,
         };
         let is_error = v.get("is_error").and_then(Value::as_bool) == Some(true);
         let mut end = Map::new();

@@ -148,10 +148,19 @@ pub fn is_error(session: &Session, i: usize) -> bool {
 }
 
 /// Whether item `i` starts a turn: a prompt of the main agent (a subagent's prompt, inside a
-/// Task call, belongs to the turn that spawned it).
+/// Task call, belongs to the turn that spawned it), or a fork row (a Claude Code branch).
 pub fn is_turn_start(session: &Session, i: usize) -> bool {
-    matches!(session.items.get(i), Some(Item::Message(m))
-        if m.kind == MessageKind::Prompt && m.delegation_chain.is_empty())
+    match session.items.get(i) {
+        Some(Item::Message(m)) => m.kind == MessageKind::Prompt && m.delegation_chain.is_empty(),
+        // A fork row starts a branch: the earlier branch's turn ends before it (issue 16).
+        Some(Item::Event(f)) => is_fork_row(f),
+        Some(Item::Invocation(_)) | None => false,
+    }
+}
+
+/// Whether `f` is a Claude Code fork row (`x-claude-code.fork`: a new branch of a fork point).
+pub fn is_fork_row(f: &crate::protocol::Frame) -> bool {
+    f.frame_type.as_str() == "x-claude-code.fork"
 }
 
 /// Whether item `i` is a user prompt (for `p`/`P`).

@@ -66,9 +66,9 @@ pub enum FileEvent {
 pub struct ReadOptions {
     /// The batches are folded into a [`Session`] whose `backing` is this file, which keeps
     /// result outputs in the file: they are validated but not built (`ParseOptions::skip_output`;
-    /// the frame carries a stand-in of the output's shape for the checks). RAWP NDJSON only
-    /// (Claude Code frames always carry their record's span). Never for `convert`, which writes
-    /// the frames out.
+    /// the frame carries a stand-in of the output's shape for the checks). For a Claude Code
+    /// transcript, its frames carry their record's span instead (the session re-reads calls
+    /// from the record). Never for `convert`, which writes the frames out.
     pub defer_outputs: bool,
 }
 
@@ -172,6 +172,7 @@ fn stream_lines(
         dec,
         spans,
         skip_outputs: spans && opts.defer_outputs,
+        defer: opts.defer_outputs,
         sent: false,
         next_offset: 0,
         line: 0,
@@ -284,6 +285,9 @@ struct Lines {
     spans: bool,
     /// Skip building result outputs ([`ReadOptions::defer_outputs`]; RAWP NDJSON only).
     skip_outputs: bool,
+    /// Hand other decoders each line's span ([`ReadOptions::defer_outputs`]: Claude Code
+    /// frames then carry their record's span, and leave out what is read back from it).
+    defer: bool,
     /// Whether a batch was handed on (decoding goes to two threads after the first).
     sent: bool,
     /// Byte offset where the next line starts.
@@ -423,8 +427,13 @@ impl Lines {
         } else {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let text = import::line_text(raw, self.line, &mut self.out);
-            self.dec
-                .line_span(self.line, ByteSpan { offset, len }, &text, &mut self.out);
+            if self.defer {
+                // The session reads inputs and outputs back from the line (Claude Code).
+                self.dec
+                    .line_span(self.line, ByteSpan { offset, len }, &text, &mut self.out);
+            } else {
+                self.dec.line(self.line, &text, &mut self.out);
+            }
         }
     }
 
@@ -503,6 +512,7 @@ mod tests {
             dec: import::decoder_for(Format::RawpNdjson),
             spans: false,
             skip_outputs: false,
+            defer: false,
             sent: false,
             next_offset: 0,
             line: 0,

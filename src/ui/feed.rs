@@ -231,7 +231,7 @@ pub fn build_row(
             }
             Line::from(spans)
         }
-        Some(Item::Event(f)) => build_event_row(f, width, theme),
+        Some(Item::Event(f)) => build_event_row(f, width, theme, fold),
         None => Line::default(),
     }
 }
@@ -287,7 +287,7 @@ fn published_label(n: usize) -> String {
     format!("{n} tool{} published", plural_s(n))
 }
 
-fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
+fn build_event_row(f: &Frame, width: usize, theme: &Theme, fold: Fold) -> Line<'static> {
     let time = clock(f.envelope.timestamp);
     // A subagent's rows (its turn end, usage, compaction) are indented like its messages.
     let pad = "  ".repeat(f.envelope.delegation_chain().len().min(MAX_DEPTH));
@@ -306,7 +306,12 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme) -> Line<'static> {
     if f.frame_type.as_str() == "x-claude-code.fork" {
         // A fork point's new branch (Claude Code rewinds; issue 16).
         let n = payload.get("branches").and_then(Value::as_u64).unwrap_or(2);
-        return fill(&format!("fork · {n} branches"), '┄', theme.hint);
+        let label = match fold {
+            // The branch it starts is folded (an alternative): say what it holds.
+            Fold::Folded(sum) => format!("▸ fork · {n} branches · {}", fold_summary(&sum)),
+            Fold::Open | Fold::None => format!("fork · {n} branches"),
+        };
+        return fill(&label, '┄', theme.hint);
     }
     match event_look(&f.frame_type) {
         EventLook::TurnEnd => {

@@ -240,3 +240,27 @@ fn records_written_before_their_parent_come_after_it() {
         .collect();
     assert_eq!(prompts.len(), 9);
 }
+
+/// Found by the `claude_code` fuzz target: a `tool_result` without a `tool_use_id` is mapped
+/// under the id "", and its output still reads back from the file.
+#[test]
+fn a_result_without_an_id_reads_back_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let lines = [
+        r#"{"parentUuid":null,"type":"assistant","uuid":"u1","sessionId":"s","timestamp":"2026-01-01T10:00:00.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","name":"Bash","input":{"command":"ls"}}]}}"#,
+        r#"{"parentUuid":"u1","type":"user","uuid":"u2","sessionId":"s","timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":[{"type":"tool_result","content":"a.rs"}]}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let s = commands(&path);
+    let inv = s.invocation("").unwrap();
+    assert!(inv.input_span.is_some() && inv.output_span.is_some());
+    assert_eq!(
+        s.input(inv).into_owned(),
+        serde_json::json!({"command": "ls"})
+    );
+    assert_eq!(
+        s.output(inv).map(std::borrow::Cow::into_owned),
+        Some(serde_json::json!("a.rs"))
+    );
+}
