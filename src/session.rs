@@ -857,6 +857,11 @@ impl Session {
         self.revision += 1;
     }
 
+    /// Whether a finding naming no invocation is about line `line` (0: never). O(1).
+    pub fn has_findings_at_line(&self, line: u64) -> bool {
+        line != 0 && self.finding_lines.contains_key(&line)
+    }
+
     /// The findings about `inv`, in order: those naming its `invocation_id`, and those naming no
     /// invocation on the line of its request or result. At most `limit`. Looked up through an
     /// index, not a scan (the detail pane asks on every selection; issue 8).

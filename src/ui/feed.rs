@@ -231,7 +231,17 @@ pub fn build_row(
             }
             Line::from(spans)
         }
-        Some(Item::Event(f)) => build_event_row(f, width, theme, fold),
+        Some(Item::Event(f)) => {
+            let mut row = build_event_row(f, width, theme, fold);
+            // A finding about the frame's line (a field of the wrong type, a missing one): the
+            // row is marked like a call with findings.
+            if session.has_findings_at_line(f.origin.line)
+                && let Some(gap) = row.spans.get_mut(1)
+            {
+                *gap = Span::styled(" !", theme.finding_warning);
+            }
+            row
+        }
         None => Line::default(),
     }
 }

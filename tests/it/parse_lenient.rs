@@ -262,3 +262,30 @@ fn a_number_tool_version_or_group_keeps_the_request() {
         assert_eq!(s.invocations.len(), 2, "{path}");
     }
 }
+
+/// In the viewer (80×24 and 200×60): the catalog row is marked, the feed and the catalog panel
+/// agree on two tools, and the problems panel names the field and its line.
+#[test]
+fn the_viewer_shows_the_finding_and_keeps_the_catalog() {
+    use crate::support::headless::{act, draw, screen_text};
+    use rawpv::action::Action;
+    use rawpv::app::App;
+    let text = edited(1, "tools[0].version", Some(&json!(1)));
+    for (w, h) in [(80, 24), (200, 60)] {
+        let mut app = App::headless(load_bytes(text.as_bytes()).items, "wrong.ndjson");
+        let feed = screen_text(&draw(&mut app, w, h));
+        assert!(
+            feed.contains("!catalog    2 tools published"),
+            "{w}x{h}: {feed}"
+        );
+        act(&mut app, &[Action::ShowCatalog]);
+        let catalog = screen_text(&draw(&mut app, w, h));
+        assert!(catalog.contains("publish 1"), "{w}x{h}: {catalog}");
+        assert!(catalog.contains("2 tools"), "{w}x{h}: {catalog}");
+        assert!(catalog.contains("Deploy"), "{w}x{h}: {catalog}");
+        act(&mut app, &[Action::ShowProblems]);
+        let problems = screen_text(&draw(&mut app, w, h));
+        assert!(problems.contains("wrong-field-type"), "{w}x{h}: {problems}");
+        assert!(problems.contains("L1"), "{w}x{h}: {problems}");
+    }
+}
