@@ -234,8 +234,10 @@ pub fn build_row(
         Some(Item::Event(f)) => {
             let mut row = build_event_row(f, width, theme, fold);
             // A finding about the frame's line (a field of the wrong type, a missing one): the
-            // row is marked like a call with findings.
+            // row is marked like a call with findings. Not for imported frames: one record
+            // gives several rows there, and the line does not say which one a finding is about.
             if session.has_findings_at_line(f.origin.line)
+                && !crate::check::is_imported(f)
                 && let Some(gap) = row.spans.get_mut(1)
             {
                 *gap = Span::styled(" !", theme.finding_warning);
