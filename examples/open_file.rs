@@ -9,13 +9,21 @@
 //! folded, the number of draws and their slowest time, and the process's peak and final resident
 //! memory (from `/proc/self/status`).
 //!
-//! Usage: `cargo run --release --example open_file -- /tmp/g1m.ndjson`
+//! With `--interact` (issue 16: "opens, searches and scrolls with no stall over 50 ms on the
+//! app task while it loads"): once the first screen is drawn, a search (`/cargo`, Enter) is
+//! started, every pending scan step runs after each source message, and a move down and a page
+//! down are pressed after every tenth; each of these updates is timed, and the slowest is printed
+//! beside the slowest source message applied.
+//!
+//! Usage: `cargo run --release --example open_file -- /tmp/g1m.ndjson [--interact]`
 
 use std::time::{Duration, Instant};
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
+use rawpv::action::Action;
 use rawpv::app::{App, Msg};
 use rawpv::source::{self, SourceKind, SourceMsg};
 use tokio::sync::mpsc;
@@ -46,6 +54,7 @@ async fn main() {
         eprintln!("usage: open_file FILE");
         std::process::exit(2);
     };
+    let interact = std::env::args().any(|a| a == "--interact");
     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
     let start = Instant::now();
     let kind = SourceKind::File(path.clone().into());
@@ -70,6 +79,15 @@ async fn main() {
         draws += 1;
     };
     let mut slowest_update = Duration::ZERO;
+    // `--interact`: the slowest search key, scan step or move while loading.
+    let (mut slowest_input, mut inputs, mut messages, mut searched) =
+        (Duration::ZERO, 0u32, 0u64, false);
+    let key = |code: KeyCode| {
+        Msg::Term(crossterm::event::Event::Key(KeyEvent::new(
+            code,
+            KeyModifiers::NONE,
+        )))
+    };
     while let Some(m) = rx.recv().await {
         let end = matches!(m, SourceMsg::Eof | SourceMsg::Failed(_));
         if let SourceMsg::Failed(e) = &m {
@@ -78,6 +96,30 @@ async fn main() {
         let t = Instant::now();
         app.update(Msg::Source(m));
         slowest_update = slowest_update.max(t.elapsed());
+        if interact && first_screen.is_some() {
+            let mut timed = |app: &mut App, msg: Msg| {
+                let t = Instant::now();
+                app.update(msg);
+                slowest_input = slowest_input.max(t.elapsed());
+                inputs += 1;
+            };
+            if !searched {
+                searched = true;
+                timed(&mut app, Msg::Action(Action::StartSearch));
+                for c in "cargo".chars() {
+                    timed(&mut app, key(KeyCode::Char(c)));
+                }
+                timed(&mut app, key(KeyCode::Enter));
+            }
+            if app.scanning() {
+                timed(&mut app, Msg::Work);
+            }
+            messages += 1;
+            if messages % 10 == 0 {
+                timed(&mut app, Msg::Action(Action::MoveDown));
+                timed(&mut app, Msg::Action(Action::PageDown));
+            }
+        }
         if Instant::now() >= next_draw || end {
             draw(&mut app);
             next_draw = Instant::now() + Duration::from_millis(16);
@@ -110,6 +152,12 @@ async fn main() {
         slowest.as_secs_f64() * 1e3,
         slowest_update.as_secs_f64() * 1e3
     );
+    if interact {
+        println!(
+            "while loading   {inputs} search keys, scan steps and moves; slowest {:.1} ms",
+            slowest_input.as_secs_f64() * 1e3
+        );
+    }
     println!(
         "memory          peak {peak} MB ({:.2}x the file), now {now} MB ({:.2}x)",
         peak as f64 / mb,

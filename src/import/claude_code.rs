@@ -27,8 +27,10 @@
 //!    `metadata.delegation_chain` = parent chain + `{agent_id, invocation_id: <Task id>}`.
 //! 4. Forks: a record with two or more children that continue the conversation (not progress,
 //!    not the parallel-tool results of one message) is a fork point: a `x-claude-code.fork` row
-//!    is emitted when its second branch starts, and `Mapper::finish` reports each fork as an
-//!    info finding (`fork`). See [`ForkTracker`].
+//!    (`{branches, from_line, parentUuid, branch}`) is emitted when each further branch starts
+//!    (the viewer folds the earlier branches' turns before it, `App::fold_earlier_branches`),
+//!    and the end of input reports each fork point as an info finding (`fork`). See
+//!    [`ForkTracker`].
 //! 5. A derived `tool.catalog.publish` (metadata `rawpv_derived: true`) goes out before the
 //!    first call of each new tool name; usage / turn end of an API message go out when the next
 //!    user or assistant record of the same agent arrives (or at the end).

@@ -264,3 +264,27 @@ fn a_result_without_an_id_reads_back_from_the_file() {
         Some(serde_json::json!("a.rs"))
     );
 }
+
+/// A load can be cancelled (back to the browser mid-load: the app drops the channel, the sink
+/// says stop): the reader returns at once, with nothing decoded after the batch it was handed
+/// and no second decode left running (there is none).
+#[test]
+fn a_transcript_load_stops_at_the_first_batch_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, synthetic_transcript(3000)).unwrap();
+    let (mut batches, mut progress_after) = (0, 0);
+    file::read_path_with(&path, VIEWER, |ev| match ev {
+        FileEvent::Batch(_) => {
+            batches += 1;
+            false
+        }
+        FileEvent::Progress { .. } if batches > 0 => {
+            progress_after += 1;
+            true
+        }
+        FileEvent::Format(_) | FileEvent::Progress { .. } => true,
+    })
+    .unwrap();
+    assert_eq!((batches, progress_after), (1, 0));
+}
