@@ -224,6 +224,18 @@ enum Read<'de> {
 }
 
 impl Read<'_> {
+    /// Whether an object the structs read holds [`RAW_VALUE_TOKEN`] as an unknown field.
+    fn holds_token(&self) -> bool {
+        match self {
+            Read::Request(r) => r.holds_token(),
+            Read::Stream(s) => s.holds_token(),
+            Read::Result(r) => r.holds_token(),
+            Read::Skipped(r) => r.holds_token(),
+            Read::Catalog(c) => c.holds_token(),
+            Read::Value(_) => false,
+        }
+    }
+
     /// The body, and whether a result's output was skipped.
     fn into_body(self, errors: &mut Vec<FieldError>) -> (Body, bool) {
         match self {
@@ -253,9 +265,10 @@ impl Read<'_> {
 }
 
 /// The key `serde_json` (feature `raw_value`, enabled in our dependency tree) treats specially
-/// when it is the first key of an object read as a `Value`; the one pass leaves lines holding it
-/// to the `Value` reading.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+/// when it is the first key of an object read as a `Value`. Nested values are `Value`s in both
+/// readings; where the one pass reads an object itself (the frame, a typed payload, a catalog
+/// entry) and meets the key, it leaves the line to the `Value` reading.
+pub(super) const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// A payload read on its own (when `type` came after it) gets one more level of `serde_json`'s
 /// recursion limit (128) than inside the line: one this deep is left to the `Value` reading.
@@ -263,9 +276,6 @@ const DEEP_PAYLOAD: usize = 120;
 
 /// The one-pass reading of [`parse_line_with`]; `None` where the `Value` reading decides.
 fn one_pass(line: u64, text: &str, skip_output: bool) -> Option<Frame> {
-    if memchr::memchr(b'$', text.as_bytes()).is_some() && text.contains(RAW_VALUE_TOKEN) {
-        return None;
-    }
     let mut de = serde_json::Deserializer::from_str(text);
     let top = de.deserialize_map(TopVisitor { skip_output }).ok()?;
     de.end().ok()?;
@@ -293,6 +303,9 @@ fn one_pass(line: u64, text: &str, skip_output: bool) -> Option<Frame> {
             Some(r)
         }
     };
+    if read.as_ref().is_some_and(Read::holds_token) {
+        return None;
+    }
     if read.is_some() {
         entries.swap_remove("payload");
     }
@@ -356,6 +369,9 @@ impl<'de> Visitor<'de> for TopVisitor {
             payload: None,
         };
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if top.entries.0.is_empty() && key == RAW_VALUE_TOKEN {
+                return Err(de::Error::custom("raw value token"));
+            }
             // A repeated key: the `Value` reading keeps the last value at the first position.
             if top.entries.position(&key).is_some() {
                 return Err(de::Error::custom("repeated key"));

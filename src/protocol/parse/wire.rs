@@ -356,6 +356,47 @@ impl Errors<'_> {
     }
 }
 
+/// Whether `extra` holds `super::RAW_VALUE_TOKEN` (see there).
+fn token_in(extra: &Map<String, Value>) -> bool {
+    extra.contains_key(super::RAW_VALUE_TOKEN)
+}
+
+impl Request<'_> {
+    pub(super) fn holds_token(&self) -> bool {
+        token_in(&self.extra)
+    }
+}
+
+impl Stream<'_> {
+    pub(super) fn holds_token(&self) -> bool {
+        token_in(&self.extra)
+    }
+}
+
+impl<O> ResultBody<'_, O> {
+    pub(super) fn holds_token(&self) -> bool {
+        token_in(&self.extra)
+    }
+}
+
+impl Catalog<'_> {
+    pub(super) fn holds_token(&self) -> bool {
+        let entries = |l: &Lenient<Vec<Lenient<Tool<'_>>>>| match l {
+            Lenient::Ok(v) => v
+                .iter()
+                .any(|t| matches!(t, Lenient::Ok(t) if token_in(&t.extra))),
+            _ => false,
+        };
+        let diags = match &self.diagnostics {
+            Lenient::Ok(v) => v
+                .iter()
+                .any(|d| matches!(d, Lenient::Ok(d) if token_in(&d.extra))),
+            _ => false,
+        };
+        token_in(&self.extra) || entries(&self.tools) || diags
+    }
+}
+
 impl Request<'_> {
     pub(super) fn into_model(self, out: &mut Vec<FieldError>) -> ToolInvokeRequest {
         let mut e = Errors {
