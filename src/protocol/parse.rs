@@ -478,35 +478,32 @@ impl Entries<'_> {
         None
     }
 
+    /// The first of `keys` that `read` accepts, at the top level (removed) or in `metadata`.
+    fn take_first<T>(
+        &mut self,
+        meta: &Map<String, Value>,
+        keys: &[&str],
+        read: impl Fn(&Value) -> Option<T>,
+    ) -> Option<T> {
+        for k in keys {
+            if let Some(t) = self.get(k).and_then(&read) {
+                self.swap_remove(k);
+                return Some(t);
+            }
+            if let Some(t) = meta.get(*k).and_then(&read) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
     /// The envelope (SPEC 2, [ours]): top level before `metadata`, the first matching key;
     /// values that do not fit stay in `extra`.
     fn envelope(mut self, metadata: Map<String, Value>) -> Envelope {
         let id = self.take_str(&metadata, &["id", "frame_id"]);
         let session_id = self.take_str(&metadata, &["session_id"]);
-        let mut seq = None;
-        for k in ["seq", "sequence"] {
-            if let Some(n) = self.get(k).and_then(Value::as_u64) {
-                seq = Some(n);
-                self.swap_remove(k);
-                break;
-            }
-            if let Some(n) = metadata.get(k).and_then(Value::as_u64) {
-                seq = Some(n);
-                break;
-            }
-        }
-        let mut timestamp = None;
-        for k in ["timestamp", "ts"] {
-            if let Some(t) = self.get(k).and_then(Timestamp::from_json) {
-                timestamp = Some(t);
-                self.swap_remove(k);
-                break;
-            }
-            if let Some(t) = metadata.get(k).and_then(Timestamp::from_json) {
-                timestamp = Some(t);
-                break;
-            }
-        }
+        let seq = self.take_first(&metadata, &["seq", "sequence"], Value::as_u64);
+        let timestamp = self.take_first(&metadata, &["timestamp", "ts"], Timestamp::from_json);
         let mut extra = Map::new();
         for (k, v) in self.0 {
             extra.insert(k.into_owned(), v);

@@ -579,48 +579,14 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 }
 
 /// Any JSON value validated as a real parse would (strings unescaped, numbers parsed) without
-/// being built; holds whether it was a string.
+/// being built; holds whether it was a string. (Read with the [`OutputShape`] visitor, whose
+/// result is simply not kept.)
 pub(super) struct Skip(pub(super) bool);
 
 impl<'de> Deserialize<'de> for Skip {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SkipVisitor).map(Skip)
-    }
-}
-
-struct SkipVisitor;
-
-impl<'de> Visitor<'de> for SkipVisitor {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
-        Ok(true)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        Ok(false)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        while map.next_entry::<Skip, Skip>()?.is_some() {}
-        Ok(false)
+        d.deserialize_any(ShapeVisitor)
+            .map(|s| Self(matches!(s, OutputShape::String { .. })))
     }
 }
 
