@@ -671,25 +671,18 @@ impl Mapper {
                 "{} tool_use/tool_result block(s) repeated an earlier one with the same id; the first is shown",
                 self.repeated
             );
-            out.push(Decoded::Finding(Finding::new(
-                Level::Info,
-                code::DUPLICATE_RECORD,
-                "SPEC 4",
-                0,
-                msg,
-            )));
+            out.push(info(code::DUPLICATE_RECORD, 0, msg));
         }
         for (kind, (n, line)) in std::mem::take(&mut self.unknown) {
             let msg = format!("{n} record(s) of type {kind:?} not understood; kept as raw rows");
-            out.push(Decoded::Finding(Finding::new(
-                Level::Info,
-                code::UNRECOGNISED_RECORD,
-                "SPEC 4",
-                line,
-                msg,
-            )));
+            out.push(info(code::UNRECOGNISED_RECORD, line, msg));
         }
     }
+}
+
+/// An info finding of the transcript adapter (SPEC 4) at `line` (0: the whole input).
+pub(super) fn info(code: &'static str, line: u64, msg: String) -> Decoded {
+    Decoded::Finding(Finding::new(Level::Info, code, "SPEC 4", line, msg))
 }
 
 /// Starts of user text that is a slash command or its output.

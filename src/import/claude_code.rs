@@ -53,9 +53,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::cc_files::{read_at_most_its_size, subagent_files};
-use super::cc_map::{Mapper, RecCtx};
+use super::cc_map::{Mapper, RecCtx, info};
 use super::{Decoded, Decoder};
-use crate::finding::{Finding, Level, code};
+use crate::finding::code;
 use crate::protocol::rules::known_category;
 use crate::protocol::{
     Body, ByteSpan, CatalogPublish, CatalogTool, Delegation, FrameType, ParseError, ParseErrorKind,
@@ -147,6 +147,15 @@ fn unwrap(v: &Value) -> Unwrapped<'_> {
         };
     }
     u
+}
+
+/// Where a record of the opened input is: its text (empty for stream-json, which never
+/// waits), its 1-based line and its byte span in a saved file.
+#[derive(Debug, Clone, Copy)]
+struct At<'a> {
+    text: &'a str,
+    line: u64,
+    span: Option<ByteSpan>,
 }
 
 /// Where a record that waits is.
@@ -338,7 +347,7 @@ impl ClaudeCodeDecoder {
                     self.looked_for_subagents = true;
                     self.read_subagent_files(str_of(&v, "sessionId"));
                 }
-                self.arrive(&v, text, line, span, out);
+                self.arrive(&v, At { text, line, span }, out);
             }
             Ok(_) => out.push(Decoded::Malformed(ParseError::new(
                 line,
@@ -355,24 +364,22 @@ impl ClaudeCodeDecoder {
 
     /// Maps one parsed record (`line` 1-based) of a stream (stream-json): no span, no waiting.
     pub fn record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
-        self.arrive(v, "", line, None, out);
+        let at = At {
+            text: "",
+            line,
+            span: None,
+        };
+        self.arrive(v, at, out);
     }
 
     /// A record of the opened input arrives. Until a record with a timestamp arrives, frames are
     /// held back so they can be given that first timestamp.
-    fn arrive(
-        &mut self,
-        v: &Value,
-        text: &str,
-        line: u64,
-        span: Option<ByteSpan>,
-        out: &mut Vec<Decoded>,
-    ) {
+    fn arrive(&mut self, v: &Value, at: At<'_>, out: &mut Vec<Decoded>) {
         if !self.hold_for_timestamp || self.mapper.last_timestamp().is_some() {
-            return self.arrive_now(v, text, line, span, out);
+            return self.arrive_now(v, at, out);
         }
         let mut held = std::mem::take(&mut self.held_frames);
-        self.arrive_now(v, text, line, span, &mut held);
+        self.arrive_now(v, at, &mut held);
         match self.mapper.last_timestamp() {
             Some(ts) => {
                 for d in &mut held {
@@ -390,14 +397,8 @@ impl ClaudeCodeDecoder {
         }
     }
 
-    fn arrive_now(
-        &mut self,
-        v: &Value,
-        text: &str,
-        line: u64,
-        span: Option<ByteSpan>,
-        out: &mut Vec<Decoded>,
-    ) {
+    fn arrive_now(&mut self, v: &Value, at: At<'_>, out: &mut Vec<Decoded>) {
+        let At { text, line, span } = at;
         let u = unwrap(v);
         let uuid = str_of(u.rec, "uuid").map_or(0, key);
         if !std::ptr::eq(u.rec, v)
@@ -978,39 +979,21 @@ impl ClaudeCodeDecoder {
             let msg = format!(
                 "fork point: the conversation branches here into {branches} branches (a rewind or a retried prompt); the last branch in the file is the main line"
             );
-            out.push(Decoded::Finding(Finding::new(
-                Level::Info,
-                code::FORK,
-                "SPEC 4",
-                line,
-                msg,
-            )));
+            out.push(info(code::FORK, line, msg));
         }
         if self.dups > 0 {
             let msg = format!(
                 "{} record(s) repeated an earlier uuid (resumed session or subagent progress copy); the first copy is shown",
                 self.dups
             );
-            out.push(Decoded::Finding(Finding::new(
-                Level::Info,
-                code::DUPLICATE_RECORD,
-                "SPEC 4",
-                0,
-                msg,
-            )));
+            out.push(info(code::DUPLICATE_RECORD, 0, msg));
         }
         if self.replayed > 0 {
             let msg = format!(
                 "{} record(s) belong to an earlier session (a resumed session replays its predecessor); marked claude_code.replayed",
                 self.replayed
             );
-            out.push(Decoded::Finding(Finding::new(
-                Level::Info,
-                code::DUPLICATE_RECORD,
-                "SPEC 4",
-                0,
-                msg,
-            )));
+            out.push(info(code::DUPLICATE_RECORD, 0, msg));
         }
     }
 

@@ -24,28 +24,25 @@ fn load(path: &Path) -> Session {
 
 /// One line per feed row: kind, its agent (last delegation), and its text or type.
 fn rows(s: &Session) -> Vec<String> {
+    let under = |chain: &[Delegation]| {
+        chain
+            .last()
+            .map_or_else(|| "-".to_owned(), |d| d.agent_id.clone())
+    };
     s.items
         .iter()
         .map(|it| match it {
             Item::Invocation(k) => {
                 let inv = &s.invocations[*k];
-                let under = inv
-                    .delegation_chain
-                    .last()
-                    .map_or("-", |d| d.agent_id.as_str());
-                format!("call {} {:?} [{under}]", inv.tool_name, inv.status)
+                let u = under(&inv.delegation_chain);
+                format!("call {} {:?} [{u}]", inv.tool_name, inv.status)
             }
             Item::Message(m) => {
-                let under = m
-                    .delegation_chain
-                    .last()
-                    .map_or("-", |d| d.agent_id.as_str());
-                format!("{:?} {} [{under}]", m.kind, m.text)
+                format!("{:?} {} [{}]", m.kind, m.text, under(&m.delegation_chain))
             }
             Item::Event(f) => {
-                let chain = f.envelope.delegation_chain();
-                let under = chain.last().map_or("-", |d| d.agent_id.as_str());
-                format!("{} [{under}]", f.frame_type.as_str())
+                let u = under(&f.envelope.delegation_chain());
+                format!("{} [{u}]", f.frame_type.as_str())
             }
         })
         .collect()
