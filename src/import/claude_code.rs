@@ -13,7 +13,8 @@
 //!    neither inputs nor outputs: [`reparse`] reads them again from the record when shown.
 //! 2. `parentUuid` order, incrementally: a record whose parent has not been seen yet waits for it
 //!    (at most [`MAX_WAITING`] records wait; past that, and at the end, the oldest goes as a
-//!    root). Records repeating a `uuid` already mapped (resumed sessions, progress copies) are
+//!    root; the first record never waits, nor the children of a line too broken to parse whose
+//!    text still shows its `uuid`). Records repeating a `uuid` already mapped (resumed sessions, progress copies) are
 //!    skipped and counted (an info finding); records carrying another `sessionId` than the file's
 //!    (a resumed session's replay of its predecessor) are marked `claude_code.replayed` and
 //!    counted.
@@ -354,11 +355,18 @@ impl ClaudeCodeDecoder {
                 ParseErrorKind::NotObject,
                 text,
             ))),
-            Err(e) => out.push(Decoded::Malformed(ParseError::new(
-                line,
-                ParseErrorKind::Json(e.to_string()),
-                text,
-            ))),
+            Err(e) => {
+                out.push(Decoded::Malformed(ParseError::new(
+                    line,
+                    ParseErrorKind::Json(e.to_string()),
+                    text,
+                )));
+                // Its children must not wait for it: take its uuid from the text if it shows.
+                if let Some(u) = uuid_in(text) {
+                    self.placed.entry(key(u)).or_insert(0);
+                    self.after(key(u), out);
+                }
+            }
         }
     }
 
@@ -1119,6 +1127,24 @@ impl ForkTracker {
         self.forks.insert(pline, e.0);
         Some((e.0, e.3))
     }
+}
+
+/// The `uuid` a broken record's text shows (the first `"uuid":"…"`; `parentUuid` and the like
+/// are other keys), if any.
+fn uuid_in(text: &str) -> Option<&str> {
+    let mut rest = text;
+    while let Some(i) = rest.find("\"uuid\"") {
+        let after = rest[i + 6..].trim_start();
+        if let Some(v) = after.strip_prefix(':') {
+            let v = v.trim_start().strip_prefix('"')?;
+            return v
+                .split('"')
+                .next()
+                .filter(|u| !u.is_empty() && u.len() <= 64);
+        }
+        rest = &rest[i + 6..];
+    }
+    None
 }
 
 /// The message id key of a (usage) record.

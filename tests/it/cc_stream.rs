@@ -288,3 +288,36 @@ fn a_transcript_load_stops_at_the_first_batch_when_asked() {
     .unwrap();
     assert_eq!((batches, progress_after), (1, 0));
 }
+
+/// A broken record does not hold back the records that name it as their parent: the next one is
+/// mapped as it arrives (not after `MAX_WAITING` more), and the broken line is a finding with
+/// its line number.
+#[test]
+fn the_child_of_a_broken_record_is_mapped_as_it_arrives() {
+    let lines = [
+        r#"{"parentUuid":null,"type":"user","uuid":"u1","sessionId":"s","timestamp":"2026-01-01T10:00:00.000Z","message":{"role":"user","content":"first"}}"#,
+        r#"{"parentUuid":"u1","type":"user","uuid":"u2","sessionId":"s","timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":"sec"#,
+        r#"{"parentUuid":"u2","type":"user","uuid":"u3","sessionId":"s","timestamp":"2026-01-01T10:00:02.000Z","message":{"role":"user","content":"third"}}"#,
+    ];
+    let mut dec = import::decoder_for(Format::ClaudeCode);
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        dec.line(i as u64 + 1, l, &mut out);
+    }
+    let kinds: Vec<String> = out
+        .iter()
+        .map(|d| match d {
+            Decoded::Frame(f) => f.frame_type.as_str().to_owned(),
+            Decoded::Malformed(e) => format!("malformed line {}", e.line),
+            Decoded::Finding(f) => format!("finding {}", f.code),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "control.prompt.request",
+            "malformed line 2",
+            "control.prompt.request"
+        ]
+    );
+}
