@@ -99,3 +99,23 @@ pub fn session_id_of(bytes: &[u8]) -> Option<String> {
             .map(str::to_owned)
     })
 }
+
+/// Reads `buf.len()` bytes of `f` at `offset` without moving a shared cursor (a subagent file's
+/// record read again when it is placed).
+#[cfg(unix)]
+pub(super) fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+/// Reads `buf.len()` bytes of `f` at `offset` (a subagent file's record read again when it is
+/// placed; the decoder is its only reader).
+#[cfg(not(unix))]
+pub(super) fn read_exact_at(
+    mut f: &std::fs::File,
+    buf: &mut [u8],
+    offset: u64,
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}

@@ -643,7 +643,7 @@ impl ClaudeCodeDecoder {
             .as_ref()
             .ok_or_else(|| std::io::Error::other("not open"))?;
         let mut buf = vec![0u8; usize::try_from(len).map_err(std::io::Error::other)?];
-        std::os::unix::fs::FileExt::read_exact_at(&**f, &mut buf, offset)?;
+        super::cc_files::read_exact_at(f, &mut buf, offset)?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 
