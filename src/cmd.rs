@@ -23,6 +23,22 @@ use crate::source::{NetConfig, SourceKind, load_input_with};
 /// # Errors
 /// The source error, already phrased for the user.
 pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String> {
+    load_session_with(input, false).await
+}
+
+/// [`load_session`] for a command that reads only the findings (`check`): a file is folded
+/// with `Session::findings_only`, which keeps neither events, messages nor finished results.
+///
+/// # Errors
+/// As [`load_session`].
+pub async fn load_findings(input: &InputArgs) -> Result<(Session, Format), String> {
+    load_session_with(input, true).await
+}
+
+async fn load_session_with(
+    input: &InputArgs,
+    findings_only: bool,
+) -> Result<(Session, Format), String> {
     let kind = if input.input == "demo" && !std::path::Path::new("demo").exists() {
         SourceKind::Demo
     } else {
@@ -32,10 +48,14 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
         // Streamed: decode and fold overlap, and no decoded item outlives its batch.
         let p = p.clone();
         let shown = crate::render::text::visible(&p.display().to_string());
-        return tokio::task::spawn_blocking(move || crate::source::file::fold_path(&p))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("cannot read {shown}: {e}"));
+        let mut session = Session::new();
+        session.findings_only = findings_only;
+        return tokio::task::spawn_blocking(move || {
+            crate::source::file::fold_path_into(&p, session)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot read {shown}: {e}"));
     }
     let net = net_config(&input.net)?;
     let loaded = load_input_with(&kind, &net)

@@ -430,6 +430,11 @@ pub struct Session {
     pub reparse: Option<Reparse>,
     /// `backing`, opened once.
     open_file: OpenFile,
+    /// Only the findings are read once folded (`rawpv check`, issue 17): events and messages are
+    /// not kept, nor a finished call's result record and envelopes. The checks read only the
+    /// frame at hand, the catalogs and the calls' ids, names, statuses and stream sequences, so
+    /// the findings are the same (`tests/it/oracle_outputs.rs` compares `check`'s outputs).
+    pub findings_only: bool,
 }
 
 /// Which part of a call [`Reparse`] reads again.
@@ -1034,6 +1039,9 @@ impl Session {
     }
 
     fn push_event(&mut self, mut frame: Frame) -> Applied {
+        if self.findings_only {
+            return Applied::default();
+        }
         shrink_envelope(&mut frame.envelope);
         if let Body::Generic(payload) = &mut frame.body {
             shrink_map(payload);
@@ -1277,6 +1285,11 @@ impl Session {
         inv.ended_at = frame.envelope.timestamp;
         inv.result_envelope = kept_envelope(frame.envelope);
         inv.result_line = Some(line);
+        if self.findings_only {
+            inv.result = None;
+            inv.result_envelope = None;
+            inv.request_envelope = None;
+        }
         inv.rev += 1;
         Applied {
             item: Some(inv.item),
@@ -1346,6 +1359,9 @@ impl Session {
         let Some((kind, done)) = kind else {
             return self.push_event(frame);
         };
+        if self.findings_only {
+            return Applied::default();
+        }
         let Body::Generic(payload) = &frame.body else {
             return self.push_event(frame);
         };
@@ -1409,8 +1425,6 @@ impl Session {
     }
 }
 
-/// Gives back the spare capacity of an envelope's maps (a parsed frame's top-level map keeps the
-/// room of the keys moved out of it: about 1 KB a frame).
 /// The SPEC section whose table a frame type's payload fields come from.
 fn field_spec(t: &FrameType) -> &'static str {
     match t {
@@ -1422,6 +1436,8 @@ fn field_spec(t: &FrameType) -> &'static str {
     }
 }
 
+/// Gives back the spare capacity of an envelope's maps (a parsed frame's top-level map keeps the
+/// room of the keys moved out of it: about 1 KB a frame).
 fn shrink_envelope(e: &mut Envelope) {
     shrink_map(&mut e.metadata);
     shrink_map(&mut e.extra);

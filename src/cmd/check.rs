@@ -318,7 +318,7 @@ pub fn write_junit(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io:
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs, format: CheckFormat) -> i32 {
-    let session = match super::load_session(input).await {
+    let session = match super::load_findings(input).await {
         Ok((s, _)) => s,
         Err(e) => {
             eprintln!("rawpv: {e}");

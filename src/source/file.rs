@@ -209,6 +209,12 @@ fn stream_lines(
 /// # Errors
 /// The I/O error of opening or reading the file.
 pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
+    fold_path_into(path, Session::new())
+}
+
+/// [`fold_path`] into a given empty session (e.g. one with `Session::findings_only` set, for
+/// `rawpv check`).
+pub fn fold_path_into(path: &Path, session: Session) -> std::io::Result<(Session, Format)> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<FileEvent>(8);
     let path = path.to_owned();
     let path_for_session = path.clone();
@@ -221,7 +227,7 @@ pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
             FileEvent::Progress { .. } => true,
         })
     });
-    let mut session = Session::new();
+    let mut session = session;
     session.backing = Some(std::sync::Arc::from(path_for_session.as_path()));
     for ev in rx {
         match ev {

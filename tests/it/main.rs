@@ -21,6 +21,7 @@ mod cc_stream;
 mod cc_switch;
 mod check_cli;
 mod check_demo;
+mod check_fold;
 mod check_formats;
 mod check_panels;
 mod check_rules;

@@ -1,0 +1,43 @@
+//! `rawpv check` folds a file with `Session::findings_only` (issue 17: the one-shot commands keep
+//! only what their output needs): the findings must be those of the full session.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use rawpv::session::Session;
+
+/// `rawpv check` folds with `Session::findings_only`: the same findings as the full session on
+/// every RAWP fixture and a generated recording, with no event or message kept and no finished
+/// call's result record.
+#[test]
+fn a_findings_only_fold_finds_the_same() {
+    use rawpv::session::Item;
+    use rawpv::source::file::{fold_path, fold_path_into};
+    let dir = tempfile::tempdir().unwrap();
+    let generated = dir.path().join("gen.ndjson");
+    let mut buf = Vec::new();
+    crate::generator::generate(&mut buf, 3_000, 1).unwrap();
+    std::fs::write(&generated, buf).unwrap();
+    let mut paths = vec![generated];
+    for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "ndjson") {
+            paths.push(p);
+        }
+    }
+    let mut kept_less = 0;
+    for p in paths {
+        let (full, _) = fold_path(&p).unwrap();
+        let mut lean = Session::new();
+        lean.findings_only = true;
+        let (lean, _) = fold_path_into(&p, lean).unwrap();
+        assert_eq!(lean.findings, full.findings, "{}", p.display());
+        assert!(
+            lean.items.iter().all(|i| matches!(i, Item::Invocation(_))),
+            "{}",
+            p.display()
+        );
+        assert!(lean.invocations.iter().all(|i| i.result.is_none()));
+        kept_less += usize::from(lean.items.len() < full.items.len());
+    }
+    assert!(kept_less > 10, "{kept_less}");
+}
