@@ -23,7 +23,7 @@ use crate::source::{NetConfig, SourceKind, load_input_with};
 /// # Errors
 /// The source error, already phrased for the user.
 pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String> {
-    load_session_with(input, false).await
+    load_session_with(input, Session::new()).await
 }
 
 /// [`load_session`] for a command that reads only the findings (`check`): a file is folded
@@ -32,12 +32,27 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
 /// # Errors
 /// As [`load_session`].
 pub async fn load_findings(input: &InputArgs) -> Result<(Session, Format), String> {
-    load_session_with(input, true).await
+    let mut session = Session::new();
+    session.findings_only = true;
+    load_session_with(input, session).await
 }
 
+/// [`load_findings`] that also keeps `rawpv stats`' counters (`Session::tally`, counted as the
+/// input folds): the session keeps no result records, events or messages.
+///
+/// # Errors
+/// As [`load_session`].
+pub async fn load_tally(input: &InputArgs) -> Result<(Session, Format), String> {
+    let mut session = Session::new();
+    session.findings_only = true;
+    session.tally = Some(Box::default());
+    load_session_with(input, session).await
+}
+
+/// Folds `input` into `session` (empty, its fold mode set) and finishes it.
 async fn load_session_with(
     input: &InputArgs,
-    findings_only: bool,
+    mut session: Session,
 ) -> Result<(Session, Format), String> {
     let kind = if input.input == "demo" && !std::path::Path::new("demo").exists() {
         SourceKind::Demo
@@ -48,8 +63,6 @@ async fn load_session_with(
         // Streamed: decode and fold overlap, and no decoded item outlives its batch.
         let p = p.clone();
         let shown = crate::render::text::visible(&p.display().to_string());
-        let mut session = Session::new();
-        session.findings_only = findings_only;
         return tokio::task::spawn_blocking(move || {
             crate::source::file::fold_path_into(&p, session)
         })
@@ -62,7 +75,11 @@ async fn load_session_with(
         .await
         .map_err(|e| e.to_string())?;
     let format = loaded.format;
-    Ok((Session::from_decoded(loaded.items), format))
+    for d in loaded.items {
+        session.apply(d);
+    }
+    session.finish();
+    Ok((session, format))
 }
 
 /// Network settings from `--token-file` / `RAWP_TOKEN`, `--ping-interval` and `--read-timeout`;

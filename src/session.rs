@@ -45,6 +45,7 @@ use serde_json::{Map, Value};
 pub mod check;
 pub mod query;
 pub mod summary;
+pub mod tally;
 
 use crate::finding::{Finding, Level, code};
 use crate::import::Decoded;
@@ -187,6 +188,14 @@ impl ChunkBuffer {
             ChunkInsert::SlottedIn
         } else {
             ChunkInsert::Appended
+        }
+    }
+
+    /// Drops the kept chunks' text (for `Session::findings_only`); `bytes` still counts it, so
+    /// later chunks are kept or dropped as before.
+    pub fn forget_text(&mut self) {
+        for c in self.chunks.values_mut() {
+            c.text = String::new();
         }
     }
 
@@ -435,6 +444,10 @@ pub struct Session {
     /// frame at hand, the catalogs and the calls' ids, names, statuses and stream sequences, so
     /// the findings are the same (`tests/it/oracle_outputs.rs` compares `check`'s outputs).
     pub findings_only: bool,
+    /// `rawpv stats`' counters, kept as the session folds when set (with `findings_only`):
+    /// each call is counted when its result is folded, each event frame before it is dropped
+    /// ([`tally::Tally`]); the calls still open at the end are the caller's to add.
+    pub tally: Option<Box<tally::Tally>>,
 }
 
 /// Which part of a call [`Reparse`] reads again.
@@ -1040,6 +1053,9 @@ impl Session {
 
     fn push_event(&mut self, mut frame: Frame) -> Applied {
         if self.findings_only {
+            if let Some(t) = &mut self.tally {
+                t.event(&frame);
+            }
             return Applied::default();
         }
         shrink_envelope(&mut frame.envelope);
@@ -1285,10 +1301,16 @@ impl Session {
         inv.ended_at = frame.envelope.timestamp;
         inv.result_envelope = kept_envelope(frame.envelope);
         inv.result_line = Some(line);
+        if let Some(t) = &mut self.tally {
+            t.call(inv);
+        }
         if self.findings_only {
             inv.result = None;
             inv.result_envelope = None;
             inv.request_envelope = None;
+            // The checks read a finished call's chunks' sequences and lines, not their text.
+            inv.stream.forget_text();
+            inv.summary = Box::default();
         }
         inv.rev += 1;
         Applied {

@@ -182,9 +182,14 @@ pub struct Tokens {
 impl Tokens {
     /// Adds item `i` when it is a usage row. O(1).
     pub fn add(&mut self, session: &Session, i: usize) {
-        let Some(Item::Event(f)) = session.items.get(i) else {
-            return;
-        };
+        if let Some(Item::Event(f)) = session.items.get(i) {
+            self.add_frame(f);
+        }
+    }
+
+    /// Adds frame `f` when it is a `session.usage` frame (an event row's frame; `rawpv stats`
+    /// counts them as they are folded, `crate::session::tally`).
+    pub fn add_frame(&mut self, f: &crate::protocol::Frame) {
         if f.frame_type != FrameType::SessionUsage {
             return;
         }

@@ -1,5 +1,6 @@
-//! `rawpv check` folds a file with `Session::findings_only` (issue 17: the one-shot commands keep
-//! only what their output needs): the findings must be those of the full session.
+//! `rawpv check` and `rawpv stats` fold a file with `Session::findings_only` (issue 17: the
+//! one-shot commands keep only what their output needs): the findings and counts must be those of
+//! the full session.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -40,4 +41,46 @@ fn a_findings_only_fold_finds_the_same() {
         kept_less += usize::from(lean.items.len() < full.items.len());
     }
     assert!(kept_less > 10, "{kept_less}");
+}
+
+/// `rawpv stats` folds with `Session::tally` (issue 17): no event, message or result record is
+/// kept, no finished call's chunk text or summary, and the counters are those a full fold gives
+/// (per tool, status and `output_type`, the durations, the usage tokens).
+#[test]
+fn a_tally_fold_counts_what_the_full_session_holds() {
+    use rawpv::session::Item;
+    use rawpv::session::tally::Tally;
+    use rawpv::source::file::{fold_path, fold_path_into};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gen.ndjson");
+    let mut buf = Vec::new();
+    crate::generator::generate(&mut buf, 3_000, 2).unwrap();
+    std::fs::write(&p, buf).unwrap();
+    let (full, _) = fold_path(&p).unwrap();
+    let mut expected = Tally::default();
+    for inv in &full.invocations {
+        expected.call(inv);
+    }
+    for it in &full.items {
+        if let Item::Event(f) = it {
+            expected.event(f);
+        }
+    }
+    let mut lean = Session::new();
+    lean.findings_only = true;
+    lean.tally = Some(Box::default());
+    let (mut lean, _) = fold_path_into(&p, lean).unwrap();
+    let mut got = *lean.tally.take().unwrap();
+    for inv in lean.invocations.iter().filter(|i| i.status.is_open()) {
+        got.call(inv);
+    }
+    assert!(expected.tokens.rows > 0 && expected.duration_count() > 100);
+    assert!(expected.per_output.len() > 1, "{:?}", expected.per_output);
+    assert_eq!(got, expected);
+    assert_eq!(lean.findings, full.findings);
+    assert!(lean.items.iter().all(|i| matches!(i, Item::Invocation(_))));
+    for inv in lean.invocations.iter().filter(|i| !i.status.is_open()) {
+        assert!(inv.result.is_none() && inv.summary.is_empty());
+        assert!(inv.stream.chunks().all(|c| c.text.is_empty()));
+    }
 }

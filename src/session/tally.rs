@@ -1,0 +1,118 @@
+//! The counters `rawpv stats` prints, kept while a session folds (issue 17: the one-shot commands
+//! fold and drop). Set `Session::tally` (with `Session::findings_only`) and the session hands
+//! each call to [`Tally::call`] when its result is folded (its status can no longer change) and
+//! each event frame to [`Tally::event`] before dropping it; `rawpv stats` adds the calls still
+//! open at the end. Memory: one entry per distinct tool name, status, `output_type`, call
+//! duration (in ms) and fork point, not per call.
+
+use std::collections::BTreeMap;
+
+use super::Invocation;
+use super::query::Tokens;
+use crate::protocol::Frame;
+
+/// What `rawpv stats` counts: per tool, status and `output_type`, call durations and usage tokens.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Tally {
+    /// Tool name (raw, untrusted) → (calls, failed calls).
+    pub per_tool: BTreeMap<String, (u64, u64)>,
+    /// Status label (`CallStatus::label`) → calls.
+    pub per_status: BTreeMap<String, u64>,
+    /// The result's `output_type` (`(none)` when absent) → finished calls.
+    pub per_output: BTreeMap<String, u64>,
+    /// Finished calls' durations ([`Invocation::duration_ms`], finite and ≥ 0): the key orders
+    /// as `f64::total_cmp` ([`order_key`]) → how many calls took exactly that long.
+    durations: BTreeMap<u64, u64>,
+    /// Token totals of the `session.usage` frames.
+    pub tokens: Tokens,
+    /// Claude Code fork points (`x-claude-code.fork` rows) by parent uuid → most branches seen.
+    forks: BTreeMap<String, u64>,
+}
+
+/// `f64::total_cmp`'s order as an unsigned key (sign bit flipped for positives, all bits for
+/// negatives), and back with [`from_order_key`].
+fn order_key(d: f64) -> u64 {
+    let b = d.to_bits();
+    if b >> 63 == 0 { b | (1 << 63) } else { !b }
+}
+
+fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+impl Tally {
+    /// Counts call `inv`; call it once, when its status can no longer change (its result was
+    /// folded, or the input ended).
+    pub fn call(&mut self, inv: &Invocation) {
+        let e = self.per_tool.entry(inv.tool_name.clone()).or_default();
+        e.0 += 1;
+        if inv.status.is_failure() {
+            e.1 += 1;
+        }
+        *self
+            .per_status
+            .entry(inv.status.label().to_owned())
+            .or_default() += 1;
+        if let Some(r) = &inv.result {
+            let t = r.output_type.as_ref().map_or("(none)", |t| t.as_str());
+            *self.per_output.entry(t.to_owned()).or_default() += 1;
+        }
+        if !inv.status.is_open()
+            && let Some(d) = inv.duration_ms().filter(|d| d.is_finite() && *d >= 0.0)
+        {
+            *self.durations.entry(order_key(d)).or_default() += 1;
+        }
+    }
+
+    /// Counts an event row's frame: usage tokens and fork rows.
+    pub fn event(&mut self, f: &Frame) {
+        self.tokens.add_frame(f);
+        if super::query::is_fork_row(f) {
+            let p = f.payload_json();
+            let parent = p["parentUuid"].as_str().unwrap_or("").to_owned();
+            let n = p["branches"].as_u64().unwrap_or(2);
+            let e = self.forks.entry(parent).or_default();
+            *e = (*e).max(n);
+        }
+    }
+
+    /// The counted durations in ms, ascending (each as often as it was counted).
+    pub fn durations(&self) -> impl Iterator<Item = f64> + '_ {
+        self.durations
+            .iter()
+            .flat_map(|(&k, &n)| std::iter::repeat_n(from_order_key(k), n as usize))
+    }
+
+    /// The longest counted duration in ms.
+    pub fn max_duration(&self) -> Option<f64> {
+        self.durations
+            .keys()
+            .next_back()
+            .map(|&k| from_order_key(k))
+    }
+
+    /// How many durations were counted.
+    pub fn duration_count(&self) -> u64 {
+        self.durations.values().sum()
+    }
+
+    /// (fork points, their branches in all).
+    pub fn forks(&self) -> (u64, u64) {
+        (self.forks.len() as u64, self.forks.values().sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_key_orders_as_total_cmp_and_round_trips() {
+        let mut v = [3.5, 0.0, -0.0, 1e300, 2.0, 0.25, f64::MIN_POSITIVE];
+        let mut keys: Vec<u64> = v.iter().map(|&d| order_key(d)).collect();
+        v.sort_by(f64::total_cmp);
+        keys.sort_unstable();
+        let back: Vec<u64> = keys.iter().map(|&k| from_order_key(k).to_bits()).collect();
+        assert_eq!(back, v.iter().map(|d| d.to_bits()).collect::<Vec<_>>());
+    }
+}
