@@ -43,6 +43,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 pub mod check;
+pub mod forks;
 pub mod query;
 pub mod summary;
 pub mod tally;

@@ -239,6 +239,9 @@ pub struct ViewState {
     pub filtered: Option<Vec<usize>>,
     /// Turns and folded turns.
     pub folds: Folds,
+    /// Claude Code fork points: their branches, main lines and folds (a folded fork point
+    /// hides the branches other than its main line; see `crate::session::forks`).
+    pub forks: crate::session::forks::ForkTable,
     /// Token totals (status bar).
     pub tokens: Tokens,
     /// The committed search regex source.
@@ -309,6 +312,20 @@ impl ViewState {
     /// O(prompts) when every turn is folded; user actions only (filter changes, fold all,
     /// compaction).
     pub fn derive_rows(&mut self, n_items: usize) {
+        self.derive_turn_rows(n_items);
+        if !self.forks.points.is_empty() {
+            let rows = self.rows.take();
+            let forks = &self.forks;
+            let keep = |&i: &usize| !forks.hidden(i);
+            self.rows = Some(match rows {
+                Some(r) => r.into_iter().filter(keep).collect(),
+                None => (0..n_items).filter(keep).collect(),
+            });
+        }
+    }
+
+    /// [`Self::derive_rows`] without the fork folds.
+    fn derive_turn_rows(&mut self, n_items: usize) {
         if self.folds.folded.is_empty() {
             self.rows = self.filtered.clone();
             return;
@@ -377,11 +394,11 @@ impl ViewState {
             return false;
         }
         self.folds.stale.remove(&p);
-        if self.folds.folded.is_empty() {
-            self.rows = self.filtered.clone();
+        let n = session.items.len();
+        if self.folds.folded.is_empty() || !self.forks.points.is_empty() {
+            self.derive_rows(n);
             return true;
         }
-        let n = session.items.len();
         let end = self.folds.turn_end(p, n);
         let add: Vec<usize> = match &self.filtered {
             Some(f) => f[f.partition_point(|&x| x <= p)..f.partition_point(|&x| x < end)].to_vec(),
@@ -415,12 +432,36 @@ impl ViewState {
     }
 
     /// Unfolds every turn; returns how many were folded.
-    pub fn unfold_all(&mut self) -> usize {
+    pub fn unfold_all(&mut self, n_items: usize) -> usize {
         let count = self.folds.folded.len();
         self.folds.folded.clear();
         self.folds.stale.clear();
-        self.rows = self.filtered.clone();
+        self.derive_rows(n_items);
         count
+    }
+
+    /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) fork point `k`
+    /// (an index into [`Self::forks`]): its branches other than the main line leave the rows.
+    /// O(rows). Returns whether it is folded now.
+    pub fn fold_fork(&mut self, k: usize, want: Option<bool>, n_items: usize) -> bool {
+        let Some(fp) = self.forks.points.get_mut(k) else {
+            return false;
+        };
+        fp.folded = want.unwrap_or(!fp.folded);
+        let folded = fp.folded;
+        self.derive_rows(n_items);
+        folded
+    }
+
+    /// Rows the fold of fork point `fp` hides (filtered rows in its other branches).
+    pub fn fork_hidden_rows(&self, fp: &crate::session::forks::ForkPoint, n_items: usize) -> usize {
+        let at = |i: usize| match self.filtered_pos(i) {
+            Ok(k) | Err(k) => k,
+        };
+        fp.hidden_ranges(n_items)
+            .iter()
+            .map(|&(s, e)| at(e) - at(s))
+            .sum()
     }
 
     /// Recomputes the summaries of the stale folded turns among `items` (the rows in view):
@@ -443,6 +484,16 @@ impl ViewState {
     /// when it shows, marks its folded turn's summary stale. Returns the position at which a
     /// row was inserted into `rows` (for keeping the selection). O(log n) plus one filter check.
     pub fn admit(&mut self, session: &Session, item: usize, new_item: bool) -> Option<usize> {
+        let pos = self.admit_row(session, item, new_item);
+        if new_item && self.forks.on_item(session, item) {
+            // A fork mark: the main lines and so the folded branches may have changed.
+            self.derive_rows(session.items.len());
+            return None;
+        }
+        pos
+    }
+
+    fn admit_row(&mut self, session: &Session, item: usize, new_item: bool) -> Option<usize> {
         if new_item {
             self.folds.on_new_item(session, item);
             self.tokens.add(session, item);
@@ -499,6 +550,7 @@ impl ViewState {
             .collect();
         // Removed rows change the summaries.
         self.folds.stale = self.folds.folded.keys().copied().collect();
+        self.forks.remap(|i| c.item(i));
         self.derive_rows(n_items);
     }
 }

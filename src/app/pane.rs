@@ -144,7 +144,7 @@ impl App {
             }
             Action::UnfoldAll => {
                 let sel = self.view.selected_item(&self.session);
-                self.view.unfold_all();
+                self.view.unfold_all(self.session.items.len());
                 if let Some(i) = sel {
                     self.select_item(i);
                 }
@@ -379,6 +379,10 @@ impl App {
 
     /// Selects item `item`, unfolding its turn when it is folded away.
     pub(super) fn reveal(&mut self, item: usize) {
+        if let Some(k) = self.view.forks.hiding(item) {
+            self.view
+                .fold_fork(k, Some(false), self.session.items.len());
+        }
         if self.view.folds.hidden(item)
             && let Some(p) = self.view.folds.turn_of(item)
         {
@@ -406,6 +410,12 @@ impl App {
         let Some(item) = self.view.selected_item(&self.session) else {
             return;
         };
+        // A fork point's row folds its other branches (issue 16).
+        if let Some(k) = self.view.forks.points.iter().position(|fp| fp.row == item) {
+            self.view.fold_fork(k, want, self.session.items.len());
+            self.select_item(item);
+            return;
+        }
         let Some(p) = self.view.folds.turn_of(item) else {
             self.view.message =
                 Some("no turn here: rows before the first prompt do not fold".into());

@@ -8,7 +8,7 @@
 
 use super::{App, SourceStatus};
 use crate::detail::RenderDone;
-use crate::session::{Applied, Item, Session};
+use crate::session::{Applied, Session};
 use crate::source::{SourceMsg, SourceState};
 use crate::ui::{self};
 use crate::view::{self};
@@ -169,55 +169,12 @@ impl App {
         {
             self.view.feed.selected += 1;
         }
-        if applied.new_item {
-            self.fold_earlier_branches(item);
-        }
         if applied.new_item && self.view.feed.follow {
             let last = self.view.row_count(&self.session).saturating_sub(1);
             if self.view.feed.selected != last {
                 self.view.feed.selected = last;
                 self.reset_detail();
             }
-        }
-    }
-
-    /// A fork row (`x-claude-code.fork`, a Claude Code branch starting) just arrived as `item`:
-    /// the turns of the earlier branches (the main agent's rows from the fork's `from_line` up
-    /// to it) are folded, so the fork shows as its row with the alternatives folded in place.
-    /// O(the earlier branches' rows), once per fork.
-    fn fold_earlier_branches(&mut self, item: usize) {
-        let Some(Item::Event(f)) = self.session.items.get(item) else {
-            return;
-        };
-        if !crate::session::query::is_fork_row(f) {
-            return;
-        }
-        let Some(from) = f
-            .payload_json()
-            .get("from_line")
-            .and_then(serde_json::Value::as_u64)
-        else {
-            return;
-        };
-        let mut prompts = Vec::new();
-        for i in (0..item).rev() {
-            let (line, main) = match &self.session.items[i] {
-                Item::Message(m) => (m.line, m.delegation_chain.is_empty()),
-                Item::Invocation(k) => {
-                    let inv = &self.session.invocations[*k];
-                    (inv.request_line, inv.delegation_chain.is_empty())
-                }
-                Item::Event(e) => (e.origin.line, e.envelope.delegation_chain().is_empty()),
-            };
-            if main && line < from {
-                break;
-            }
-            if crate::session::query::is_turn_start(&self.session, i) {
-                prompts.push(i);
-            }
-        }
-        for p in prompts {
-            self.view.fold(&self.session, p);
         }
     }
 

@@ -79,7 +79,7 @@ impl DetailSource {
                 }
             }
             Item::Message(m) => Self::Message((**m).clone()),
-            Item::Event(f) => Self::Event(f.clone()),
+            Item::Event(f) => Self::Event(Box::new(with_fork_sentence(session, item, f))),
         })
     }
 
@@ -349,7 +349,10 @@ pub fn build_quick_lines(
             invocation_with_findings(inv, entry, session.ended, &findings, &cx, opts, true)
         }
         Some(Item::Message(m)) => scrub(whole(build_message(m, &cx))),
-        Some(Item::Event(f)) => scrub(whole(build_event(f, &cx))),
+        Some(Item::Event(f)) => scrub(whole(build_event(
+            &with_fork_sentence(session, item, f),
+            &cx,
+        ))),
         None => Built::default(),
     }
 }
@@ -693,7 +696,39 @@ fn build_message(m: &Message, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     lines
 }
 
+/// Metadata key of a fork row's detail sentence in a detail copy of the frame (never written
+/// to the session or any output).
+const FORK_SENTENCE: &str = "rawpv_fork_sentence";
+
+/// A copy of event `f` (item `item`) for the detail: a fork point's row carries its sentence
+/// (`crate::session::forks::sentence`, read from the session now, so it is true when shown).
+fn with_fork_sentence(session: &Session, item: usize, f: &Frame) -> Frame {
+    let mut f = f.clone();
+    if crate::session::forks::is_fork_row(&f)
+        && let Some(s) = crate::session::forks::sentence(session, item)
+    {
+        f.envelope
+            .metadata
+            .insert(FORK_SENTENCE.into(), Value::String(s));
+    }
+    f
+}
+
 fn build_event(f: &Frame, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    if let Some(Value::String(s)) = f.envelope.metadata.get(FORK_SENTENCE) {
+        let theme = cx.theme;
+        let mut head = vec![Span::styled("fork point".to_owned(), theme.title)];
+        if let Some(ts) = f.envelope.timestamp {
+            head.push(Span::styled(format!("  {}", ts.to_rfc3339()), theme.dim));
+        }
+        head.push(Span::styled(format!("  line {}", f.origin.line), theme.dim));
+        let mut lines = vec![Line::from(head), Line::default()];
+        lines.extend(s.split(". ").map(|p| {
+            let p = p.trim_end_matches('.');
+            Line::from(format!("{}.", visible(p)))
+        }));
+        return lines;
+    }
     let theme = cx.theme;
     let mut head = vec![Span::styled(visible(f.frame_type.as_str()), theme.title)];
     if let Some(ts) = f.envelope.timestamp {

@@ -27,11 +27,15 @@
 //!    is placed right after that record. Every subagent frame has
 //!    `metadata.delegation_chain` = parent chain + `{agent_id, invocation_id: <Task id>}`.
 //! 4. Forks: a record with two or more children that continue the conversation (not progress,
-//!    not the parallel-tool results of one message) is a fork point: a `x-claude-code.fork` row
-//!    (`{branches, from_line, parentUuid, branch}`) is emitted when each further branch starts
-//!    (the viewer folds the earlier branches' turns before it, `App::fold_earlier_branches`),
-//!    and the end of input reports each fork point as an info finding (`fork`). See
-//!    [`ForkTracker`].
+//!    not the parallel-tool results of one message) is a fork point. Each further branch
+//!    (2, 3, …) starts with a `x-claude-code.fork` frame of facts that stay true as the stream
+//!    goes on (`{parentUuid, parent_line, first_line, branch, line}`; branch 2's is the fork
+//!    point's one row, later ones quiet marks), and a main-agent record whose parent was mapped
+//!    before the latest mark gets a quiet `{resume: true, parent_line, line}` mark (the
+//!    conversation went back to an earlier branch). Readers count branches and find the main
+//!    line from these marks (`crate::session::forks`). The end of input reports each fork point
+//!    as an info finding (`fork`) naming its main line, the branch leading to the session's
+//!    last record. See [`ForkTracker`].
 //! 5. A derived `tool.catalog.publish` (metadata `rawpv_derived: true`) goes out before the
 //!    first call of each new tool name; usage / turn end of an API message go out when the next
 //!    user or assistant record of the same agent arrives (or at the end).
@@ -216,12 +220,22 @@ struct PendingUsage {
 #[derive(Debug, Default)]
 struct ForkTracker {
     /// Parent uuid → (branches seen, line of the parent, message id of the parent, line of the
-    /// first branch's first record).
-    children: HashMap<u64, (u32, u64, u64, u64)>,
+    /// first branch's first record, uuid of that record).
+    children: HashMap<u64, (u32, u64, u64, u64, u64)>,
     /// Uuid → (line, message id key) of mapped user/assistant records (possible fork points).
     records: HashMap<u64, (u64, u64)>,
     /// Fork points: parent line → branches, for the end-of-input findings.
     forks: BTreeMap<u64, u32>,
+    /// First record of each branch → (its fork point's line, branch number from 1).
+    heads: HashMap<u64, (u64, u32)>,
+    /// Main-agent records: uuid → (parent uuid, line), to find the main line at the end.
+    up: HashMap<u64, (u64, u64)>,
+    /// The segment (count of fork marks so far) each main-agent record was mapped in, for the
+    /// records mapped after the first fork (absent: 0).
+    seg_of: HashMap<u64, u32>,
+    seg: u32,
+    /// The latest main-agent record (the session's last record, at the end).
+    last_main: u64,
 }
 
 /// The one Claude Code decoder (see the module docs).
@@ -710,8 +724,11 @@ impl ClaudeCodeDecoder {
             self.use_chain.insert(id.to_owned(), chain);
         }
         let fork = self.forks.child(rec, uuid, line, msg_id);
-        if let Some(branches) = fork {
-            self.fork_row(rec, line, chain, branches, out);
+        if let Some(at) = fork {
+            self.fork_row(rec, line, chain, Some(at), out);
+        }
+        if chain == 0 && self.forks.main_record(rec, uuid, line, fork.is_some()) {
+            self.fork_row(rec, line, chain, None, out);
         }
         let first = out.len();
         let fname = (file != 0).then(|| self.files[file].0.clone());
@@ -829,26 +846,37 @@ impl ClaudeCodeDecoder {
         }
     }
 
-    /// The `x-claude-code.fork` row of a fork point, when its second (third, …) branch starts:
-    /// `{branches, from_line, parentUuid, branch}`, `from_line` the line of the first branch's
-    /// first record (the earlier branches are the rows from there to this one).
+    /// An `x-claude-code.fork` frame (SPEC 4; ARCHITECTURE "Forks"), facts that stay true as
+    /// the stream goes on (no running count: readers count the frames of a fork point).
+    /// `Some((branch, parent_line, first_line))`: branch `branch` (2, 3, …) of the fork point at
+    /// `parent_line` starts at this record — `{parentUuid, parent_line, first_line, branch,
+    /// line}`, `first_line` the first line of branch 1 (branch 2's frame is the fork point's
+    /// row; later ones are quiet marks). `None`: the conversation goes on from a record mapped
+    /// before the latest mark (back on an earlier branch) — `{resume: true, parent_line,
+    /// line}`, a quiet mark.
     fn fork_row(
         &mut self,
         rec: &Value,
         line: u64,
         chain: usize,
-        (branches, from_line): (u32, u64),
+        at: Option<(u32, u64, u64)>,
         out: &mut Vec<Decoded>,
     ) {
         let mut p = Map::new();
-        p.insert("branches".into(), json!(branches));
-        p.insert("from_line".into(), json!(from_line));
-        if let Some(parent) = str_of(rec, "parentUuid") {
-            p.insert("parentUuid".into(), json!(parent));
+        let parent = str_of(rec, "parentUuid");
+        if let Some((branch, parent_line, first_line)) = at {
+            if let Some(parent) = parent {
+                p.insert("parentUuid".into(), json!(parent));
+            }
+            p.insert("parent_line".into(), json!(parent_line));
+            p.insert("first_line".into(), json!(first_line));
+            p.insert("branch".into(), json!(branch));
+        } else {
+            p.insert("resume".into(), json!(true));
+            let pl = parent.map_or(0, |u| self.forks.line_of(key(u)));
+            p.insert("parent_line".into(), json!(pl));
         }
-        if let Some(u) = str_of(rec, "uuid") {
-            p.insert("branch".into(), json!(u));
-        }
+        p.insert("line".into(), json!(line));
         let ctx = RecCtx {
             line,
             chain: &self.chains[chain],
@@ -983,9 +1011,16 @@ impl ClaudeCodeDecoder {
         }
         self.finish_messages(out);
         self.mapper.finish(out);
+        let main = self.forks.main_lines();
         for (&line, &branches) in &self.forks.forks {
+            let which = match main.get(&line) {
+                Some(&(k, from)) => format!(
+                    "the main line is branch {k} (from line {from}), the one that leads to the session's last record"
+                ),
+                None => "none of them leads to the session's last record".to_owned(),
+            };
             let msg = format!(
-                "fork point: the conversation branches here into {branches} branches (a rewind or a retried prompt); the last branch in the file is the main line"
+                "fork point: the conversation branches here into {branches} branches (a rewind or a retried prompt); {which}"
             );
             out.push(info(code::FORK, line, msg));
         }
@@ -1094,10 +1129,16 @@ impl ClaudeCodeDecoder {
 }
 
 impl ForkTracker {
-    /// Records `rec` as a child of its parent; returns the branch count and the line of the first
-    /// branch's first record when `rec` starts a new branch of a fork point (a second, third…
-    /// child that continues the conversation).
-    fn child(&mut self, rec: &Value, uuid: u64, line: u64, msg: Option<u64>) -> Option<(u32, u64)> {
+    /// Records `rec` as a child of its parent; returns `(branch, parent line, first line of
+    /// branch 1)` when `rec` starts a new branch of a fork point (a second, third… child that
+    /// continues the conversation).
+    fn child(
+        &mut self,
+        rec: &Value,
+        uuid: u64,
+        line: u64,
+        msg: Option<u64>,
+    ) -> Option<(u32, u64, u64)> {
         let rtype = str_of(rec, "type");
         if !matches!(rtype, Some("user" | "assistant")) {
             return None;
@@ -1119,13 +1160,71 @@ impl ForkTracker {
         let e = self
             .children
             .entry(parent)
-            .or_insert((0, pline, pmsg, line));
+            .or_insert((0, pline, pmsg, line, uuid));
         e.0 += 1;
         if e.0 < 2 {
             return None;
         }
-        self.forks.insert(pline, e.0);
-        Some((e.0, e.3))
+        let (k, first_line, first) = (e.0, e.3, e.4);
+        if k == 2 && first != 0 {
+            self.heads.insert(first, (pline, 1));
+        }
+        if uuid != 0 {
+            self.heads.insert(uuid, (pline, k));
+        }
+        self.forks.insert(pline, k);
+        Some((k, pline, first_line))
+    }
+
+    /// Notes main-agent record `rec`, after [`Self::child`] (`forked`: it started a branch).
+    /// Returns whether a resume mark goes before it: a fork point exists, and its parent was
+    /// mapped before the latest mark (so it may be on another branch than the latest record).
+    fn main_record(&mut self, rec: &Value, uuid: u64, line: u64, forked: bool) -> bool {
+        let parent = str_of(rec, "parentUuid").map_or(0, key);
+        if forked {
+            self.seg += 1;
+        }
+        let resume = !forked
+            && !self.forks.is_empty()
+            && parent != 0
+            && matches!(str_of(rec, "type"), Some("user" | "assistant" | "system"))
+            && self.up.contains_key(&parent)
+            && self.seg_of.get(&parent).copied().unwrap_or(0) < self.seg;
+        if resume {
+            self.seg += 1;
+        }
+        if uuid != 0 {
+            self.up.insert(uuid, (parent, line));
+            if self.seg > 0 {
+                self.seg_of.insert(uuid, self.seg);
+            }
+            self.last_main = uuid;
+        }
+        resume
+    }
+
+    /// The line of main-agent record `uuid` (0 when unknown).
+    fn line_of(&self, uuid: u64) -> u64 {
+        self.up.get(&uuid).map_or(0, |&(_, l)| l)
+    }
+
+    /// Fork point line → (branch number, its first line) of the branch that leads to the
+    /// latest main-agent record. O(depth of that record), once at the end.
+    fn main_lines(&self) -> HashMap<u64, (u32, u64)> {
+        let mut main = HashMap::new();
+        let mut u = self.last_main;
+        let mut steps = 0usize;
+        while u != 0 && steps <= self.up.len() {
+            let Some(&(parent, line)) = self.up.get(&u) else {
+                break;
+            };
+            if let Some(&(fork, k)) = self.heads.get(&u) {
+                main.entry(fork).or_insert((k, line));
+            }
+            u = parent;
+            steps += 1;
+        }
+        main
     }
 }
 

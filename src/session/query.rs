@@ -158,9 +158,10 @@ pub fn is_turn_start(session: &Session, i: usize) -> bool {
     }
 }
 
-/// Whether `f` is a Claude Code fork row (`x-claude-code.fork`: a new branch of a fork point).
+/// Whether `f` is a Claude Code fork point's row (`x-claude-code.fork`, branch 2's frame; see
+/// `super::forks`).
 pub fn is_fork_row(f: &crate::protocol::Frame) -> bool {
-    f.frame_type.as_str() == "x-claude-code.fork"
+    super::forks::is_fork_row(f)
 }
 
 /// Whether item `i` is a user prompt (for `p`/`P`).

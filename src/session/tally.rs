@@ -25,7 +25,8 @@ pub struct Tally {
     durations: BTreeMap<u64, u64>,
     /// Token totals of the `session.usage` frames.
     pub tokens: Tokens,
-    /// Claude Code fork points (`x-claude-code.fork` rows) by parent uuid → most branches seen.
+    /// Claude Code fork points (their `x-claude-code.fork` branch frames, `super::forks`) by
+    /// parent uuid → most branches seen.
     forks: BTreeMap<String, u64>,
 }
 
@@ -67,12 +68,9 @@ impl Tally {
     /// Counts an event row's frame: usage tokens and fork rows.
     pub fn event(&mut self, f: &Frame) {
         self.tokens.add_frame(f);
-        if super::query::is_fork_row(f) {
-            let p = f.payload_json();
-            let parent = p["parentUuid"].as_str().unwrap_or("").to_owned();
-            let n = p["branches"].as_u64().unwrap_or(2);
-            let e = self.forks.entry(parent).or_default();
-            *e = (*e).max(n);
+        if let Some((parent, n)) = super::forks::branch_start(f) {
+            let e = self.forks.entry(parent.to_owned()).or_default();
+            *e = (*e).max(u64::from(n));
         }
     }
 

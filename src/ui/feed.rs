@@ -97,7 +97,34 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
         } else {
             Fold::None
         };
-        let mut line = build_row(ctx.session, item, width, ctx.theme, ctx.now, fold);
+        let fork = ctx
+            .view
+            .forks
+            .at_row(item)
+            .and_then(|fp| match &ctx.session.items[item] {
+                Item::Event(f) => Some((f, fp)),
+                _ => None,
+            });
+        let mark = ctx
+            .view
+            .forks
+            .mark_of(item)
+            .and_then(|m| match &ctx.session.items[item] {
+                Item::Event(f) => Some((f, m)),
+                _ => None,
+            });
+        let mut line = match (fork, mark) {
+            (Some((f, fp)), _) => {
+                let hidden = ctx.view.fork_hidden_rows(fp, ctx.session.items.len());
+                fork_row(f, &fork_label(fp, hidden), width, ctx.theme)
+            }
+            (None, Some((f, (fp, b)))) => {
+                let main = if b == fp.main() { " (main line)" } else { "" };
+                let label = format!("  branch {b}{main} of the fork at line {}", fp.parent_line);
+                fork_row(f, &label, width, ctx.theme)
+            }
+            (None, None) => build_row(ctx.session, item, width, ctx.theme, ctx.now, fold),
+        };
         if let Some(re) = &ctx.search {
             line = super::highlight_matches(line, re, ctx.theme.search_match);
         }
@@ -299,7 +326,44 @@ fn published_label(n: usize) -> String {
     format!("{n} tool{} published", plural_s(n))
 }
 
+/// A fork point's row label (issue 16), true at every moment of a stream: the branch count
+/// and main line come from the view's fork table, `hidden` is how many rows its fold hides.
+/// "▸ fork · 3 branches · main line: 3 · 2 folded (4 rows)", "▾ fork · 3 branches · main
+/// line: 3 · all shown" (the detail says which fork point and branch is which).
+pub fn fork_label(fp: &crate::session::forks::ForkPoint, hidden: usize) -> String {
+    let n = fp.branches();
+    let main = match fp.main() {
+        0 => "no main line".to_owned(),
+        m => format!("main line: {m}"),
+    };
+    let head = format!("fork · {n} branches · {main}");
+    if fp.folded {
+        let others = n - u32::from(fp.main() != 0);
+        format!(
+            "▸ {head} · {others} folded ({hidden} row{})",
+            plural_s(hidden)
+        )
+    } else {
+        format!("▾ {head} · all shown")
+    }
+}
+
+/// The row of a fork point's frame `f` with `label` (see [`fork_label`]).
+pub fn fork_row(f: &Frame, label: &str, width: usize, theme: &Theme) -> Line<'static> {
+    build_event_row_labelled(f, width, theme, Fold::None, Some(label))
+}
+
 fn build_event_row(f: &Frame, width: usize, theme: &Theme, fold: Fold) -> Line<'static> {
+    build_event_row_labelled(f, width, theme, fold, None)
+}
+
+fn build_event_row_labelled(
+    f: &Frame,
+    width: usize,
+    theme: &Theme,
+    fold: Fold,
+    fork_label: Option<&str>,
+) -> Line<'static> {
     let time = clock(f.envelope.timestamp);
     // A subagent's rows (its turn end, usage, compaction) are indented like its messages.
     let pad = "  ".repeat(f.envelope.delegation_chain().len().min(MAX_DEPTH));
@@ -315,14 +379,26 @@ fn build_event_row(f: &Frame, width: usize, theme: &Theme, fold: Fold) -> Line<'
     };
     let payload = f.payload_json();
     let field = |k: &str| payload.get(k).and_then(Value::as_str).map(visible);
+    if let Some(label) = fork_label {
+        return fill(label, '┄', theme.hint);
+    }
     if f.frame_type.as_str() == "x-claude-code.fork" {
-        // A fork point's new branch (Claude Code rewinds; issue 16).
-        let n = payload.get("branches").and_then(Value::as_u64).unwrap_or(2);
-        let label = match fold {
-            // The branch it starts is folded (an alternative): say what it holds.
-            Fold::Folded(sum) => format!("▸ fork · {n} branches · {}", fold_summary(&sum)),
-            Fold::Open | Fold::None => format!("fork · {n} branches"),
+        // A fork frame drawn without the view's table (a fork mark, shown with quiet rows, or
+        // a row out of a view): its facts only.
+        let num = |k: &str| payload.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let label = if payload.get("resume").is_some() {
+            format!(
+                "back on an earlier branch (from line {})",
+                num("parent_line")
+            )
+        } else {
+            format!(
+                "branch {} of the fork at line {}",
+                num("branch"),
+                num("parent_line")
+            )
         };
+        let _ = fold;
         return fill(&label, '┄', theme.hint);
     }
     match event_look(&f.frame_type) {

@@ -113,7 +113,7 @@ const CHANGED: &[(&str, &str, &str, &str)] = &[
         "claude-code/cc-v1.0.43-image-hooks-multiedit.jsonl",
         "tokens in=85238 out=5057 cache_read=348985 usage_rows=15 prompts=4 events=36",
         "tokens in=85238 out=5057 cache_read=348985 usage_rows=15 prompts=4 events=41",
-        "4 tools: 3 more catalog publishes; 2 fork rows (a fork point with 3 branches, line 62)",
+        "4 tools: 3 more catalog publishes; 2 fork frames (the row of the fork point at line 62 and the quiet mark of its third branch)",
     ),
     (
         "claude-code/cc-v2.0.37-planmode-askuser-bashoutput.jsonl",

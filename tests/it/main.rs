@@ -16,6 +16,7 @@ mod generator;
 
 mod anthropic_recordings;
 mod browser_screen;
+mod cc_forks;
 mod cc_placement;
 mod cc_stream;
 mod cc_switch;
