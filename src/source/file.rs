@@ -215,6 +215,21 @@ pub fn fold_path(path: &Path) -> std::io::Result<(Session, Format)> {
 /// [`fold_path`] into a given empty session (e.g. one with `Session::findings_only` set, for
 /// `rawpv check`).
 pub fn fold_path_into(path: &Path, session: Session) -> std::io::Result<(Session, Format)> {
+    fold_path_each(path, session, |_| Ok(()))
+}
+
+/// [`fold_path_into`] that calls `each` after every folded batch and once more after
+/// `Session::finish` (`Session::ended` tells which), so a command can write and drop what can no
+/// longer change (`rawpv print`'s rows, issue 17).
+///
+/// # Errors
+/// The I/O error of opening or reading the file, or the first error `each` returns (the reader
+/// then stops).
+pub fn fold_path_each(
+    path: &Path,
+    session: Session,
+    mut each: impl FnMut(&mut Session) -> std::io::Result<()>,
+) -> std::io::Result<(Session, Format)> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<FileEvent>(8);
     let path = path.to_owned();
     let path_for_session = path.clone();
@@ -236,6 +251,8 @@ pub fn fold_path_into(path: &Path, session: Session) -> std::io::Result<(Session
                 for d in batch {
                     session.apply(d);
                 }
+                // Dropping `rx` on an error stops the reader at its next send.
+                each(&mut session)?;
             }
             FileEvent::Progress { .. } => {}
         }
@@ -244,6 +261,7 @@ pub fn fold_path_into(path: &Path, session: Session) -> std::io::Result<(Session
         .join()
         .map_err(|_| std::io::Error::other("the file reader thread panicked"))??;
     session.finish();
+    each(&mut session)?;
     Ok((session, format))
 }
 

@@ -84,3 +84,36 @@ fn a_tally_fold_counts_what_the_full_session_holds() {
         assert!(inv.stream.chunks().all(|c| c.text.is_empty()));
     }
 }
+
+/// `rawpv print` of a file writes rows as the file folds and drops what it wrote (issue 17): on a
+/// recording of many batches, with calls still open across batch ends, the output is the full
+/// session's feed, byte for byte.
+#[test]
+fn print_streaming_rows_writes_the_full_feed() {
+    use rawpv::source::file::fold_path;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gen.ndjson");
+    let mut buf = Vec::new();
+    crate::generator::generate(&mut buf, 40_000, 3).unwrap();
+    std::fs::write(&p, buf).unwrap();
+    let (full, _) = fold_path(&p).unwrap();
+    assert!(full.items.len() > 3 * rawpv::source::BATCH);
+    let mut expected = Vec::new();
+    rawpv::cmd::print::write_feed(&mut expected, &full).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
+        .args(["print", "--color", "never"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (got, want) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&expected),
+    );
+    let first_diff = got.lines().zip(want.lines()).position(|(a, b)| a != b);
+    assert!(got == want, "first differing line: {first_diff:?}");
+}
