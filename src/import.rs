@@ -272,6 +272,12 @@ pub trait Decoder: Send {
     }
     /// The input ended; emit whatever is pending.
     fn finish(&mut self, out: &mut Vec<Decoded>);
+    /// A live input has nothing more for now (a followed file at its end): emit what waits for
+    /// later lines that may never come (Claude Code's records waiting for a parent), so the
+    /// screen shows everything written. Later lines still decode as usual.
+    fn caught_up(&mut self, out: &mut Vec<Decoded>) {
+        let _ = out;
+    }
 }
 
 /// How a session backed by a file of `format` reads a deferred input or output again

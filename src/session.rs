@@ -479,6 +479,21 @@ impl std::fmt::Debug for Reparse {
     }
 }
 
+/// The JSON kind of `v` in a finding's words ("a string", "a number"…).
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Why [`OpenFile::read_span`] refused bytes that are not the ones read at load.
+const CHANGED: &str = "the bytes at the call's place differ from those read";
+
 /// The backing file, opened once and shared (clones of a session open their own), read with
 /// positional reads so concurrent readers (render jobs, scans) never race on a cursor.
 #[derive(Default)]
@@ -521,8 +536,7 @@ impl OpenFile {
                 }
             }
         };
-        let len = usize::try_from(span.len).map_err(std::io::Error::other)?;
-        let mut buf = vec![0u8; len];
+        let mut buf = vec![0u8; span.len as usize];
         read_exact_at(&file, &mut buf, span.offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 std::io::Error::new(e.kind(), "the file is shorter than when it was read")
@@ -530,6 +544,14 @@ impl OpenFile {
                 e
             }
         })?;
+        // Other bytes at the same place: the file was replaced or rewritten (attack 5 showed
+        // another call's command under this call's row).
+        if !span.holds(&buf) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                CHANGED,
+            ));
+        }
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 }
@@ -617,6 +639,7 @@ impl Reader<'_> {
         };
         let changed = || unavailable(format!("{} changed since it was read", path.display()));
         match self.file.read_span(path, span) {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => changed(),
             Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
             Ok(text) => match self.reparse {
                 Some(Reparse(f)) => {
@@ -1071,6 +1094,34 @@ impl Session {
         }
     }
 
+    /// A message frame's `redacted` (SPEC 3.6): absent or `false` → not redacted; any value but
+    /// a boolean is a `wrong-field-type` warning and reads as redacted, so a doubt never shows
+    /// the text as the original (attack 5: `"redacted": "true"` printed the secret).
+    fn redacted_field(&mut self, frame: &Frame) -> bool {
+        let Body::Generic(payload) = &frame.body else {
+            return false;
+        };
+        match payload.get("redacted") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(other) => {
+                let msg = format!(
+                    "{} field `redacted` is {}, expected a boolean; read as redacted",
+                    frame.frame_type,
+                    json_kind(other)
+                );
+                self.push_finding(Finding::new(
+                    Level::Warning,
+                    code::WRONG_FIELD_TYPE,
+                    "SPEC 3.6",
+                    frame.origin.line,
+                    msg,
+                ));
+                true
+            }
+        }
+    }
+
     /// Folds one frame.
     pub fn apply_frame(&mut self, frame: Frame) -> Applied {
         self.counts.frames += 1;
@@ -1382,6 +1433,7 @@ impl Session {
         let Some((kind, done)) = kind else {
             return self.push_event(frame);
         };
+        let redacted = self.redacted_field(&frame);
         if self.findings_only {
             return Applied::default();
         }
@@ -1389,10 +1441,6 @@ impl Session {
             return self.push_event(frame);
         };
         let text = message_text(payload);
-        let redacted = payload
-            .get("redacted")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
         let chain = frame.envelope.delegation_chain();
         // Deltas and the closing `.done` continue the latest open message of the same kind and agent.
         if kind != MessageKind::Prompt {

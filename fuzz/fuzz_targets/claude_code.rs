@@ -17,17 +17,14 @@ fuzz_target!(|data: &[u8]| {
     let mut items = Vec::new();
     let mut offset = 0u64;
     for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
-        let span = ByteSpan {
-            offset,
-            len: raw.len() as u64,
-        };
+        let span = ByteSpan::of(offset, raw);
         offset += raw.len() as u64 + 1;
         let text = String::from_utf8_lossy(raw.strip_suffix(b"\r").unwrap_or(raw));
         dec.line_span(i as u64 + 1, span, &text, &mut items);
     }
     dec.finish(&mut items);
     let text_at = |s: ByteSpan| {
-        let (a, b) = (s.offset as usize, (s.offset + s.len) as usize);
+        let (a, b) = (s.offset as usize, s.end() as usize);
         assert!(b <= data.len(), "span {s:?} past the end ({})", data.len());
         String::from_utf8_lossy(&data[a..b]).into_owned()
     };

@@ -201,7 +201,12 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
                 MessageKind::AgentText => "agent",
                 MessageKind::Thinking => "thinking",
             };
-            let first = crate::session::summary::first_line(&m.text);
+            // Redacted text is never printed as the original (SPEC 3.6), as in the feed.
+            let first = if m.redacted {
+                "[redacted]".into()
+            } else {
+                crate::session::summary::first_line(&m.text)
+            };
             writeln!(
                 out,
                 "{kind:<10} {}",

@@ -1,8 +1,8 @@
 //! The files of a Claude Code session beside its transcript: which subagent files belong to it
 //! (all three layouts' file forms) and reading them safely (SPEC 4; issue 14's planted files).
 //!
-//! Who calls it: `super::claude_code::ClaudeCodeDecoder` when a saved transcript's first record
-//! arrives. Invariants: regular files only, never more than their size nor
+//! Who calls it: `super::claude_code::ClaudeCodeDecoder` when a saved or followed transcript's
+//! first record arrives (a followed one again at a Task result naming an unknown agent). Invariants: regular files only, never more than their size nor
 //! [`MAX_SUBAGENT_BYTES`]; a missing directory is no error.
 
 use std::path::{Path, PathBuf};
@@ -14,8 +14,12 @@ use serde_json::Value;
 /// Regular files only; sorted by name; missing directories are not an error.
 pub fn subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let Some(dir) = path.parent() else {
-        return found;
+    // A bare file name's parent is "" (`read_dir("")` fails): that is the current directory,
+    // where `rawpv stats <session>.jsonl` finds the 2.0.x `agent-*.jsonl` files (attack 5).
+    let dir = match path.parent() {
+        Some(d) if d.as_os_str().is_empty() => Path::new("."),
+        Some(d) => d,
+        None => return found,
     };
     // Regular files only (a symlink to one is fine): a planted `agent-x.jsonl` that is a FIFO
     // hung the loader, and one linked to /dev/zero grew it to 7.5 GB (second attack of issue

@@ -253,6 +253,12 @@ pub struct ClaudeCodeDecoder {
     /// The opened file, for its subagent files (saved files only).
     path: Option<PathBuf>,
     looked_for_subagents: bool,
+    /// The file is followed (`-f`): subagent files written after the first record are looked
+    /// for again when a Task result names an agent not seen yet.
+    follow: bool,
+    /// The session id that found the 2.0.x subagent files; the subagent files indexed so far.
+    session_id: Option<String>,
+    indexed: HashSet<PathBuf>,
     /// File names and open handles; index 0 is the opened input.
     files: Vec<(String, Option<Arc<std::fs::File>>)>,
     /// The opened file's session (its name), for resumed-session replays.
@@ -305,6 +311,9 @@ impl ClaudeCodeDecoder {
             held_frames: Vec::new(),
             path: None,
             looked_for_subagents: false,
+            follow: false,
+            session_id: None,
+            indexed: HashSet::new(),
             files: vec![(String::new(), None)],
             file_session: None,
             placed: HashMap::new(),
@@ -343,6 +352,15 @@ impl ClaudeCodeDecoder {
         d
     }
 
+    /// [`ClaudeCodeDecoder::for_file`] for a file that is still being written (`-f`): a Task
+    /// result naming an agent whose file was not there yet looks for subagent files again.
+    pub fn for_followed_file(path: &Path) -> Self {
+        Self {
+            follow: true,
+            ..Self::for_file(path)
+        }
+    }
+
     /// Feeds one line of the opened file, `span` its bytes there (frames carry it).
     pub fn line_at(
         &mut self,
@@ -360,6 +378,7 @@ impl ClaudeCodeDecoder {
                 // recognised by that id; `summary` and snapshot records come first and name none).
                 if !self.looked_for_subagents && str_of(&v, "sessionId").is_some() {
                     self.looked_for_subagents = true;
+                    self.session_id = str_of(&v, "sessionId").map(str::to_owned);
                     self.read_subagent_files(str_of(&v, "sessionId"));
                 }
                 self.arrive(&v, At { text, line, span }, out);
@@ -682,6 +701,17 @@ impl ClaudeCodeDecoder {
             self.placed.insert(uuid, chain);
         }
         let rtype = str_of(rec, "type");
+        // A followed file: the subagent of this Task result may have written its file after the
+        // first record (attack 5: `-f` never showed a subagent's calls).
+        if self.follow
+            && let Some(a) = rec
+                .pointer("/toolUseResult/agentId")
+                .and_then(Value::as_str)
+            && !self.by_agent.contains_key(a)
+        {
+            let sid = self.session_id.clone();
+            self.read_subagent_files(sid.as_deref());
+        }
         // Subagent runs of the Task calls this record answers.
         for id in block_ids(rec, "tool_result") {
             if let Some(a) = rec
@@ -1047,6 +1077,9 @@ impl ClaudeCodeDecoder {
             return;
         };
         for p in subagent_files(&path, session_id) {
+            if !self.indexed.insert(p.clone()) {
+                continue;
+            }
             let Ok(bytes) = read_at_most_its_size(&p) else {
                 continue;
             };
@@ -1318,6 +1351,25 @@ impl Decoder for ClaudeCodeDecoder {
 
     fn finish(&mut self, out: &mut Vec<Decoded>) {
         Self::finish(self, out);
+    }
+
+    /// Records waiting for a parent go out as roots, as at the end of input: a followed
+    /// transcript with a line broken before its `uuid` hid the rest of the session until 256
+    /// more records came (attack 5). A parent written later then finds its child placed.
+    fn caught_up(&mut self, out: &mut Vec<Decoded>) {
+        if self.waiting_lines.is_empty() {
+            return;
+        }
+        let mut held = std::mem::take(&mut self.held_frames);
+        let holding = self.hold_for_timestamp && self.mapper.last_timestamp().is_none();
+        while !self.waiting_lines.is_empty() {
+            self.release_oldest(if holding { &mut held } else { out });
+        }
+        if holding {
+            self.held_frames = held;
+        } else {
+            out.append(&mut held);
+        }
     }
 }
 

@@ -348,11 +348,39 @@ impl OutputShape {
     }
 }
 
-/// A byte range of a file: `len` bytes from `offset`.
+/// A byte range of a file: `len` bytes from `offset`, and the CRC-32 of those bytes as they were
+/// read, so that reading them again can tell the file changed (replaced by `mv`, rewritten in
+/// place) instead of showing another call's bytes (attack 5). 16 bytes: lines are at most
+/// `source::file::MAX_FILE_LINE` (256 MiB) long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteSpan {
     pub offset: u64,
-    pub len: u64,
+    pub len: u32,
+    /// CRC-32 (IEEE) of the bytes.
+    pub sum: u32,
+}
+
+impl ByteSpan {
+    /// The span of `bytes`, found at `offset` of their file. A longer slice than `u32::MAX`
+    /// bytes (never a line rawpv keeps) is cut to that length.
+    pub fn of(offset: u64, bytes: &[u8]) -> Self {
+        let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+        Self {
+            offset,
+            len,
+            sum: crc32fast::hash(&bytes[..len as usize]),
+        }
+    }
+
+    /// The offset one past the span's last byte.
+    pub fn end(&self) -> u64 {
+        self.offset + u64::from(self.len)
+    }
+
+    /// Whether `bytes`, read again at this span, are the bytes that were read.
+    pub fn holds(&self, bytes: &[u8]) -> bool {
+        bytes.len() == self.len as usize && crc32fast::hash(bytes) == self.sum
+    }
 }
 
 /// The envelope fields around the payload (SPEC 2, \[ours\]).

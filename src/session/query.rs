@@ -170,7 +170,8 @@ pub fn is_prompt(session: &Session, i: usize) -> bool {
 }
 
 /// Token totals of the `session.usage` rows seen (cumulative: rows dropped by compaction stay
-/// counted), for the status bar while usage rows are hidden.
+/// counted), for the status bar while usage rows are hidden; a `scope: "session_total"` row is a
+/// restatement of the others and is not added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tokens {
     pub input: u64,
@@ -208,6 +209,12 @@ impl Tokens {
                 &owned
             }
         };
+        // A run's total (`scope: "session_total"`, stream-json's `result`) restates what its
+        // messages' rows already counted: shown on its row, never added (attack 5: stream-json
+        // tokens were doubled).
+        if p.get("scope").and_then(serde_json::Value::as_str) == Some("session_total") {
+            return;
+        }
         let n = |k: &str| p.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
         // Saturating: two usage rows of 2^63 tokens wrapped to `0 in · 0 out` (issue 14.15).
         self.input = self

@@ -278,13 +278,13 @@ fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize>
 /// One RAWP NDJSON line (`raw` without its `\n`, at most [`MAX_FILE_LINE`] bytes) as
 /// `crate::import::rawp` decodes it, its frame spanning `raw` at `offset` (`\r` included).
 fn decode_rawp_line(raw: &[u8], line: u64, offset: u64, skip: bool, out: &mut Vec<Decoded>) {
-    let len = raw.len() as u64;
+    let span = ByteSpan::of(offset, raw);
     let text = import::line_text(raw.strip_suffix(b"\r").unwrap_or(raw), line, out);
     let first = out.len();
     rawp::decode_line(line, &text, &ParseOptions { skip_output: skip }, out);
     for d in &mut out[first..] {
         if let Decoded::Frame(f) = d {
-            f.origin.span = Some(ByteSpan { offset, len });
+            f.origin.span = Some(span);
         }
     }
 }
@@ -454,7 +454,7 @@ impl Lines {
             if self.defer {
                 // The session reads inputs and outputs back from the line (Claude Code).
                 self.dec
-                    .line_span(self.line, ByteSpan { offset, len }, &text, &mut self.out);
+                    .line_span(self.line, ByteSpan::of(offset, raw), &text, &mut self.out);
             } else {
                 self.dec.line(self.line, &text, &mut self.out);
             }
@@ -515,7 +515,7 @@ mod tests {
             for d in &mut items {
                 if let Decoded::Frame(f) = d {
                     let span = f.origin.span.take().unwrap();
-                    let line = &bytes[span.offset as usize..(span.offset + span.len) as usize];
+                    let line = &bytes[span.offset as usize..span.end() as usize];
                     let again =
                         crate::protocol::parse_line(f.origin.line, &String::from_utf8_lossy(line))
                             .unwrap();

@@ -70,7 +70,7 @@ async fn drain(
             return Ok(false);
         }
     }
-    dec.flush(&mut items);
+    dec.caught_up(&mut items);
     Ok(send_decoded(tx, dec, &mut items).await)
 }
 
@@ -90,7 +90,7 @@ pub async fn run(path: PathBuf, poll: Duration, tx: &mpsc::Sender<SourceMsg>) {
         }
     };
     let _ = tx.send(SourceMsg::State(SourceState::Loading)).await;
-    let mut dec = LineDecoder::new(MAX_LINE_BYTES);
+    let mut dec = LineDecoder::for_file(MAX_LINE_BYTES, &path);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut live = false;
     loop {
@@ -140,7 +140,7 @@ pub async fn run(path: PathBuf, poll: Duration, tx: &mpsc::Sender<SourceMsg>) {
                 return;
             }
             cur.offset = 0;
-            dec = LineDecoder::new(MAX_LINE_BYTES);
+            dec = LineDecoder::for_file(MAX_LINE_BYTES, &path);
             continue;
         }
         // Replaced (rotated)? A missing path means "being rotated": keep the old handle.
@@ -176,6 +176,6 @@ pub async fn run(path: PathBuf, poll: Duration, tx: &mpsc::Sender<SourceMsg>) {
             return;
         }
         cur = next;
-        dec = LineDecoder::new(MAX_LINE_BYTES);
+        dec = LineDecoder::for_file(MAX_LINE_BYTES, &path);
     }
 }

@@ -1,5 +1,6 @@
 //! Bytes or messages → [`Decoded`] items for live sources: line splitting with a per-line cap,
-//! format detection from the first line(s), and the decoder from `crate::import::decoder_for`.
+//! format detection from the first line(s), and the decoder from `crate::import::decoder_for`
+//! (a followed Claude Code transcript's knows its path, for its subagent files).
 //!
 //! Who calls it: the live sources (`follow`, `stdin`, `net`). One [`LineDecoder`] per input (a
 //! followed file gets a fresh one after truncation or rotation).
@@ -42,6 +43,9 @@ pub struct LineDecoder {
     line_no: u64,
     state: State,
     detected: Option<Format>,
+    /// The followed file, for the decoders that read files beside it (Claude Code's subagent
+    /// files).
+    path: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for LineDecoder {
@@ -67,6 +71,26 @@ impl LineDecoder {
                 non_blank: 0,
             },
             detected: None,
+            path: None,
+        }
+    }
+
+    /// [`LineDecoder::new`] for the followed file at `path`: a Claude Code transcript's decoder
+    /// also reads its subagent files, as a saved file's does.
+    pub fn for_file(max_line: usize, path: &std::path::Path) -> Self {
+        Self {
+            path: Some(path.to_owned()),
+            ..Self::new(max_line)
+        }
+    }
+
+    /// The input has nothing more for now (a followed file at its end): detection is forced
+    /// ([`LineDecoder::flush`]) and the decoder gives what waits for later lines
+    /// ([`Decoder::caught_up`]), so nothing already written stays unseen while the writer is idle.
+    pub fn caught_up(&mut self, out: &mut Vec<Decoded>) {
+        self.flush(out);
+        if let State::Lines(dec) = &mut self.state {
+            dec.caught_up(out);
         }
     }
 
@@ -193,7 +217,12 @@ impl LineDecoder {
             self.state = State::Array(head);
             return;
         }
-        let mut dec = import::decoder_for(format);
+        let mut dec: Box<dyn Decoder> = match (&self.path, format) {
+            (Some(p), Format::ClaudeCode) => {
+                Box::new(import::claude_code::ClaudeCodeDecoder::for_followed_file(p))
+            }
+            _ => import::decoder_for(format),
+        };
         for (n, l) in lines {
             dec.line(n, &l, out);
         }

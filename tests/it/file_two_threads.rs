@@ -47,7 +47,7 @@ fn read(bytes: &[u8], opts: ReadOptions) -> (Vec<Decoded>, Vec<usize>) {
     for d in &mut items {
         if let Decoded::Frame(fr) = d {
             let span = fr.origin.span.take().unwrap();
-            let line = &bytes[span.offset as usize..(span.offset + span.len) as usize];
+            let line = &bytes[span.offset as usize..span.end() as usize];
             let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line));
             let again = rawpv::protocol::parse_line(fr.origin.line, &text).unwrap();
             assert_eq!(again.envelope, fr.envelope);

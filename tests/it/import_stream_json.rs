@@ -94,6 +94,16 @@ fn messages_subagents_and_result() {
         .find(|u| u["scope"] == "session_total")
         .unwrap();
     assert_eq!(total["total_cost_usd"], 0.0123);
+    // The total is shown, not added: the session's tokens are the messages' (attack 5: doubled).
+    let mut tokens = rawpv::session::query::Tokens::default();
+    for i in 0..s.items.len() {
+        tokens.add(&s, i);
+    }
+    assert_eq!(
+        (tokens.output, tokens.rows),
+        (40 + 7 + 9 + 8, 4),
+        "{tokens:?}"
+    );
     let ends = s
         .items
         .iter()

@@ -132,3 +132,85 @@ async fn follow_a_missing_file_fails_with_its_path() {
         "{msg:?}"
     );
 }
+
+/// Receives until the invocation ids of the frames seen so far (in order, each once) include
+/// every one of `want`; returns them.
+async fn ids_until(rx: &mut mpsc::Receiver<SourceMsg>, want: &[&str]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    while !want.iter().all(|w| ids.iter().any(|i| i == w)) {
+        let msg = tokio::time::timeout(WAIT, rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("{want:?} not all seen in time; seen {ids:?}"))
+            .expect("source ended");
+        if let SourceMsg::Batch(b) = msg {
+            for d in b {
+                if let Decoded::Frame(f) = d
+                    && let Some(id) = f.invocation_id()
+                    && !ids.iter().any(|i| i == id)
+                {
+                    ids.push(id.to_owned());
+                }
+            }
+        }
+    }
+    ids
+}
+
+const CC_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// A followed Claude Code transcript merges a subagent file written while it was followed (2.1.x
+/// layout: `<session>/subagents/agent-*.jsonl`), under its Task, as a saved file does (attack
+/// 5: `-f` showed 1 call, `print` 3).
+#[tokio::test]
+async fn a_followed_transcript_merges_the_subagent_file_written_after_it_started() {
+    let src = std::path::Path::new(CC_FIXTURES).join("cc_follow_subagent");
+    let name = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+    let main = std::fs::read_to_string(src.join(format!("{name}.jsonl"))).unwrap();
+    let lines: Vec<&str> = main.lines().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.jsonl"));
+    // The prompt and the Task call; no subagent file yet.
+    std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
+    let (tx, mut rx) = mpsc::channel(64);
+    let p = path.clone();
+    let task = tokio::spawn(async move { follow::run(p, POLL, &tx).await });
+    assert_eq!(ids_until(&mut rx, &["toolu_T"]).await, ["toolu_T"]);
+    // The subagent runs, then the Task's result comes.
+    let sub = dir.path().join(name).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(
+        src.join(name).join("subagents/agent-abc123.jsonl"),
+        sub.join("agent-abc123.jsonl"),
+    )
+    .unwrap();
+    append(&path, &format!("{}\n", lines[2]));
+    // The subagent's calls, then the Task's result.
+    assert_eq!(
+        ids_until(&mut rx, &["toolu_S1", "toolu_S2", "toolu_T"]).await,
+        ["toolu_S1", "toolu_S2", "toolu_T"]
+    );
+    task.abort();
+}
+
+/// A line broken before its `uuid` (Claude Code writes it after `message`) no longer hides the
+/// rest of a followed session: records waiting for a parent go out when the file is read to
+/// its end (attack 5: only the first call showed until 256 more records came).
+#[tokio::test]
+async fn a_followed_transcript_shows_the_records_after_a_broken_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.jsonl");
+    std::fs::copy(
+        std::path::Path::new(CC_FIXTURES).join("cc_broken_mid.jsonl"),
+        &path,
+    )
+    .unwrap();
+    let (tx, mut rx) = mpsc::channel(64);
+    let p = path.clone();
+    let task = tokio::spawn(async move { follow::run(p, POLL, &tx).await });
+    // toolu_B's request is the broken line: its result still shows, and so does call C.
+    assert_eq!(
+        ids_until(&mut rx, &["toolu_A", "toolu_B", "toolu_C"]).await,
+        ["toolu_A", "toolu_B", "toolu_C"]
+    );
+    task.abort();
+}

@@ -100,3 +100,77 @@ fn token_totals_saturate_instead_of_wrapping() {
         "{out}"
     );
 }
+
+/// A transcript named bare (`rawpv stats <session>.jsonl` in its directory) finds its 2.0.x
+/// `agent-*.jsonl` files beside it as `./<session>.jsonl` does: the parent of a bare name is the
+/// current directory (attack 5: 108 calls instead of 123, the subagent's 15 lost silently).
+#[test]
+fn a_bare_file_name_finds_the_subagent_files_beside_it() {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/claude-code/cc-v2.0.55-deep-manifest"
+    ));
+    if crate::support::corpus::skipped(dir) {
+        return;
+    }
+    let run = |arg: &str| {
+        let out = Command::cargo_bin("rawpv")
+            .unwrap()
+            .current_dir(dir)
+            .args(["stats", arg])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{arg}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let bare = run("a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl");
+    assert_eq!(bare, run("./a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl"));
+    assert!(
+        bare.lines().any(|l| l == "invocations  123"),
+        "the subagent's calls are counted:\n{bare}"
+    );
+}
+
+/// `print` never shows redacted text as the original (SPEC 3.6), as the feed does; a `redacted`
+/// of another type than a boolean reads as redacted, with a finding naming it and its line
+/// (attack 5: `print` showed `SECRET-A` of a `redacted: true` record, and `"true"` as false).
+#[test]
+fn print_hides_redacted_text_and_a_wrong_typed_redacted_reads_as_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.ndjson");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"agent.thinking.done","payload":{"text":"SECRET-A","redacted":true}}"#,
+            "\n",
+            r#"{"type":"agent.thinking.done","payload":{"text":"SECRET-B","redacted":"true"}}"#,
+            "\n",
+            r#"{"type":"agent.text.done","payload":{"text":"plain","redacted":false}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("rawpv")
+            .unwrap()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    assert_eq!(
+        run(&["print", "--color", "never", "r.ndjson"]),
+        (
+            Some(0),
+            "thinking   [redacted]\nthinking   [redacted]\nagent      plain\n".to_owned()
+        )
+    );
+    assert_eq!(
+        run(&["check", "r.ndjson"]),
+        (
+            Some(0),
+            "r.ndjson:2: warning[wrong-field-type] agent.thinking.done field `redacted` is a string, expected a boolean; read as redacted (SPEC 3.6)\nr.ndjson: 0 errors, 1 warning, 0 infos\n".to_owned()
+        )
+    );
+}
