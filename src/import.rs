@@ -333,6 +333,15 @@ pub fn line_text<'a>(raw: &'a [u8], line: u64, out: &mut Vec<Decoded>) -> Cow<'a
     }
 }
 
+/// Line `line` without the UTF-8 byte order mark a Windows editor puts at the start of a file
+/// (line 1 only): with it, the first record was "not valid JSON" and lost (attack 5).
+pub fn without_bom(line: u64, raw: &[u8]) -> &[u8] {
+    match raw.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) if line == 1 => rest,
+        _ => raw,
+    }
+}
+
 /// Decodes a whole in-memory input. Invalid UTF-8 is replaced (U+FFFD) line by line.
 pub fn load_bytes(bytes: &[u8]) -> Loaded {
     let format = detect(&bytes[..bytes.len().min(64 * 1024)]);
@@ -343,7 +352,7 @@ pub fn load_bytes(bytes: &[u8]) -> Loaded {
     }
     let mut dec = decoder_for(format);
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let raw = without_bom(i as u64 + 1, raw.strip_suffix(b"\r").unwrap_or(raw));
         let text = line_text(raw, i as u64 + 1, &mut items);
         dec.line(i as u64 + 1, &text, &mut items);
     }

@@ -259,6 +259,9 @@ pub struct ClaudeCodeDecoder {
     /// The session id that found the 2.0.x subagent files; the subagent files indexed so far.
     session_id: Option<String>,
     indexed: HashSet<PathBuf>,
+    /// Findings about subagent files (a line not read, a file not read), given out with the
+    /// next items: their records would otherwise be lost silently (attack 5).
+    file_findings: Vec<Decoded>,
     /// File names and open handles; index 0 is the opened input.
     files: Vec<(String, Option<Arc<std::fs::File>>)>,
     /// The opened file's session (its name), for resumed-session replays.
@@ -314,6 +317,7 @@ impl ClaudeCodeDecoder {
             follow: false,
             session_id: None,
             indexed: HashSet::new(),
+            file_findings: Vec::new(),
             files: vec![(String::new(), None)],
             file_session: None,
             placed: HashMap::new(),
@@ -369,6 +373,9 @@ impl ClaudeCodeDecoder {
         text: &str,
         out: &mut Vec<Decoded>,
     ) {
+        if !self.file_findings.is_empty() {
+            out.append(&mut self.file_findings);
+        }
         if text.trim().is_empty() {
             return;
         }
@@ -1013,6 +1020,7 @@ impl ClaudeCodeDecoder {
             self.looked_for_subagents = true;
             self.read_subagent_files(None);
         }
+        out.append(&mut self.file_findings);
         let mut held = std::mem::take(&mut self.held_frames);
         let target: &mut Vec<Decoded> =
             if self.hold_for_timestamp && self.mapper.last_timestamp().is_none() {
@@ -1080,19 +1088,35 @@ impl ClaudeCodeDecoder {
             if !self.indexed.insert(p.clone()) {
                 continue;
             }
-            let Ok(bytes) = read_at_most_its_size(&p) else {
-                continue;
-            };
-            let Ok(f) = std::fs::File::open(&p) else {
-                continue;
-            };
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            let opened = read_at_most_its_size(&p).and_then(|b| Ok((b, std::fs::File::open(&p)?)));
+            let (bytes, f) = match opened {
+                Ok(x) => x,
+                Err(e) => {
+                    let msg =
+                        format!("subagent file {name} not read ({e}); its calls are not shown");
+                    self.file_warning(msg);
+                    continue;
+                }
+            };
             self.files.push((name, Some(Arc::new(f))));
             self.index_file(self.files.len() - 1, &bytes);
         }
+    }
+
+    /// A warning about a subagent file (no line of the opened input: line 0).
+    fn file_warning(&mut self, msg: String) {
+        self.file_findings
+            .push(Decoded::Finding(crate::finding::Finding::new(
+                crate::finding::Level::Warning,
+                code::MALFORMED_LINE,
+                "SPEC 4",
+                0,
+                msg,
+            )));
     }
 
     /// Groups the records of subagent file `file` (its `bytes`) into runs of held spans.
@@ -1100,14 +1124,29 @@ impl ClaudeCodeDecoder {
         let mut offset = 0u64;
         let mut new_groups = Vec::new();
         for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-            let at = offset;
+            let mut at = offset;
             offset += raw.len() as u64 + 1;
-            let Ok(v) = serde_json::from_slice::<Value>(raw) else {
-                continue;
+            // A byte order mark is not part of the first record (its span starts after it).
+            let kept = super::without_bom(i as u64 + 1, raw);
+            at += (raw.len() - kept.len()) as u64;
+            let raw = kept;
+            let v = match serde_json::from_slice::<Value>(raw) {
+                Ok(v) if v.is_object() => v,
+                _ if raw.trim_ascii().is_empty() => continue,
+                other => {
+                    let why = match other {
+                        Ok(_) => "not a JSON object".to_owned(),
+                        Err(e) => format!("not valid JSON: {e}"),
+                    };
+                    let name = &self.files[file].0;
+                    let msg = format!(
+                        "subagent file {name} line {}: {why}; the line is not shown",
+                        i + 1
+                    );
+                    self.file_warning(msg);
+                    continue;
+                }
             };
-            if !v.is_object() {
-                continue;
-            }
             let uuid = str_of(&v, "uuid").map_or(0, key);
             let parent = str_of(&v, "parentUuid").map_or(0, key);
             let agent = str_of(&v, "agentId");

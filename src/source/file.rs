@@ -434,9 +434,13 @@ impl Lines {
     /// One complete line (without its `\n`).
     fn end_line(&mut self, raw: &[u8]) {
         self.line += 1;
-        let offset = self.next_offset;
+        let mut offset = self.next_offset;
         let len = self.overlong.unwrap_or(raw.len()) as u64;
         self.next_offset += len + 1;
+        // The span starts after a byte order mark, so the line reads back as it was decoded.
+        let bom = raw.len() - import::without_bom(self.line, raw).len();
+        let raw = &raw[bom..];
+        offset += bom as u64;
         if let Some(n) = self.overlong.take() {
             let head = String::from_utf8_lossy(&raw[..raw.len().min(200)]).into_owned();
             self.out.push(Decoded::Malformed(ParseError::new(

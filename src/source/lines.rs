@@ -146,7 +146,7 @@ impl LineDecoder {
             return;
         }
         let raw = std::mem::take(&mut self.partial);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(&raw);
+        let raw = import::without_bom(line, raw.strip_suffix(b"\r").unwrap_or(&raw));
         let text = import::line_text(raw, line, out).into_owned();
         self.feed_line_at(line, text, out);
     }

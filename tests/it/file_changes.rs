@@ -105,3 +105,35 @@ fn a_handle_opened_before_the_replace_still_reads_the_bytes_that_were_loaded() {
     replace(&path, &text.replace("echo A", "echo Q"));
     assert_eq!(shown(&s, 0), before);
 }
+
+/// A UTF-8 byte order mark before the first line is not part of it: the first record decodes
+/// (attack 5: it was "not valid JSON" and lost), for a saved file, `print` of stdin and a
+/// transcript alike, and a deferred input of line 1 reads back (its span starts after the mark).
+#[test]
+fn a_byte_order_mark_before_the_first_line_is_not_part_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_bom = |name: &str, text: &str| copy(dir.path(), name, &format!("\u{feff}{text}"));
+    let rec = with_bom("r.ndjson", RECORDING.split_once('\n').unwrap().1);
+    let (s, _) = file::fold_path(&rec).unwrap();
+    assert!(s.findings.is_empty(), "{:?}", s.findings);
+    assert!(s.invocations[0].input_span.is_some());
+    assert_eq!(shown(&s, 0).0, json!({"command": "cat balance"}));
+
+    let cc = with_bom("s.jsonl", &std::fs::read_to_string(TRANSCRIPT).unwrap());
+    let (s, _) = file::fold_path(&cc).unwrap();
+    let (plain, _) = file::fold_path(Path::new(TRANSCRIPT)).unwrap();
+    assert!(s.findings.is_empty(), "{:?}", s.findings);
+    assert_eq!(s.items.len(), plain.items.len());
+    assert_eq!(shown(&s, 0), shown(&plain, 0));
+
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["print", "--color", "never", "-"])
+        .write_stdin("\u{feff}{\"type\":\"agent.text.done\",\"payload\":{\"text\":\"hi\"}}\n")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), String::from_utf8(out.stdout).unwrap()),
+        (Some(0), "agent      hi\n".to_owned())
+    );
+}

@@ -793,3 +793,52 @@ fn planted_subagent_files_that_are_not_regular_files_are_passed_over() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("invocations"));
 }
+
+/// A subagent file's bad lines and a file too big to read are warnings naming the file and line,
+/// never a silent loss; a byte order mark before its first record is not part of it (attack 5).
+#[test]
+fn a_subagent_files_bad_lines_are_findings_and_its_bom_is_skipped() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_follow_subagent");
+    let name = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join(name).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    let main = dir.path().join(format!("{name}.jsonl"));
+    std::fs::copy(src.join(format!("{name}.jsonl")), &main).unwrap();
+    let agent =
+        std::fs::read_to_string(src.join(name).join("subagents/agent-abc123.jsonl")).unwrap();
+    let (first, rest) = agent.split_once('\n').unwrap();
+    std::fs::write(
+        sub.join("agent-abc123.jsonl"),
+        format!("\u{feff}{first}\n{{\"cut off\n{rest}"),
+    )
+    .unwrap();
+    // Sparse: no disk is used.
+    let huge = std::fs::File::create(sub.join("agent-huge.jsonl")).unwrap();
+    huge.set_len(rawpv::import::cc_files::MAX_SUBAGENT_BYTES + 1)
+        .unwrap();
+    let (s, _) = rawpv::source::file::fold_path(&main).unwrap();
+    let ids: Vec<&str> = s
+        .invocations
+        .iter()
+        .map(|i| i.invocation_id.as_str())
+        .collect();
+    assert_eq!(ids, ["toolu_T", "toolu_S1", "toolu_S2"]);
+    let warnings: Vec<String> = s
+        .findings
+        .iter()
+        .map(|f| format!("{}:{}", f.line, f.message))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "0:subagent file agent-abc123.jsonl line 2: not valid JSON: EOF while parsing a string at line 1 column 9; the line is not shown".to_owned(),
+            format!(
+                "0:subagent file agent-huge.jsonl not read ({} is {} bytes, over the {}-byte subagent file cap); its calls are not shown",
+                sub.join("agent-huge.jsonl").display(),
+                rawpv::import::cc_files::MAX_SUBAGENT_BYTES + 1,
+                rawpv::import::cc_files::MAX_SUBAGENT_BYTES
+            ),
+        ]
+    );
+}
