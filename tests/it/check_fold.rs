@@ -6,6 +6,17 @@
 
 use rawpv::session::Session;
 
+/// A generated recording of `frames` frames (`crate::generator`, seed `seed`) in a temporary
+/// directory (kept while the first value lives).
+fn generated(frames: u64, seed: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gen.ndjson");
+    let mut buf = Vec::new();
+    crate::generator::generate(&mut buf, frames, seed).unwrap();
+    std::fs::write(&p, buf).unwrap();
+    (dir, p)
+}
+
 /// `rawpv check` folds with `Session::findings_only`: the same findings as the full session on
 /// every RAWP fixture and a generated recording, with no event or message kept and no finished
 /// call's result record.
@@ -13,12 +24,8 @@ use rawpv::session::Session;
 fn a_findings_only_fold_finds_the_same() {
     use rawpv::session::Item;
     use rawpv::source::file::{fold_path, fold_path_into};
-    let dir = tempfile::tempdir().unwrap();
-    let generated = dir.path().join("gen.ndjson");
-    let mut buf = Vec::new();
-    crate::generator::generate(&mut buf, 3_000, 1).unwrap();
-    std::fs::write(&generated, buf).unwrap();
-    let mut paths = vec![generated];
+    let (_dir, recording) = generated(3_000, 1);
+    let mut paths = vec![recording];
     for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "ndjson") {
@@ -51,11 +58,7 @@ fn a_tally_fold_counts_what_the_full_session_holds() {
     use rawpv::session::Item;
     use rawpv::session::tally::Tally;
     use rawpv::source::file::{fold_path, fold_path_into};
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("gen.ndjson");
-    let mut buf = Vec::new();
-    crate::generator::generate(&mut buf, 3_000, 2).unwrap();
-    std::fs::write(&p, buf).unwrap();
+    let (_dir, p) = generated(3_000, 2);
     let (full, _) = fold_path(&p).unwrap();
     let mut expected = Tally::default();
     for inv in &full.invocations {
@@ -91,11 +94,7 @@ fn a_tally_fold_counts_what_the_full_session_holds() {
 #[test]
 fn print_streaming_rows_writes_the_full_feed() {
     use rawpv::source::file::fold_path;
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("gen.ndjson");
-    let mut buf = Vec::new();
-    crate::generator::generate(&mut buf, 40_000, 3).unwrap();
-    std::fs::write(&p, buf).unwrap();
+    let (_dir, p) = generated(40_000, 3);
     let (full, _) = fold_path(&p).unwrap();
     assert!(full.items.len() > 3 * rawpv::source::BATCH);
     let mut expected = Vec::new();
