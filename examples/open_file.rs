@@ -50,6 +50,7 @@ fn rss_mb() -> (u64, u64) {
 
 #[tokio::main]
 async fn main() {
+    rawpv::no_transparent_huge_pages();
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: open_file FILE");
         std::process::exit(2);

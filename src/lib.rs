@@ -47,3 +47,17 @@ pub mod theme;
 pub mod tui;
 pub mod ui;
 pub mod view;
+
+/// Turns transparent huge pages off for this process (Linux `prctl(PR_SET_THP_DISABLE)`; a
+/// no-op elsewhere or when refused). Called first by `main` and the benches' `open_file`.
+///
+/// Why (issue 16, BENCHMARKS.md "Claude Code transcripts"): on a system with THP `always`,
+/// mimalloc's arenas are faulted in 2 MiB at a time, so a heap that touches a little of many
+/// regions is charged whole huge pages: `rawpv check` on the 100 MB transcript was 71 MB resident
+/// with them and 39 MB without, and the kernel spent ~20 % of its time zeroing those pages.
+pub fn no_transparent_huge_pages() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let _ = rustix::thread::disable_transparent_huge_pages(true);
+    }
+}

@@ -12,6 +12,7 @@ use rawpv::{app, cmd};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    rawpv::no_transparent_huge_pages();
     let cli = Cli::parse();
     // Held until exit: dropping it flushes the log file.
     let log = match cli.log_level.as_deref().map(rawpv::log::init) {
