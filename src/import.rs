@@ -283,7 +283,10 @@ pub trait Decoder: Send {
 /// How a session backed by a file of `format` reads a deferred input or output again
 /// (`Session::reparse`): `None` for RAWP (the line is a frame).
 pub fn reparse_for(format: Format) -> Option<crate::session::Reparse> {
-    (format == Format::ClaudeCode).then_some(crate::session::Reparse(claude_code::reparse))
+    (format == Format::ClaudeCode).then_some(crate::session::Reparse(
+        claude_code::reparse,
+        Some(claude_code::reparse_event),
+    ))
 }
 
 /// A decoder for `format`.

@@ -449,6 +449,11 @@ pub struct Session {
     /// each call is counted when its result is folded, each event frame before it is dropped
     /// ([`tally::Tally`]); the calls still open at the end are the caller's to add.
     pub tally: Option<Box<tally::Tally>>,
+    /// Keep the payloads of deferrable events (Claude Code progress, system, … rows of a
+    /// file-backed session, with an [`EventReparseFn`]) in the file: only the feed row's summary
+    /// stays in memory, the payload is read back when shown ([`Session::event_payload`]). Set
+    /// by the viewer.
+    pub defer_events: bool,
 }
 
 /// Which part of a call [`Reparse`] reads again.
@@ -463,14 +468,43 @@ pub enum Part {
 /// when the line holds no such call (the file changed).
 pub type ReparseFn = fn(&str, &str, &str, Part, &dyn Fn() -> Value) -> Option<Value>;
 
-/// A [`ReparseFn`], compared by address.
+/// Reads an event's payload again from the text of its line: `(text, frame type) → payload`,
+/// `None` when the line holds no such record (the file changed). Claude Code:
+/// `crate::import::claude_code::reparse_event`.
+pub type EventReparseFn = fn(&str, &str) -> Option<Value>;
+
+/// A [`ReparseFn`] and, when the format's events can be read again, an [`EventReparseFn`];
+/// compared by address.
 #[derive(Clone, Copy)]
-pub struct Reparse(pub ReparseFn);
+pub struct Reparse(pub ReparseFn, pub Option<EventReparseFn>);
 
 impl PartialEq for Reparse {
     fn eq(&self, other: &Self) -> bool {
         std::ptr::fn_addr_eq(self.0, other.0)
+            && match (self.1, other.1) {
+                (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
     }
+}
+
+/// Metadata key of a deferred event's payload stand-in: the payload is
+/// `{DEFERRED_EVENT: <the feed row's summary>}` and the real one is read back from the frame's
+/// span ([`Session::event_payload`]).
+pub const DEFERRED_EVENT: &str = "rawpv_deferred_summary";
+
+/// Claude Code event types whose payload is the record minus its context keys, so it can be
+/// read back from the line alone (issue 16: 30,600 of the 100 MB transcript's 40,602 rows).
+fn deferrable_event(t: &str) -> bool {
+    matches!(
+        t,
+        "x-claude-code.progress"
+            | "x-claude-code.system"
+            | "x-claude-code.summary"
+            | "x-claude-code.queue-operation"
+            | "x-claude-code.file-history-snapshot"
+    )
 }
 
 impl std::fmt::Debug for Reparse {
@@ -566,6 +600,16 @@ pub struct Deferred {
 }
 
 impl Deferred {
+    /// [`Session::event_payload`], read on the caller's thread.
+    pub fn event_payload(&self, f: &Frame) -> Value {
+        Reader {
+            path: self.path.as_ref(),
+            reparse: self.reparse,
+            file: &self.file,
+        }
+        .event_payload(f)
+    }
+
     /// [`Session::with_input_output`], read on the caller's thread.
     pub fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
         Reader {
@@ -585,6 +629,29 @@ struct Reader<'s> {
 }
 
 impl Reader<'_> {
+    /// The payload of event `f`: its own, or read back from its span when deferred
+    /// ([`Session::defer_events`]); a string saying so when the file cannot give it back.
+    fn event_payload(&self, f: &Frame) -> Value {
+        let Body::Generic(m) = &f.body else {
+            return f.payload_json();
+        };
+        if !m.contains_key(DEFERRED_EVENT) {
+            return Value::Object(m.clone());
+        }
+        let unavailable = |why: String| Value::String(format!("(payload not available: {why})"));
+        let (Some(path), Some(span), Some(Reparse(_, Some(again)))) =
+            (self.path, f.origin.span, self.reparse)
+        else {
+            return unavailable("no file to read it from".into());
+        };
+        match self.file.read_span(path, span) {
+            Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
+            Ok(text) => again(&text, f.frame_type.as_str()).unwrap_or_else(|| {
+                unavailable(format!("{} changed since it was read", path.display()))
+            }),
+        }
+    }
+
     /// The result output of `inv`: borrowed when in memory, read again from
     /// [`Session::backing`] when deferred (`inv.output_span`). `None`: no result, or a result
     /// without an `output` field. When the file can no longer give the frame back (changed,
@@ -642,7 +709,7 @@ impl Reader<'_> {
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => changed(),
             Err(e) => unavailable(format!("cannot read {}: {e}", path.display())),
             Ok(text) => match self.reparse {
-                Some(Reparse(f)) => {
+                Some(Reparse(f, _)) => {
                     let input = || match inv.input_span {
                         Some(_) if part == Part::Output => self.input(inv).into_owned(),
                         _ => inv.input.clone(),
@@ -835,6 +902,12 @@ impl Session {
             reparse: self.reparse,
             file: OpenFile::default(),
         }
+    }
+
+    /// The payload of event `f` of this session: in memory, or read back from the file when
+    /// deferred ([`Self::defer_events`]; one positional read and a parse).
+    pub fn event_payload(&self, f: &Frame) -> Value {
+        self.reader().event_payload(f)
     }
 
     fn reader(&self) -> Reader<'_> {
@@ -1083,7 +1156,16 @@ impl Session {
             return Applied::default();
         }
         shrink_envelope(&mut frame.envelope);
+        let defer = self.defer_events
+            && self.backing.is_some()
+            && self.reparse.is_some_and(|r| r.1.is_some())
+            && frame.origin.span.is_some()
+            && deferrable_event(frame.frame_type.as_str());
         if let Body::Generic(payload) = &mut frame.body {
+            if defer {
+                let s = summary::event_text(&Value::Object(std::mem::take(payload)));
+                payload.insert(DEFERRED_EVENT.into(), Value::String(s));
+            }
             shrink_map(payload);
         }
         let item = self.push_item(Item::Event(Box::new(frame)));

@@ -47,6 +47,7 @@ impl App {
                 tracing::info!(format = ?f, "input format detected");
                 self.format = Some(f);
                 self.session.reparse = crate::import::reparse_for(f);
+                self.session.defer_events = true;
             }
             SourceMsg::State(s) => {
                 if matches!(s, SourceState::Reading { .. }) {

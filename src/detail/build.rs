@@ -86,6 +86,13 @@ impl DetailSource {
     /// Reads a [`Self::snapshot`]'s deferred input and output back (blocking file I/O and a
     /// parse: in the render job).
     pub fn read_back(&mut self, deferred: &Deferred) {
+        if let Self::Event(f) = self
+            && let crate::protocol::Body::Generic(m) = &f.body
+            && m.contains_key(crate::session::DEFERRED_EVENT)
+            && let Value::Object(p) = deferred.event_payload(f)
+        {
+            f.body = crate::protocol::Body::Generic(p);
+        }
         if let Self::Invocation { inv, .. } = self
             && (inv.input_span.is_some() || inv.output_span.is_some())
         {
@@ -98,7 +105,10 @@ impl DetailSource {
 pub fn has_deferred(session: &Session, item: usize) -> bool {
     match session.items.get(item) {
         Some(Item::Invocation(k)) => Session::deferred_bytes(&session.invocations[*k]) > 0,
-        Some(Item::Message(_) | Item::Event(_)) | None => false,
+        Some(Item::Event(f)) => {
+            matches!(&f.body, crate::protocol::Body::Generic(m) if m.contains_key(crate::session::DEFERRED_EVENT))
+        }
+        Some(Item::Message(_)) | None => false,
     }
 }
 
@@ -702,8 +712,16 @@ const FORK_SENTENCE: &str = "rawpv_fork_sentence";
 
 /// A copy of event `f` (item `item`) for the detail: a fork point's row carries its sentence
 /// (`crate::session::forks::sentence`, read from the session now, so it is true when shown).
+/// A deferred payload (`Session::defer_events`) is read back here (one positional read and a
+/// parse of the one line).
 fn with_fork_sentence(session: &Session, item: usize, f: &Frame) -> Frame {
     let mut f = f.clone();
+    if let crate::protocol::Body::Generic(m) = &f.body
+        && m.contains_key(crate::session::DEFERRED_EVENT)
+        && let Value::Object(p) = session.event_payload(&f)
+    {
+        f.body = crate::protocol::Body::Generic(p);
+    }
     if crate::session::forks::is_fork_row(&f)
         && let Some(s) = crate::session::forks::sentence(session, item)
     {

@@ -726,7 +726,9 @@ pub fn user_text_kind(text: &str, is_meta: bool) -> Option<&'static str> {
 }
 
 /// The record without its context fields (the payload of an `x-` frame).
-fn rest(rec: &Value) -> Map<String, Value> {
+/// A record minus its context keys: the payload of its `x-claude-code.<type>` event (also read
+/// again from the line by `super::claude_code::reparse_event`).
+pub(crate) fn rest(rec: &Value) -> Map<String, Value> {
     match rec {
         Value::Object(o) => o
             .iter()

@@ -1412,6 +1412,16 @@ impl Decoder for ClaudeCodeDecoder {
     }
 }
 
+/// Reads the payload of an `x-claude-code.<type>` event again from its record (`text`, the line
+/// its `Origin::span` points at): the record minus its context keys, as `cc_map` built it.
+/// `None`: the line is no record of that type (the file changed). For `Session::reparse`'s
+/// event part (`Session::defer_events`).
+pub fn reparse_event(text: &str, frame_type: &str) -> Option<Value> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let kind = frame_type.strip_prefix("x-claude-code.")?;
+    (str_of(&v, "type") == Some(kind)).then(|| Value::Object(super::cc_map::rest(&v)))
+}
+
 /// Reads a call's input or output again from its record (`text`, the line a frame's
 /// `Origin::span` points at), as the decoder built it: the `tool_use` block `id`'s input, or the
 /// `tool_result` block for `id` mapped by `cc_output::tool_output` (`input` gives the call's

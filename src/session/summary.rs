@@ -80,6 +80,48 @@ fn capped(mut s: String) -> String {
     s
 }
 
+/// A short summary of an event payload without a message: token counts for usage, else the
+/// first few scalar values (two levels deep), each its first line, joined by ` · ` (the feed's
+/// event rows, `crate::ui::feed`).
+pub fn payload_summary(payload: &Value) -> String {
+    fn walk(v: &Value, depth: usize, out: &mut Vec<String>) {
+        if out.len() >= 4 {
+            return;
+        }
+        match v {
+            Value::String(s) if !s.is_empty() => out.push(s.clone()),
+            Value::Number(x) => out.push(x.to_string()),
+            Value::Bool(b) => out.push(b.to_string()),
+            Value::Object(o) if depth < 2 => o.values().for_each(|x| walk(x, depth + 1, out)),
+            Value::Array(a) if depth < 2 => a.iter().for_each(|x| walk(x, depth + 1, out)),
+            Value::String(_) | Value::Null | Value::Object(_) | Value::Array(_) => {}
+        }
+    }
+    let n = |k: &str| payload.get(k).and_then(Value::as_u64);
+    if let (Some(i), Some(o)) = (n("input_tokens"), n("output_tokens")) {
+        let cached = n("cache_read_input_tokens").unwrap_or(0);
+        return format!("in {i} · out {o} · cache read {cached} tokens");
+    }
+    let mut parts = Vec::new();
+    walk(payload, 0, &mut parts);
+    parts
+        .iter()
+        .map(|p| first_line(p))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The text an event row shows of `payload` (its `message`, `error`, `text` or `content`
+/// string, else [`payload_summary`]), at most 512 characters: what a deferred event keeps
+/// (`crate::session::Session::defer_events`).
+pub fn event_text(payload: &Value) -> String {
+    let s = ["message", "error", "text", "content"]
+        .iter()
+        .find_map(|k| payload.get(*k).and_then(Value::as_str))
+        .map_or_else(|| payload_summary(payload), str::to_owned);
+    s.chars().take(512).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

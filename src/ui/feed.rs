@@ -424,11 +424,12 @@ fn build_event_row_labelled(
                     .map_or(0, Vec::len);
                 published_label(n)
             } else {
-                let msg = field("message")
+                let msg = field(crate::session::DEFERRED_EVENT)
+                    .or_else(|| field("message"))
                     .or_else(|| field("error"))
                     .or_else(|| field("text"))
                     .or_else(|| field("content"))
-                    .unwrap_or_else(|| payload_summary(&payload));
+                    .unwrap_or_else(|| crate::session::summary::payload_summary(&payload));
                 format!("{} {}", f.frame_type.as_str(), first_line(&msg))
             };
             let fixed = TIME_W + 2 + pad.len() + TOOL_W + 1;
@@ -445,36 +446,6 @@ fn build_event_row_labelled(
             ])
         }
     }
-}
-
-/// A short summary of a payload without a message: token counts for usage, else the first few
-/// scalar values (two levels deep), joined by ` · `.
-fn payload_summary(payload: &Value) -> String {
-    fn walk(v: &Value, depth: usize, out: &mut Vec<String>) {
-        if out.len() >= 4 {
-            return;
-        }
-        match v {
-            Value::String(s) if !s.is_empty() => out.push(s.clone()),
-            Value::Number(x) => out.push(x.to_string()),
-            Value::Bool(b) => out.push(b.to_string()),
-            Value::Object(o) if depth < 2 => o.values().for_each(|x| walk(x, depth + 1, out)),
-            Value::Array(a) if depth < 2 => a.iter().for_each(|x| walk(x, depth + 1, out)),
-            Value::String(_) | Value::Null | Value::Object(_) | Value::Array(_) => {}
-        }
-    }
-    let n = |k: &str| payload.get(k).and_then(Value::as_u64);
-    if let (Some(i), Some(o)) = (n("input_tokens"), n("output_tokens")) {
-        let cached = n("cache_read_input_tokens").unwrap_or(0);
-        return format!("in {i} · out {o} · cache read {cached} tokens");
-    }
-    let mut parts = Vec::new();
-    walk(payload, 0, &mut parts);
-    parts
-        .iter()
-        .map(|p| first_line(p))
-        .collect::<Vec<_>>()
-        .join(" · ")
 }
 
 /// How a generic event row looks.

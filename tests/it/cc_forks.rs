@@ -332,3 +332,58 @@ fn stats_counts_the_fork_points_and_branches() {
         );
     }
 }
+
+/// The viewer keeps a Claude Code transcript's progress/system/… payloads in the file
+/// (`Session::defer_events`): each such row holds only its summary, reads back the very payload
+/// a session that keeps them holds, and shows the same feed text.
+#[test]
+fn deferred_event_payloads_read_back_equal_to_the_kept_ones() {
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let path = dir.join("cc-v2.1.38-task-subagent-progress.jsonl");
+    let kept = load(&path);
+    let mut s = Session::new();
+    s.defer_events = true;
+    let (deferred, _) = rawpv::source::file::fold_path_into(&path, s).unwrap();
+    assert_eq!(kept.items.len(), deferred.items.len());
+    let mut n = 0;
+    for (a, b) in kept.items.iter().zip(&deferred.items) {
+        let (Item::Event(a), Item::Event(b)) = (a, b) else {
+            continue;
+        };
+        let stand_in = b.payload_json();
+        if stand_in.get(rawpv::session::DEFERRED_EVENT).is_some() {
+            n += 1;
+            assert_eq!(stand_in.as_object().unwrap().len(), 1, "{stand_in}");
+        }
+        assert_eq!(
+            deferred.event_payload(b),
+            a.payload_json(),
+            "line {}",
+            a.origin.line
+        );
+    }
+    assert!(n > 10, "{n} deferred");
+    for i in 0..kept.items.len() {
+        assert_eq!(
+            rawpv::ui::feed::build_row(
+                &kept,
+                i,
+                200,
+                &rawpv::theme::Theme::default(),
+                None,
+                rawpv::ui::feed::Fold::None
+            ),
+            rawpv::ui::feed::build_row(
+                &deferred,
+                i,
+                200,
+                &rawpv::theme::Theme::default(),
+                None,
+                rawpv::ui::feed::Fold::None
+            ),
+            "row {i}"
+        );
+    }
+}
