@@ -97,22 +97,14 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
         } else {
             Fold::None
         };
-        let fork = ctx
-            .view
-            .forks
-            .at_row(item)
-            .and_then(|fp| match &ctx.session.items[item] {
-                Item::Event(f) => Some((f, fp)),
-                _ => None,
-            });
-        let mark = ctx
-            .view
-            .forks
-            .mark_of(item)
-            .and_then(|m| match &ctx.session.items[item] {
-                Item::Event(f) => Some((f, m)),
-                _ => None,
-            });
+        // A fork point's row, or the mark of a branch of an unfolded one (issue 16).
+        let event = match &ctx.session.items[item] {
+            Item::Event(f) => Some(f),
+            _ => None,
+        };
+        let forks = &ctx.view.forks;
+        let fork = event.and_then(|f| forks.at_row(item).map(|fp| (f, fp)));
+        let mark = event.and_then(|f| forks.mark_of(item).map(|m| (f, m)));
         let mut line = match (fork, mark) {
             (Some((f, fp)), _) => {
                 let hidden = ctx.view.fork_hidden_rows(fp, ctx.session.items.len());

@@ -232,23 +232,17 @@ fn fork_feeds_folded_and_unfolded_snapshots() {
             .row_of(fork_item(app.session(), 0))
             .expect("the fork row is shown");
         app.select(row);
-        insta::assert_snapshot!(
-            format!("cc_fork_{name}_folded_80x24"),
-            draw(&mut app, 80, 24).backend()
-        );
-        insta::assert_snapshot!(
-            format!("cc_fork_{name}_folded_200x60"),
-            draw(&mut app, 200, 60).backend()
-        );
-        act(&mut app, &[Action::ToggleFold]);
-        insta::assert_snapshot!(
-            format!("cc_fork_{name}_unfolded_80x24"),
-            draw(&mut app, 80, 24).backend()
-        );
-        insta::assert_snapshot!(
-            format!("cc_fork_{name}_unfolded_200x60"),
-            draw(&mut app, 200, 60).backend()
-        );
+        for state in ["folded", "unfolded"] {
+            if state == "unfolded" {
+                act(&mut app, &[Action::ToggleFold]);
+            }
+            for (w, h) in [(80, 24), (200, 60)] {
+                insta::assert_snapshot!(
+                    format!("cc_fork_{name}_{state}_{w}x{h}"),
+                    draw(&mut app, w, h).backend()
+                );
+            }
+        }
         // Unfolded, every row that passes the filter is shown: every branch can be reached.
         let v = app.view();
         let n = app.session().items.len();
