@@ -359,25 +359,11 @@ fn deferred_event_payloads_read_back_equal_to_the_kept_ones() {
         );
     }
     assert!(n > 10, "{n} deferred");
+    let theme = rawpv::theme::Theme::default();
+    let row = |s: &Session, i| {
+        rawpv::ui::feed::build_row(s, i, 200, &theme, None, rawpv::ui::feed::Fold::None)
+    };
     for i in 0..kept.items.len() {
-        assert_eq!(
-            rawpv::ui::feed::build_row(
-                &kept,
-                i,
-                200,
-                &rawpv::theme::Theme::default(),
-                None,
-                rawpv::ui::feed::Fold::None
-            ),
-            rawpv::ui::feed::build_row(
-                &deferred,
-                i,
-                200,
-                &rawpv::theme::Theme::default(),
-                None,
-                rawpv::ui::feed::Fold::None
-            ),
-            "row {i}"
-        );
+        assert_eq!(row(&kept, i), row(&deferred, i), "row {i}");
     }
 }
