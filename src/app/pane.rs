@@ -412,6 +412,15 @@ impl App {
         };
         // A fork point's row folds its other branches (issue 16).
         if let Some(k) = self.view.forks.points.iter().position(|fp| fp.row == item) {
+            // It also starts a turn: folded from a row after it, that turn hid the main line,
+            // which the fork fold alone could never bring back. Unfolding gives it back first.
+            if want != Some(true) && self.view.folds.folded.contains_key(&item) {
+                self.view.unfold(&self.session, item);
+                if want.is_none() {
+                    self.select_item(item);
+                    return;
+                }
+            }
             self.view.fold_fork(k, want, self.session.items.len());
             self.select_item(item);
             return;

@@ -367,3 +367,35 @@ fn deferred_event_payloads_read_back_equal_to_the_kept_ones() {
         assert_eq!(row(&kept, i), row(&deferred, i), "row {i}");
     }
 }
+
+/// A fork row also starts a turn: folded from a row of the main line (x), the turn hides the
+/// main line; x on the fork row then gives it back (before, it toggled only the fork fold and
+/// the main line's rows could not be reached again).
+#[test]
+fn x_on_a_fork_row_gives_back_a_main_line_folded_as_a_turn() {
+    // Its branches are command rows only: the rows after the fork row are the fork row's turn.
+    let Some(path) = corpus_1_0_43() else {
+        return;
+    };
+    let mut app = app_for(&path);
+    let fork = fork_item(app.session(), 0);
+    let shown = |app: &App| -> Vec<usize> {
+        let v = app.view();
+        (0..v.row_count(app.session()))
+            .filter_map(|r| v.item_at(r))
+            .collect()
+    };
+    let before = shown(&app);
+    let after_fork = *before.last().unwrap();
+    assert!(after_fork > fork, "the main line follows the fork row");
+    app.select(app.view().row_of(after_fork).unwrap());
+    act(&mut app, &[Action::ToggleFold]);
+    assert!(
+        !shown(&app).contains(&after_fork),
+        "the turn fold hides the main line"
+    );
+    app.select(app.view().row_of(fork).unwrap());
+    act(&mut app, &[Action::ToggleFold]);
+    assert_eq!(shown(&app), before);
+    assert!(app.view().forks.points[0].folded, "the fork fold is kept");
+}
