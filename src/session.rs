@@ -513,18 +513,6 @@ impl std::fmt::Debug for Reparse {
     }
 }
 
-/// The JSON kind of `v` in a finding's words ("a string", "a number"…).
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Why [`OpenFile::read_span`] refused bytes that are not the ones read at load.
 const CHANGED: &str = "the bytes at the call's place differ from those read";
 
@@ -1190,7 +1178,7 @@ impl Session {
                 let msg = format!(
                     "{} field `redacted` is {}, expected a boolean; read as redacted",
                     frame.frame_type,
-                    json_kind(other)
+                    check::json_kind(other)
                 );
                 self.push_finding(Finding::new(
                     Level::Warning,
