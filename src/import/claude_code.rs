@@ -1055,7 +1055,9 @@ impl ClaudeCodeDecoder {
                 Some(&(k, from)) => format!(
                     "the main line is branch {k} (from line {from}), the one that leads to the session's last record"
                 ),
-                None => "none of them leads to the session's last record".to_owned(),
+                // A fork inside a subagent: its branches end in the subagent's run, not at
+                // the session's last record, so no branch of it is the session's main line.
+                None => "no branch of it leads to the session's last record (a fork inside a subagent run, or one whose branches all ended)".to_owned(),
             };
             let msg = format!(
                 "fork point: the conversation branches here into {branches} branches (a rewind or a retried prompt); {which}"

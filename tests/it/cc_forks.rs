@@ -399,3 +399,34 @@ fn x_on_a_fork_row_gives_back_a_main_line_folded_as_a_turn() {
     assert_eq!(shown(&app), before);
     assert!(app.view().forks.points[0].folded, "the fork fold is kept");
 }
+
+/// A fork inside a subagent's run (an inline sidechain retried from its prompt): `check` lists
+/// it as an info that says no branch of it is the session's main line, and why, instead of
+/// suggesting a main-agent fork with no main line.
+#[test]
+fn a_fork_inside_a_subagent_run_is_an_info_that_says_why_it_has_no_main_line() {
+    let s = load(&fixture("cc_fork_in_subagent.jsonl"));
+    let forks: Vec<(u64, &str)> = s
+        .findings
+        .iter()
+        .filter(|f| f.code == "fork")
+        .map(|f| (f.line, f.message.as_str()))
+        .collect();
+    assert_eq!(
+        forks,
+        [(
+            3,
+            "fork point: the conversation branches here into 2 branches (a rewind or a retried prompt); no branch of it leads to the session's last record (a fork inside a subagent run, or one whose branches all ended)"
+        )]
+    );
+    // Both tries are shown, under the Task.
+    let texts: Vec<&str> = s
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Message(m) if !m.delegation_chain.is_empty() => Some(m.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["sub prompt", "first try", "second try"]);
+}
