@@ -202,11 +202,7 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
                 MessageKind::Thinking => "thinking",
             };
             // Redacted text is never printed as the original (SPEC 3.6), as in the feed.
-            let first = if m.redacted {
-                "[redacted]".into()
-            } else {
-                crate::session::summary::first_line(&m.text)
-            };
+            let first = crate::session::summary::message_line(m);
             writeln!(
                 out,
                 "{kind:<10} {}",

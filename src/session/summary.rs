@@ -57,6 +57,16 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
     capped(summary)
 }
 
+/// A message's one-line text (the feed row, `print`): `[redacted]` when the sender redacted it
+/// (SPEC 3.6: never shown as the original), else [`first_line`] of its text.
+pub fn message_line(m: &crate::session::Message) -> String {
+    if m.redacted {
+        "[redacted]".to_owned()
+    } else {
+        first_line(&m.text)
+    }
+}
+
 /// The first non-blank line of `s`, trimmed, with ` …` when more lines follow.
 pub fn first_line(s: &str) -> String {
     let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());

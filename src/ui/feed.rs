@@ -211,11 +211,8 @@ pub fn build_row(
                 MessageKind::Thinking => ("thinking", theme.thinking),
             };
             let depth = m.delegation_chain.len().min(MAX_DEPTH);
-            let text = if m.redacted {
-                "[redacted]".to_owned()
-            } else {
-                first_line(&m.text)
-            };
+            let text =
+                crate::render::ansi::visible_plain(&crate::session::summary::message_line(m));
             let fixed = TIME_W + 2 + depth * 2 + TOOL_W + 1;
             let (gap, label_w) = match fold {
                 Fold::None => (Span::raw("  "), TOOL_W),
