@@ -89,6 +89,12 @@ pub struct Finding {
     /// The invocation the finding is about, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
+    /// Index of the finding's session in `Session::sessions` (SPEC §6), set by
+    /// `Session::push_finding` (the session of the frame being folded); `None` for what belongs
+    /// to no session (a malformed line, an importer's finding about the input). Reports name
+    /// the session's `session_id` when the input has more than one (`rawpv check`).
+    #[serde(skip)]
+    pub session: Option<u32>,
 }
 
 impl Finding {
@@ -107,10 +113,18 @@ impl Finding {
             line,
             spec,
             invocation_id: None,
+            session: None,
         }
     }
 
     /// Attaches the invocation the finding is about.
+    /// The finding, attributed to session `sid` (an index into `Session::sessions`).
+    #[must_use]
+    pub fn in_session(mut self, sid: u32) -> Self {
+        self.session = Some(sid);
+        self
+    }
+
     #[must_use]
     pub fn for_invocation(mut self, id: impl Into<String>) -> Self {
         self.invocation_id = Some(id.into());

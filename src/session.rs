@@ -11,6 +11,11 @@
 //! * One invocation per `invocation_id`; a duplicate request becomes its own event row plus a
 //!   finding. At most one result is applied per invocation.
 //! * Every mutation of an invocation bumps its `rev` and the session's `revision`.
+//! * Every frame belongs to a session (SPEC §6, `sessions.rs`): its `session_id`, else the
+//!   input's default session. Invocation ids are looked up within the frame's session (the same
+//!   id in two sessions is two calls), a message's deltas continue a message of its own session,
+//!   each session keeps its own catalog (`sessions::SessionEntry::publishes`), counters, turns
+//!   and tokens, and every finding made while a frame is folded is that frame's session's.
 //! * No ratatui, no tokio. The only I/O is [`Session::input`] / [`Session::output`] reading a
 //!   deferred input or output back from [`Session::backing`] (one positional read of the
 //!   request's or result's line, on a file opened once).
@@ -45,8 +50,11 @@ use serde_json::{Map, Value};
 pub mod check;
 pub mod forks;
 pub mod query;
+pub mod sessions;
 pub mod summary;
 pub mod tally;
+
+pub use sessions::{SessionEntry, Sessions};
 
 use crate::finding::{Finding, Level, code};
 use crate::import::Decoded;
@@ -296,6 +304,12 @@ pub struct Invocation {
     pub item: usize,
     /// Number of findings about this invocation.
     pub findings: u32,
+    /// Index of the call's session in `Session::sessions` (SPEC §6).
+    pub session: u32,
+    /// Publishes of the input folded when the result arrived (when the request did, while
+    /// open): the call's catalog is its session's last publish among them
+    /// ([`Session::publish_in_force`]).
+    pub catalog_at: u32,
     /// Bumped on every mutation.
     pub rev: u64,
 }
@@ -362,6 +376,8 @@ pub struct Publish {
     pub item: usize,
     /// Synthesised by an importer (metadata `rawpv_derived: true`), not sent by the agent.
     pub derived: bool,
+    /// Index of the publishing session in `Session::sessions`.
+    pub session: u32,
     /// Tool name → index in `catalog.tools` (the first entry when a name is listed twice), so
     /// per-request catalog lookups (`crate::check`) are O(1).
     pub tool_index: HashMap<String, usize>,
@@ -406,8 +422,13 @@ pub struct Session {
     /// otherwise copied 160 MB on the app task when the vector doubled, a 100 ms+ stall).
     pub invocations: Vec<Box<Invocation>>,
     index: IdIndex,
-    /// Every catalog publish in order; the last one is the current catalog (SPEC 3.5).
+    /// Every catalog publish in order, of every session; a session's last one is its current
+    /// catalog (SPEC 3.5, §6: [`Session::publish_of`]).
     pub publishes: Vec<Publish>,
+    /// The sessions of the input (SPEC §6) and which session each row belongs to.
+    pub sessions: Sessions,
+    /// The session of the frame being folded (findings pushed meanwhile are its).
+    folding: Option<u32>,
     /// Append only, through [`Session::push_finding`] (which indexes them).
     pub findings: Vec<Finding>,
     /// Indices into `findings` by `invocation_id`, and by line for findings naming no invocation
@@ -752,48 +773,47 @@ fn read_exact_at(mut f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io:
 /// its output). Past it the oldest finished rows are dropped (see [`Session::compact_if_needed`]).
 pub const MAX_ITEMS: usize = 200_000;
 
-/// `invocation_id` → index into [`Session::invocations`], keyed by a 64-bit hash of the id so
+/// (session, `invocation_id`) → index into [`Session::invocations`], keyed by a 64-bit hash of the
+/// pair so
 /// that growing the table never reads the id strings again: a `HashMap<String, usize>` rehash
 /// chased one heap pointer per call (229k calls: a 130 ms stall on the app task while a file
-/// loads). The id lives once, in its invocation; a lookup compares it there, and an id whose
-/// hash collides with another id's goes to `overflow` (keyed by the string).
+/// loads). The id lives once, in its invocation; a lookup compares it (and the session) there,
+/// and a pair whose hash collides with another's goes to `overflow` (keyed by the pair). The
+/// same id in two sessions is two calls (SPEC §6).
 #[derive(Debug, Clone, Default, PartialEq)]
 struct IdIndex {
     by_hash: HashMap<u64, usize, std::hash::BuildHasherDefault<PreHashed>>,
-    overflow: HashMap<String, usize>,
+    overflow: HashMap<(u32, String), usize>,
 }
 
 impl IdIndex {
     /// `SipHash` with fixed keys: the same for every session, so equal sessions compare equal.
-    fn hash(id: &str) -> u64 {
+    fn hash(sid: u32, id: &str) -> u64 {
         use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-        BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
+        BuildHasherDefault::<DefaultHasher>::default().hash_one((sid, id))
     }
 
-    fn get(&self, id: &str, invocations: &[Box<Invocation>]) -> Option<usize> {
-        match self.by_hash.get(&Self::hash(id)) {
-            Some(&i)
-                if invocations
-                    .get(i)
-                    .is_some_and(|inv| inv.invocation_id == id) =>
-            {
-                Some(i)
+    fn get(&self, sid: u32, id: &str, invocations: &[Box<Invocation>]) -> Option<usize> {
+        let is = |inv: &Invocation| inv.session == sid && inv.invocation_id == id;
+        match self.by_hash.get(&Self::hash(sid, id)) {
+            Some(&i) if invocations.get(i).is_some_and(|inv| is(inv)) => Some(i),
+            Some(_) if !self.overflow.is_empty() => {
+                self.overflow.get(&(sid, id.to_owned())).copied()
             }
-            Some(_) => self.overflow.get(id).copied(),
-            None => None,
+            Some(_) | None => None,
         }
     }
 
-    /// Adds `id` (not yet in the index) at `idx`.
-    fn insert(&mut self, id: &str, idx: usize, invocations: &[Box<Invocation>]) {
-        let h = Self::hash(id);
+    /// Adds `id` of session `sid` (not yet in the index) at `idx`.
+    fn insert(&mut self, sid: u32, id: &str, idx: usize, invocations: &[Box<Invocation>]) {
+        let h = Self::hash(sid, id);
         match self.by_hash.get(&h) {
             Some(&i)
                 if invocations
                     .get(i)
-                    .is_some_and(|inv| inv.invocation_id != id) =>
+                    .is_some_and(|inv| inv.session != sid || inv.invocation_id != id) =>
             {
-                self.overflow.insert(id.to_owned(), idx);
+                self.overflow.insert((sid, id.to_owned()), idx);
             }
             _ => {
                 self.by_hash.insert(h, idx);
@@ -916,25 +936,73 @@ impl Session {
             .fold(0, usize::saturating_add)
     }
 
-    /// The current catalog (latest publish), if any.
-    pub fn catalog(&self) -> Option<&CatalogPublish> {
-        self.publishes.last().map(|p| &p.catalog)
+    /// Session `sid`'s current catalog (its latest publish), if any (SPEC 3.5, §6).
+    pub fn catalog_of(&self, sid: u32) -> Option<&CatalogPublish> {
+        self.publish_of(sid).map(|p| &p.catalog)
     }
 
-    /// The invocation with this id.
-    pub fn invocation(&self, id: &str) -> Option<&Invocation> {
+    /// The default session's current catalog (SPEC 3.5): for a single-session input, the
+    /// current catalog. Per session: [`Self::catalog_of`].
+    pub fn catalog(&self) -> Option<&CatalogPublish> {
+        self.catalog_of(0)
+    }
+
+    /// Session `sid`'s latest publish, if any. O(1).
+    pub fn publish_of(&self, sid: u32) -> Option<&Publish> {
+        let last = self.sessions.get(sid).publishes.last()?;
+        self.publishes.get(*last as usize)
+    }
+
+    /// The publish in force in session `sid` once the input's first `upto` publishes were
+    /// folded: the session's last publish among them. O(log publishes of the session).
+    pub fn publish_in_force(&self, sid: u32, upto: usize) -> Option<&Publish> {
+        let own = &self.sessions.get(sid).publishes;
+        let n = own.partition_point(|&p| (p as usize) < upto);
+        own[..n]
+            .last()
+            .and_then(|&p| self.publishes.get(p as usize))
+    }
+
+    /// The catalog entry for `tool` in the catalog in force in session `sid` once the input's
+    /// first `upto` publishes were folded (the first entry when listed twice): what the SPEC 3.4
+    /// rule reads. The one lookup both `check` (as a result is folded: `upto` = the publishes so
+    /// far) and the detail header (through [`Self::catalog_entry_of`]) use.
+    pub fn catalog_entry_at(
+        &self,
+        sid: u32,
+        upto: usize,
+        tool: &str,
+    ) -> Option<&crate::protocol::CatalogTool> {
+        self.publish_in_force(sid, upto).and_then(|p| p.tool(tool))
+    }
+
+    /// The catalog entry of `inv`'s tool in the catalog in force in its session when its result
+    /// arrived (when its request did, while open; [`Invocation::catalog_at`]).
+    pub fn catalog_entry_of(&self, inv: &Invocation) -> Option<&crate::protocol::CatalogTool> {
+        self.catalog_entry_at(inv.session, inv.catalog_at as usize, &inv.tool_name)
+    }
+
+    /// The invocation with this id in session `sid` (SPEC §6: ids are per session). O(1).
+    pub fn invocation_in(&self, sid: u32, id: &str) -> Option<&Invocation> {
         self.index
-            .get(id, &self.invocations)
+            .get(sid, id, &self.invocations)
             .map(|i| &*self.invocations[i])
     }
 
-    /// Index of the invocation with this id.
-    pub fn invocation_index(&self, id: &str) -> Option<usize> {
-        self.index.get(id, &self.invocations)
+    /// The invocation with this id: in the default session, else the first session that has
+    /// one (O(sessions)). Within a known session use [`Self::invocation_in`].
+    pub fn invocation(&self, id: &str) -> Option<&Invocation> {
+        self.invocation_index(id).map(|i| &*self.invocations[i])
     }
 
-    /// Records a finding, counting it on its invocation.
-    pub fn push_finding(&mut self, f: Finding) {
+    /// Index of the invocation with this id (as [`Self::invocation`]).
+    pub fn invocation_index(&self, id: &str) -> Option<usize> {
+        (0..self.sessions.len() as u32).find_map(|sid| self.index.get(sid, id, &self.invocations))
+    }
+
+    /// Records a finding, counting it on its invocation and its session (the finding's own
+    /// session when it names one, else the session of the frame being folded).
+    pub fn push_finding(&mut self, mut f: Finding) {
         tracing::debug!(
             code = f.code,
             level = f.level.as_str(),
@@ -942,10 +1010,17 @@ impl Session {
             invocation = f.invocation_id.as_deref().unwrap_or(""),
             "finding"
         );
+        if f.session.is_none() {
+            f.session = self.folding;
+        }
+        if let Some(sid) = f.session {
+            self.sessions.get_mut(sid).findings += 1;
+        }
+        let sid = f.session.unwrap_or(0);
         if let Some(i) = f
             .invocation_id
             .as_deref()
-            .and_then(|id| self.index.get(id, &self.invocations))
+            .and_then(|id| self.index.get(sid, id, &self.invocations))
         {
             self.invocations[i].findings += 1;
             self.invocations[i].rev += 1;
@@ -969,14 +1044,26 @@ impl Session {
     /// invocation on the line of its request or result. At most `limit`. Looked up through an
     /// index, not a scan (the detail pane asks on every selection; issue 8).
     pub fn findings_of(&self, inv: &Invocation, limit: usize) -> Vec<&Finding> {
+        let own = |k: &usize| {
+            self.findings
+                .get(*k)
+                .is_some_and(|f| f.session.is_none_or(|s| s == inv.session))
+        };
         let mut at: Vec<usize> = self
             .finding_ids
             .get(&inv.invocation_id)
             .into_iter()
-            .chain(self.finding_lines.get(&inv.request_line))
-            .chain(inv.result_line.and_then(|l| self.finding_lines.get(&l)))
             .flatten()
             .copied()
+            .filter(own)
+            .chain(
+                self.finding_lines
+                    .get(&inv.request_line)
+                    .into_iter()
+                    .chain(inv.result_line.and_then(|l| self.finding_lines.get(&l)))
+                    .flatten()
+                    .copied(),
+            )
             .collect();
         at.sort_unstable();
         at.dedup();
@@ -1114,8 +1201,10 @@ impl Session {
             .collect();
         self.index = IdIndex::default();
         for (i, inv) in self.invocations.iter().enumerate() {
-            self.index.insert(&inv.invocation_id, i, &self.invocations);
+            self.index
+                .insert(inv.session, &inv.invocation_id, i, &self.invocations);
         }
+        self.sessions.retain_items(&keep);
         for p in &mut self.publishes {
             p.item = item_map[p.item].unwrap_or(0);
         }
@@ -1132,8 +1221,22 @@ impl Session {
     }
 
     fn push_item(&mut self, item: Item) -> usize {
+        let at = self.items.len();
+        self.sessions.push_item(at, self.folding.unwrap_or(0));
         self.items.push(item);
-        self.items.len() - 1
+        at
+    }
+
+    /// The session of the frame being folded (the default one outside a frame).
+    fn sid(&self) -> u32 {
+        self.folding.unwrap_or(0)
+    }
+
+    /// Applies `f` to the input's counters and to those of the frame's session.
+    fn tick(&mut self, f: impl Fn(&mut Counts)) {
+        f(&mut self.counts);
+        let sid = self.sid();
+        f(&mut self.sessions.get_mut(sid).counts);
     }
 
     fn push_event(&mut self, mut frame: Frame) -> Applied {
@@ -1194,15 +1297,36 @@ impl Session {
 
     /// Folds one frame.
     pub fn apply_frame(&mut self, frame: Frame) -> Applied {
-        self.counts.frames += 1;
         self.revision += 1;
         if let Some(ts) = frame.envelope.timestamp {
             self.last_timestamp = Some(self.last_timestamp.map_or(ts, |l| l.max(ts)));
         }
         let line = frame.origin.line;
+        // The frame's session (SPEC §6); an empty `session_id` is the default session's (the
+        // checker says so).
+        let named = frame
+            .envelope
+            .session_id
+            .as_deref()
+            .filter(|s| !s.is_empty());
+        let sid = self.sessions.resolve(named, self.items.len(), line);
+        self.folding = Some(sid);
+        self.tick(|c| c.frames += 1);
+        let e = self.sessions.get_mut(sid);
+        if e.counts.frames == 1 {
+            e.first_line = line;
+        }
+        e.tokens.add_frame(&frame);
+        match frame.frame_type {
+            FrameType::SessionCompacted | FrameType::ControlSessionCompact => e.compactions += 1,
+            FrameType::ControlPromptRequest if frame.envelope.delegation_chain().is_empty() => {
+                e.turns += 1;
+            }
+            _ => {}
+        }
         // Checked against the session *before* the frame; pushed after it is folded, so findings
         // about a new request count on its invocation.
-        let checked = check::frame_findings(self, &frame);
+        let checked = check::frame_findings(self, &frame, sid);
         // `x-` types are extension frames (importers use them for records with no RAWP type).
         if let FrameType::Unknown(t) = &frame.frame_type
             && !t.starts_with("x-")
@@ -1248,6 +1372,7 @@ impl Session {
         for f in findings {
             self.push_finding(f);
         }
+        self.folding = None;
         applied
     }
 
@@ -1256,7 +1381,8 @@ impl Session {
             return self.push_event(frame);
         };
         let id = req.invocation_id.clone().unwrap_or_default();
-        if self.index.get(&id, &self.invocations).is_some() {
+        let sid = self.sid();
+        if self.index.get(sid, &id, &self.invocations).is_some() {
             let msg = format!("invocation_id {id:?} was already requested");
             let f = Finding::new(
                 Level::Error,
@@ -1275,7 +1401,7 @@ impl Session {
         let chain = frame.envelope.delegation_chain();
         let parent = chain
             .last()
-            .and_then(|d| self.index.get(&d.invocation_id, &self.invocations));
+            .and_then(|d| self.index.get(sid, &d.invocation_id, &self.invocations));
         let idx = self.invocations.len();
         let item = self.push_item(Item::Invocation(idx));
         let tool_name = req.tool_name.unwrap_or_default();
@@ -1309,6 +1435,8 @@ impl Session {
             children: Vec::new(),
             item,
             findings: 0,
+            session: sid,
+            catalog_at: u32::try_from(self.publishes.len()).unwrap_or(u32::MAX),
             rev: 1,
             request_envelope: kept_envelope(frame.envelope),
             result_envelope: None,
@@ -1317,9 +1445,11 @@ impl Session {
             self.invocations[p].children.push(idx);
             self.invocations[p].rev += 1;
         }
-        self.index.insert(&id, idx, &self.invocations);
-        self.counts.invocations += 1;
-        self.counts.running += 1;
+        self.index.insert(sid, &id, idx, &self.invocations);
+        self.tick(|c| {
+            c.invocations += 1;
+            c.running += 1;
+        });
         Applied {
             item: Some(item),
             invocation: Some(idx),
@@ -1332,7 +1462,7 @@ impl Session {
             return self.push_event(frame);
         };
         let id = s.invocation_id.clone().unwrap_or_default();
-        let Some(idx) = self.index.get(&id, &self.invocations) else {
+        let Some(idx) = self.index.get(self.sid(), &id, &self.invocations) else {
             let msg = format!("stream chunk for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
                 Level::Error,
@@ -1371,18 +1501,19 @@ impl Session {
             return self.push_event(frame);
         };
         let id = r.invocation_id.clone().unwrap_or_default();
+        let sid = self.sid();
         let line = frame.origin.line;
         let deferred = frame.origin.span.filter(|_| self.backing.is_some());
         // The reader skipped building the output, expecting it deferred; where it is kept after
         // all (an unknown id, a second result), it is read back from the file.
         let kept = deferred.is_some()
-            && (self.index.get(&id, &self.invocations))
+            && (self.index.get(sid, &id, &self.invocations))
                 .is_some_and(|i| self.invocations[i].status.is_open());
         let mut frame = frame;
         if frame.origin.output_skipped && !kept {
             self.reload_output(&mut frame);
         }
-        let Some(idx) = self.index.get(&id, &self.invocations) else {
+        let Some(idx) = self.index.get(sid, &id, &self.invocations) else {
             let msg = format!("result for invocation_id {id:?}, which was never requested");
             let f = Finding::new(
                 Level::Error,
@@ -1405,14 +1536,15 @@ impl Session {
             return Applied::default();
         };
         let status = CallStatus::from_result(r.status.as_ref());
-        self.counts.running = self.counts.running.saturating_sub(1);
-        if status.is_failure() {
-            self.counts.failed += 1;
-        }
-        if status == CallStatus::Cancelled {
-            self.counts.cancelled += 1;
-        }
+        let (failure, cancelled) = (status.is_failure(), status == CallStatus::Cancelled);
+        self.tick(|c| {
+            c.running = c.running.saturating_sub(1);
+            c.failed += u64::from(failure);
+            c.cancelled += u64::from(cancelled);
+        });
+        let catalog_at = u32::try_from(self.publishes.len()).unwrap_or(u32::MAX);
         let inv = &mut self.invocations[idx];
+        inv.catalog_at = catalog_at;
         inv.status = status;
         inv.result = Some(Box::new(r));
         if let (Some(span), Some(r)) = (deferred, inv.result.as_mut())
@@ -1480,12 +1612,16 @@ impl Session {
         for (i, t) in catalog.tools.iter().enumerate() {
             tool_index.entry(t.name.clone()).or_insert(i);
         }
+        let sid = self.sid();
+        let at = u32::try_from(self.publishes.len()).unwrap_or(u32::MAX);
+        self.sessions.get_mut(sid).publishes.push(at);
         self.publishes.push(Publish {
             catalog,
             timestamp,
             line,
             item: applied.item.unwrap_or(0),
             derived,
+            session: sid,
             tool_index,
         });
         applied
@@ -1514,8 +1650,10 @@ impl Session {
         let chain = frame.envelope.delegation_chain();
         // Deltas and the closing `.done` continue the latest open message of the same kind and agent.
         if kind != MessageKind::Prompt {
+            let sid = self.sid();
             let open = self.open_messages.iter().rposition(|&i| {
-                matches!(&self.items[i], Item::Message(m) if m.kind == kind && m.delegation_chain == chain)
+                self.sessions.of_item(i) == sid
+                    && matches!(&self.items[i], Item::Message(m) if m.kind == kind && m.delegation_chain == chain)
             });
             if let Some(k) = open {
                 let pos = self.open_messages[k];
@@ -1696,13 +1834,14 @@ mod tests {
     fn id_index_keeps_colliding_ids_apart() {
         let invs = vec![inv("a"), inv("b")];
         let mut index = IdIndex::default();
-        index.insert("a", 0, &invs);
+        index.insert(0, "a", 0, &invs);
         // Make "b" collide with "a": its hash slot already points at "a".
-        index.by_hash.insert(IdIndex::hash("b"), 0);
-        index.insert("b", 1, &invs);
-        assert_eq!(index.get("a", &invs), Some(0));
-        assert_eq!(index.get("b", &invs), Some(1));
-        assert_eq!(index.get("c", &invs), None);
+        index.by_hash.insert(IdIndex::hash(0, "b"), 0);
+        index.insert(0, "b", 1, &invs);
+        assert_eq!(index.get(0, "a", &invs), Some(0));
+        assert_eq!(index.get(0, "b", &invs), Some(1));
+        assert_eq!(index.get(0, "c", &invs), None);
+        assert_eq!(index.get(1, "a", &invs), None);
         assert_eq!(index.overflow.len(), 1);
     }
 }

@@ -112,11 +112,10 @@ pub fn has_deferred(session: &Session, item: usize) -> bool {
     }
 }
 
-/// The tool's current catalog entry.
+/// The tool's entry in the catalog in force in the call's session when its result arrived
+/// (SPEC §6; the entry `check` read for the `output_type` rule).
 fn catalog_entry<'s>(session: &'s Session, inv: &Invocation) -> Option<&'s CatalogTool> {
-    session
-        .catalog()
-        .and_then(|c| c.tools.iter().find(|t| t.name == inv.tool_name))
+    session.catalog_entry_of(inv)
 }
 
 /// Findings about one call (by id, or by the line of its request or result), at most

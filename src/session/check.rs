@@ -30,11 +30,18 @@
 //! | request never answered by the end of the session (unless an importer reported it as `tool-use-without-result`) | `request-never-answered` | warning |
 //! | unavailable/degraded tool without `status_description` | `status-description-missing` | info |
 //! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
+//! | `session_id` not a string, or empty (the frame goes to the default session) | `invalid-session-id` | warning |
+//! | `session_id` not a UUID v4 (skipped for imported frames) | `session-id-not-uuid-v4` | warning |
 //!
 //! Leniency in the SPEC 3.4 rule (documented choices, [ours]): filesystem writes accept `diff` or
 //! `empty` (SPEC 4 lists both for Write); `search` accepts `text` or `file_list`; a result that is
 //! not `success` may also be `text` (an error message); an empty output (`null`, `""`, `{}`, `[]`)
 //! may always be `empty`.
+//!
+//! Sessions (SPEC §6): every rule reads the frame's own session (`super::sessions`): its
+//! current catalog, its invocation ids; the `output_type` rule reads the catalog in force in the
+//! call's session when its result arrives (`Session::catalog_entry_at`, which the detail header
+//! reads too). End-of-session findings are per session (each names its call's session).
 //!
 //! Cost: each frame is checked in O(tools in the current catalog + log chunks) with no rescans of
 //! the session; stream gaps are computed once per invocation, when its result arrives or at the end.
@@ -83,6 +90,11 @@ pub mod code {
     pub const STATUS_DESCRIPTION_MISSING: &str = "status-description-missing";
     /// The same tool name twice in one `tool.catalog.publish` (SPEC 3.5).
     pub const DUPLICATE_CATALOG_TOOL: &str = "duplicate-catalog-tool";
+    /// A `session_id` that is not a string, or empty: the frame is counted in the input's
+    /// default session (SPEC 2, §6).
+    pub const INVALID_SESSION_ID: &str = "invalid-session-id";
+    /// A `session_id` that is not a UUID v4 (SPEC 2; skipped for imported frames).
+    pub const SESSION_ID_NOT_UUID_V4: &str = "session-id-not-uuid-v4";
 
     /// Every code of this module, for docs and tests.
     pub const ALL: &[&str] = &[
@@ -101,6 +113,8 @@ pub mod code {
         REQUEST_NEVER_ANSWERED,
         STATUS_DESCRIPTION_MISSING,
         DUPLICATE_CATALOG_TOOL,
+        INVALID_SESSION_ID,
+        SESSION_ID_NOT_UUID_V4,
     ];
 }
 
@@ -162,17 +176,21 @@ impl Out<'_> {
 }
 
 /// Findings about one frame, given the session before it is applied.
-pub fn frame_findings(session: &Session, frame: &Frame) -> Vec<Finding> {
+/// `sid` is the frame's session (`Session::sessions`): the catalog, the invocation ids and the
+/// `output_type` rule are that session's (SPEC §6).
+pub fn frame_findings(session: &Session, frame: &Frame, sid: u32) -> Vec<Finding> {
     let mut out = Out {
         line: frame.origin.line,
         invocation: frame.invocation_id(),
         wrong: &frame.field_errors,
         findings: Vec::new(),
     };
+    check_session_id(frame, &mut out);
+    let at = At { session, sid };
     match &frame.body {
-        Body::Request(r) => check_request(session, frame, r, &mut out),
-        Body::Stream(s) => check_stream(session, s, &mut out),
-        Body::Result(r) => check_result(session, r, &mut out),
+        Body::Request(r) => check_request(&at, frame, r, &mut out),
+        Body::Stream(s) => check_stream(&at, s, &mut out),
+        Body::Result(r) => check_result(&at, r, &mut out),
         Body::Catalog(c) => {
             let derived = frame
                 .envelope
@@ -193,11 +211,12 @@ pub fn frame_findings(session: &Session, frame: &Frame) -> Vec<Finding> {
 pub fn end_findings(session: &Session) -> Vec<Finding> {
     // Importers already report unanswered tool uses (`tool-use-without-result`, SPEC 5): one
     // finding per problem is enough.
-    let reported: std::collections::HashSet<&str> = session
+    // Keyed by session (`None`: the importer's finding names none, so it matches every session).
+    let reported: std::collections::HashSet<(Option<u32>, &str)> = session
         .findings
         .iter()
         .filter(|f| f.code == crate::finding::code::TOOL_USE_WITHOUT_RESULT)
-        .filter_map(|f| f.invocation_id.as_deref())
+        .filter_map(|f| Some((f.session, f.invocation_id.as_deref()?)))
         .collect();
     let mut findings = Vec::new();
     for inv in session.invocations.iter().filter(|i| i.status.is_open()) {
@@ -207,7 +226,8 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
             wrong: &[],
             findings: Vec::new(),
         };
-        if !reported.contains(inv.invocation_id.as_str()) {
+        let id = inv.invocation_id.as_str();
+        if !reported.contains(&(Some(inv.session), id)) && !reported.contains(&(None, id)) {
             out.push(
                 Level::Warning,
                 code::REQUEST_NEVER_ANSWERED,
@@ -220,7 +240,7 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
             );
         }
         push_gaps(inv, Level::Warning, &mut out);
-        findings.append(&mut out.findings);
+        findings.extend(out.findings.into_iter().map(|f| f.in_session(inv.session)));
     }
     findings
 }
@@ -229,12 +249,65 @@ fn name_or_unnamed(name: &str) -> &str {
     if name.is_empty() { "(unnamed)" } else { name }
 }
 
-/// The current catalog's entry for `name` (the first one when listed twice); O(1).
-fn catalog_entry<'s>(session: &'s Session, name: &str) -> Option<&'s CatalogTool> {
-    session.publishes.last().and_then(|p| p.tool(name))
+/// The session so far and the session of the frame at hand.
+struct At<'s> {
+    session: &'s Session,
+    sid: u32,
 }
 
-fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &mut Out<'_>) {
+impl<'s> At<'s> {
+    /// The frame's session's current publish.
+    fn publish(&self) -> Option<&'s super::Publish> {
+        self.session.publish_of(self.sid)
+    }
+
+    /// The current catalog's entry for `name` (the first one when listed twice); O(1).
+    fn catalog_entry(&self, name: &str) -> Option<&'s CatalogTool> {
+        self.publish().and_then(|p| p.tool(name))
+    }
+
+    /// The call with this id in the frame's session.
+    fn invocation(&self, id: &str) -> Option<&'s Invocation> {
+        self.session.invocation_in(self.sid, id)
+    }
+}
+
+/// The frame's `session_id` (SPEC 2, §6): not a string, empty, or (on a frame no importer
+/// built) not a UUID v4. The frame is folded all the same, an invalid one in the default session.
+fn check_session_id(frame: &Frame, out: &mut Out<'_>) {
+    let e = &frame.envelope;
+    let odd = e
+        .extra
+        .get("session_id")
+        .or_else(|| {
+            e.metadata
+                .get("session_id")
+                .filter(|_| e.session_id.is_none())
+        })
+        .filter(|v| !v.is_string());
+    let msg = match (&e.session_id, odd) {
+        (_, Some(v)) if e.session_id.is_none() => format!(
+            "session_id is {}, not a string; the frame is counted in the input's default session",
+            json_kind(v)
+        ),
+        (Some(id), _) if id.is_empty() => {
+            "session_id is empty; the frame is counted in the input's default session".to_owned()
+        }
+        (Some(id), _) if !is_imported(frame) && !is_uuid_v4(id) => {
+            out.push(
+                Level::Warning,
+                code::SESSION_ID_NOT_UUID_V4,
+                "SPEC 2",
+                format!("session_id {id:?} is not a UUID v4"),
+            );
+            return;
+        }
+        _ => return,
+    };
+    out.push(Level::Warning, code::INVALID_SESSION_ID, "SPEC 2", msg);
+}
+
+fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Out<'_>) {
     const T: &str = "tool.invoke.request";
     const S: &str = "SPEC 3.1";
     match r.invocation_id.as_deref() {
@@ -264,11 +337,11 @@ fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &
         out.missing(T, "tool_name", S);
         return;
     };
-    let Some(publish) = session.publishes.last() else {
-        return; // no catalog: nothing to compare with
+    let Some(publish) = at.publish() else {
+        return; // no catalog in this session: nothing to compare with
     };
     let derived = publish.derived;
-    let Some(entry) = catalog_entry(session, name) else {
+    let Some(entry) = at.catalog_entry(name) else {
         let (level, whose) = if derived {
             (Level::Warning, "the derived catalog")
         } else {
@@ -302,11 +375,11 @@ fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &
         ),
         ToolStatus::Available | ToolStatus::Unknown(_) => {}
     }
-    if let Some(catalog) = session.catalog()
-        && let Some(d) = catalog
-            .diagnostics
-            .iter()
-            .find(|d| d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name))
+    if let Some(d) = publish
+        .catalog
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name))
     {
         let code = d.code.as_deref().unwrap_or("?");
         out.push(
@@ -318,7 +391,7 @@ fn check_request(session: &Session, frame: &Frame, r: &ToolInvokeRequest, out: &
     }
 }
 
-fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
+fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
     const T: &str = "tool.invoke.stream";
     const S: &str = "SPEC 3.3";
     if s.invocation_id.as_deref().is_none_or(str::is_empty) {
@@ -346,11 +419,7 @@ fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
     if s.sequence.is_none() {
         out.missing(T, "sequence", S);
     }
-    let Some(inv) = s
-        .invocation_id
-        .as_deref()
-        .and_then(|id| session.invocation(id))
-    else {
+    let Some(inv) = s.invocation_id.as_deref().and_then(|id| at.invocation(id)) else {
         return; // reported by the reducer (stream-without-request)
     };
     name_mismatch(inv, s.tool_name.as_deref(), "stream chunk", out);
@@ -370,7 +439,7 @@ fn check_stream(session: &Session, s: &ToolInvokeStream, out: &mut Out<'_>) {
     }
 }
 
-fn check_result(session: &Session, r: &ToolInvokeResult, out: &mut Out<'_>) {
+fn check_result(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
     const T: &str = "tool.invoke.result";
     const S: &str = "SPEC 3.2";
     if r.invocation_id.as_deref().is_none_or(str::is_empty) {
@@ -405,11 +474,7 @@ fn check_result(session: &Session, r: &ToolInvokeResult, out: &mut Out<'_>) {
         ),
         Some(_) => {}
     }
-    let Some(inv) = r
-        .invocation_id
-        .as_deref()
-        .and_then(|id| session.invocation(id))
-    else {
+    let Some(inv) = r.invocation_id.as_deref().and_then(|id| at.invocation(id)) else {
         return; // reported by the reducer (result-without-request)
     };
     if !inv.status.is_open() {
@@ -417,7 +482,7 @@ fn check_result(session: &Session, r: &ToolInvokeResult, out: &mut Out<'_>) {
     }
     name_mismatch(inv, r.tool_name.as_deref(), "result", out);
     if let Some(ot) = r.output_type.as_ref().filter(|o| o.is_known()) {
-        check_output_type(session, inv, r, ot, out);
+        check_output_type(at, inv, r, ot, out);
     }
     push_gaps(inv, Level::Error, out);
 }
@@ -450,14 +515,17 @@ fn is_empty_output(v: Option<&Value>) -> bool {
 }
 
 fn check_output_type(
-    session: &Session,
+    at: &At<'_>,
     inv: &Invocation,
     r: &ToolInvokeResult,
     got: &OutputType,
     out: &mut Out<'_>,
 ) {
-    let entry = catalog_entry(session, &inv.tool_name);
     let output = r.output.as_ref();
+    // The catalog in force in the call's session now, as its result arrives (what the detail
+    // header reads later through `Session::catalog_entry_of`).
+    let upto = at.session.publishes.len();
+    let entry = at.session.catalog_entry_at(at.sid, upto, &inv.tool_name);
     let (expected, rule) = expected_output_type(&inv.tool_name, entry, output);
     if *got == expected {
         return;

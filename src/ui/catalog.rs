@@ -226,7 +226,7 @@ pub struct CatalogCache {
 impl CatalogState {
     /// Selects the next tool (stops at the last).
     pub fn select_next(&mut self, session: &Session) {
-        let n = session.catalog().map_or(0, |c| c.tools.len());
+        let n = session.catalog_of(0).map_or(0, |c| c.tools.len());
         if self.selected + 1 < n {
             self.selected += 1;
             self.scroll = 0;
@@ -243,7 +243,7 @@ impl CatalogState {
 
     /// Name of the selected tool, if a catalog exists.
     pub fn selected_tool<'s>(&self, session: &'s Session) -> Option<&'s str> {
-        let tools = &session.catalog()?.tools;
+        let tools = &session.catalog_of(0)?.tools;
         tools
             .get(self.selected.min(tools.len().saturating_sub(1)))
             .map(|t| t.name.as_str())
@@ -745,7 +745,7 @@ impl CatalogState {
         theme: &Theme,
         area: Rect,
     ) {
-        let Some(catalog) = session.catalog() else {
+        let Some(catalog) = session.catalog_of(0) else {
             self.selected = 0;
             self.offset = 0;
             self.scroll = 0;
@@ -791,7 +791,7 @@ impl CatalogState {
 
     /// The tool index shown on screen row `row` of a panel drawn in `area` (for mouse clicks).
     pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
-        let n = session.catalog()?.tools.len();
+        let n = session.catalog_of(0)?.tools.len();
         // Title and header rows come first.
         let k = usize::from(row.checked_sub(area.y.checked_add(2)?)?);
         (k < table_rows(area.height, n))

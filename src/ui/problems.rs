@@ -129,7 +129,10 @@ pub fn feed_item_for(session: &Session, finding: &Finding) -> Option<usize> {
     if let Some(inv) = finding
         .invocation_id
         .as_deref()
-        .and_then(|id| session.invocation(id))
+        .and_then(|id| match finding.session {
+            Some(sid) => session.invocation_in(sid, id),
+            None => session.invocation(id),
+        })
     {
         return Some(inv.item);
     }

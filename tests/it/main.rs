@@ -56,6 +56,7 @@ mod render_polish;
 mod render_props;
 mod render_terminal;
 mod replay_player;
+mod sessions;
 mod signals_pty;
 mod skip_outputs;
 mod stats_cli;

@@ -128,7 +128,8 @@ fn one_finding(line: usize, path: &str, wrong: &Value, want: Finding) {
 }
 
 fn finding(level: Level, spec: &'static str, line: u64, msg: &str, id: Option<&str>) -> Finding {
-    let f = Finding::new(level, code::WRONG_FIELD_TYPE, spec, line, msg.to_owned());
+    // A frame's finding is its session's (the default one here).
+    let f = Finding::new(level, code::WRONG_FIELD_TYPE, spec, line, msg.to_owned()).in_session(0);
     match id {
         Some(id) => f.for_invocation(id),
         None => f,

@@ -124,6 +124,9 @@ fn problems_fixture_keeps_everything_and_reports_each_problem() {
         children: vec![],
         item: 1,
         findings: session.invocations[0].findings,
+        // One session; the catalog published on line 1 was in force when the result came.
+        session: 0,
+        catalog_at: 1,
         rev: session.invocations[0].rev,
     };
     assert_eq!(session.invocations, vec![Box::new(expected)]);

@@ -1,0 +1,197 @@
+//! Every frame belongs to a session (issue 18, SPEC §6): per-session catalogs, invocation ids,
+//! messages, turns and tokens, on the fixtures `check_sessions_*.ndjson`,
+//! `check_invalid_session_id.ndjson` and `check_session_id_not_uuid_v4.ndjson`, and on the
+//! corpus (a transcript and its subagent files are one session).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use rawpv::check::code;
+use rawpv::finding::{Level, code as fcode};
+use rawpv::import::load_bytes;
+use rawpv::session::{CallStatus, Item, Session};
+
+const A: &str = "6f1c2b1e-8a4d-4c55-9e1a-0b7a3c2d4e5f";
+const B: &str = "0b7a3c2d-4e5f-4c55-9e1a-6f1c2b1e8a4d";
+const ID: &str = "00000000-0000-4000-8000-000000000001";
+
+fn fixture(name: &str) -> Session {
+    let path = format!(
+        "{}/tests/fixtures/{name}.ndjson",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Session::from_decoded(load_bytes(&bytes).items)
+}
+
+/// (line, code, session name) of every finding, in line order.
+fn findings(s: &Session) -> Vec<(u64, &'static str, Option<&str>)> {
+    let mut v: Vec<_> = s
+        .findings
+        .iter()
+        .map(|f| (f.line, f.code, f.session.map(|k| s.sessions.name(k))))
+        .collect();
+    v.sort_by_key(|f| f.0);
+    v
+}
+
+/// The issue's example: A publishes Bash, B publishes Read, then a Bash call in A. No finding:
+/// B's publish does not replace A's catalog, and the same `invocation_id` in both sessions is two
+/// calls, each paired with its own result.
+#[test]
+fn two_sessions_each_with_its_own_catalog_give_no_finding() {
+    let s = fixture("check_sessions_two");
+    assert_eq!(s.findings, []);
+    assert_eq!(s.sessions.len(), 2);
+    let names: Vec<&str> = s.sessions.iter().map(|(k, _)| s.sessions.name(k)).collect();
+    assert_eq!(names, [A, B]);
+    let tools = |k: u32| -> Vec<&str> {
+        let c = s.catalog_of(k).unwrap();
+        c.tools.iter().map(|t| t.name.as_str()).collect()
+    };
+    assert_eq!((tools(0), tools(1)), (vec!["Bash"], vec!["Read"]));
+    let calls: Vec<(u32, &str, &str, &CallStatus, Option<u64>)> = s
+        .invocations
+        .iter()
+        .map(|i| {
+            let id = i.invocation_id.as_str();
+            (
+                i.session,
+                id,
+                i.tool_name.as_str(),
+                &i.status,
+                i.result_line,
+            )
+        })
+        .collect();
+    let ok = &CallStatus::Succeeded;
+    assert_eq!(
+        calls,
+        [(0, ID, "Bash", ok, Some(10)), (1, ID, "Read", ok, Some(9))]
+    );
+    assert_eq!(s.invocation_in(1, ID).unwrap().tool_name, "Read");
+    // Interleaved deltas continue their own session's message.
+    let texts: Vec<(u32, &str)> = (0..s.items.len())
+        .filter_map(|i| match &s.items[i] {
+            Item::Message(m) => Some((s.sessions.of_item(i), m.text.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (0, "list the files"),
+            (1, "show the readme"),
+            (0, "Listing done."),
+            (1, "Reading done.")
+        ]
+    );
+    let a = s.sessions.get(0);
+    let b = s.sessions.get(1);
+    assert_eq!(
+        (
+            a.counts.frames,
+            a.counts.invocations,
+            a.turns,
+            a.tokens.input,
+            a.tokens.output
+        ),
+        (7, 1, 1, 100, 20)
+    );
+    assert_eq!(
+        (
+            b.counts.frames,
+            b.counts.invocations,
+            b.turns,
+            b.tokens.input,
+            b.tokens.output
+        ),
+        (7, 1, 1, 300, 40)
+    );
+    assert_eq!((a.first_line, b.first_line), (1, 2));
+}
+
+/// A call that breaks its own session's catalog still gets its finding, named by its session;
+/// so does a request left open at the end.
+#[test]
+fn a_call_outside_its_own_sessions_catalog_is_a_finding() {
+    let s = fixture("check_sessions_own_catalog");
+    assert_eq!(
+        findings(&s),
+        [
+            (3, code::TOOL_NOT_IN_CATALOG, Some(A)),
+            (5, code::TOOL_NOT_IN_CATALOG, Some(B)),
+            (5, code::REQUEST_NEVER_ANSWERED, Some(B)),
+        ]
+    );
+    let f = &s.findings[0];
+    assert_eq!(
+        (f.level, f.message.as_str()),
+        (
+            Level::Error,
+            "request for Read, which is not in the current catalog"
+        )
+    );
+    // The result's output_type was checked against A's catalog, which has no Read: the
+    // category rule (file_content) applies, and the result says file_content.
+    assert_eq!(s.invocation_in(0, ID).unwrap().catalog_at, 2);
+}
+
+/// A `session_id` that is not a string, or empty, is a finding; the frame is still folded, in
+/// the default session (here the first one named).
+#[test]
+fn an_invalid_session_id_is_a_finding_and_the_frame_is_kept() {
+    let s = fixture("check_invalid_session_id");
+    assert_eq!(
+        findings(&s),
+        [
+            (2, code::INVALID_SESSION_ID, Some(A)),
+            (3, code::INVALID_SESSION_ID, Some(A)),
+        ]
+    );
+    assert_eq!(s.sessions.len(), 1);
+    let inv = s.invocation(ID).unwrap();
+    assert_eq!((inv.session, &inv.status), (0, &CallStatus::Succeeded));
+    assert!(s.findings[0].message.contains("is a number, not a string"));
+    assert!(s.findings[1].message.contains("is empty"));
+}
+
+#[test]
+fn a_session_id_that_is_not_a_uuid_v4_is_a_warning() {
+    let s = fixture("check_session_id_not_uuid_v4");
+    assert_eq!(
+        findings(&s),
+        [(1, code::SESSION_ID_NOT_UUID_V4, Some("session-1"))]
+    );
+    assert_eq!(s.findings[0].level, Level::Warning);
+}
+
+/// A single-session input is one session whether or not its frames name it: every Claude Code
+/// transcript of the corpus (its derived catalog and summaries name no session) is one
+/// session, its subagent files included, and no finding is about an invalid session id.
+#[test]
+fn each_corpus_transcript_is_one_session_subagents_included() {
+    let Some(files) = crate::support::corpus::files("claude-code") else {
+        return;
+    };
+    let mut seen = 0;
+    for path in files {
+        let Ok((s, _)) = rawpv::source::file::fold_path(&path) else {
+            continue;
+        };
+        let name = path.display();
+        assert_eq!(s.sessions.len(), 1, "{name}");
+        assert!(s.sessions.get(0).id.is_some(), "{name}");
+        assert!(
+            s.invocations.iter().all(|i| i.session == 0),
+            "{name}: a call outside the session"
+        );
+        assert!(
+            !s.findings.iter().any(|f| f.code == code::INVALID_SESSION_ID
+                || f.code == code::SESSION_ID_NOT_UUID_V4
+                || f.code == fcode::MALFORMED_LINE),
+            "{name}"
+        );
+        seen += 1;
+    }
+    assert!(seen >= 9, "{seen} transcripts");
+}
