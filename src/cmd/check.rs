@@ -31,7 +31,13 @@
 //! ```
 //!
 //! `level` is `info` | `warning` | `error`; `line` is 1-based (0 when unknown); `invocation_id` is
-//! omitted when the finding is about no invocation. Codes: `crate::finding::code` and
+//! omitted when the finding is about no invocation.
+//!
+//! Sessions (SPEC §6, issue 18): when the input holds more than one session, each finding that
+//! belongs to one names it: ` [session ID]` at the end of a text line (and of a JUnit case's
+//! text), `session_id` in a JSON finding and in a SARIF result's `properties`. A single-session
+//! input's report is unchanged. Invocation ids are per session, so `(session_id,
+//! invocation_id)` names a call. Codes: `crate::finding::code` and
 //! `crate::session::check::code`.
 //!
 //! SARIF (`--format sarif`): a SARIF 2.1.0 log (OASIS) with one run; `tool.driver` is rawpv with
@@ -55,6 +61,25 @@ use serde_json::json;
 
 use crate::cli::{CheckFormat, InputArgs};
 use crate::finding::{Finding, Level};
+use crate::session::Sessions;
+
+/// The `session_id` a report names for `f`: its session's, when the input has more than one
+/// session (SPEC §6) and the finding belongs to one; `None` otherwise (a single-session input's
+/// report is as it was). Raw text: made visible by the text writers.
+pub fn session_of<'a>(f: &Finding, sessions: &'a Sessions) -> Option<&'a str> {
+    f.session
+        .filter(|_| sessions.is_multi())
+        .map(|k| sessions.name(k))
+}
+
+/// One finding of the JSON report: the finding's fields, then its session's id when named.
+#[derive(Debug, Serialize)]
+pub struct Row<'a> {
+    #[serde(flatten)]
+    pub finding: &'a Finding,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+}
 
 /// Counts per level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -89,7 +114,7 @@ pub const REPORT_SCHEMA: &str = "rawpv-check-report/1";
 pub struct Report<'a> {
     pub schema: &'static str,
     pub file: &'a str,
-    pub findings: Vec<&'a Finding>,
+    pub findings: Vec<Row<'a>>,
     pub summary: Summary,
 }
 
@@ -104,13 +129,21 @@ pub fn ordered(findings: &[Finding]) -> Vec<&Finding> {
 ///
 /// # Errors
 /// I/O errors of `out`.
-pub fn write_text(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
+pub fn write_text(
+    out: &mut dyn Write,
+    file: &str,
+    findings: &[Finding],
+    sessions: &Sessions,
+) -> io::Result<()> {
     // A file name is untrusted text too: a title-setting escape in it reached stdout.
     let file = crate::render::text::visible(file);
     for f in ordered(findings) {
+        let session = session_of(f, sessions).map_or_else(String::new, |s| {
+            format!(" [session {}]", crate::render::text::visible(s))
+        });
         writeln!(
             out,
-            "{file}:{}: {}[{}] {} ({})",
+            "{file}:{}: {}[{}] {} ({}){session}",
             f.line,
             f.level.as_str(),
             f.code,
@@ -132,11 +165,20 @@ pub fn write_text(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::
 ///
 /// # Errors
 /// I/O or serialisation errors.
-pub fn write_json(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
+pub fn write_json(
+    out: &mut dyn Write,
+    file: &str,
+    findings: &[Finding],
+    sessions: &Sessions,
+) -> io::Result<()> {
+    let rows = ordered(findings).into_iter().map(|finding| Row {
+        finding,
+        session_id: session_of(finding, sessions),
+    });
     let report = Report {
         schema: REPORT_SCHEMA,
         file,
-        findings: ordered(findings),
+        findings: rows.collect(),
         summary: Summary::of(findings),
     };
     serde_json::to_writer_pretty(&mut *out, &report)?;
@@ -161,7 +203,7 @@ fn sarif_uri(file: &str) -> String {
 }
 
 /// The SARIF 2.1.0 log (see the module docs).
-pub fn sarif_log(file: &str, findings: &[Finding]) -> serde_json::Value {
+pub fn sarif_log(file: &str, findings: &[Finding], sessions: &Sessions) -> serde_json::Value {
     let ordered = ordered(findings);
     let mut rules: Vec<(&'static str, &'static str)> = Vec::new();
     for f in &ordered {
@@ -189,6 +231,9 @@ pub fn sarif_log(file: &str, findings: &[Finding]) -> serde_json::Value {
             let mut props = json!({"spec": f.spec});
             if let Some(id) = &f.invocation_id {
                 props["invocation_id"] = json!(id);
+            }
+            if let Some(s) = session_of(f, sessions) {
+                props["session_id"] = json!(s);
             }
             json!({
                 "ruleId": f.code,
@@ -232,8 +277,13 @@ pub fn sarif_log(file: &str, findings: &[Finding]) -> serde_json::Value {
 ///
 /// # Errors
 /// I/O or serialisation errors.
-pub fn write_sarif(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &sarif_log(file, findings))?;
+pub fn write_sarif(
+    out: &mut dyn Write,
+    file: &str,
+    findings: &[Finding],
+    sessions: &Sessions,
+) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &sarif_log(file, findings, sessions))?;
     writeln!(out)
 }
 
@@ -260,7 +310,12 @@ fn xml_escape(s: &str) -> String {
 ///
 /// # Errors
 /// I/O errors of `out`.
-pub fn write_junit(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io::Result<()> {
+pub fn write_junit(
+    out: &mut dyn Write,
+    file: &str,
+    findings: &[Finding],
+    sessions: &Sessions,
+) -> io::Result<()> {
     let ordered = ordered(findings);
     let failures = ordered.iter().filter(|f| f.level != Level::Info).count();
     let tests = ordered.len().max(1);
@@ -283,8 +338,10 @@ pub fn write_junit(out: &mut dyn Write, file: &str, findings: &[Finding]) -> io:
     for f in ordered {
         let case = xml_escape(&format!("{}: {}", f.line, f.code));
         let class = xml_escape(&format!("rawpv.check.{}", f.code));
+        let session =
+            session_of(f, sessions).map_or_else(String::new, |s| format!(" [session {s}]"));
         let text = xml_escape(&format!(
-            "{name}:{}: {}[{}] {} ({})",
+            "{name}:{}: {}[{}] {} ({}){session}",
             f.line,
             f.level.as_str(),
             f.code,
@@ -327,10 +384,10 @@ pub async fn run(input: &InputArgs, format: CheckFormat) -> i32 {
     };
     let errors = session.findings.iter().any(|f| f.level == Level::Error);
     let r = super::with_stdout(|out| match format {
-        CheckFormat::Json => write_json(out, &input.input, &session.findings),
-        CheckFormat::Text => write_text(out, &input.input, &session.findings),
-        CheckFormat::Sarif => write_sarif(out, &input.input, &session.findings),
-        CheckFormat::Junit => write_junit(out, &input.input, &session.findings),
+        CheckFormat::Json => write_json(out, &input.input, &session.findings, &session.sessions),
+        CheckFormat::Text => write_text(out, &input.input, &session.findings, &session.sessions),
+        CheckFormat::Sarif => write_sarif(out, &input.input, &session.findings, &session.sessions),
+        CheckFormat::Junit => write_junit(out, &input.input, &session.findings, &session.sessions),
     });
     super::exit_code(r, i32::from(errors))
 }

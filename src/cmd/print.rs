@@ -6,6 +6,13 @@
 //! so only when stdout is a terminal and `NO_COLOR` is unset; otherwise plain text. Either way the
 //! untrusted content has been neutralised by the renderers: the only escape sequences written
 //! are our own SGR. Lines are wrapped at `--width` (default: the terminal's, else 100 columns).
+//!
+//! Sessions (SPEC §6, issue 18): when the input holds more than one session, each feed row
+//! starts with its session's id in brackets (`[6f1c2b1e-…] Bash  ok  ls  [id]`), and with
+//! `--detail` each call's detail is preceded by a `session ID` line. A file's rows are written
+//! as it folds, so rows written before a second session appears (past the first 4 MiB batch
+//! of the file) carry no id: they are the default session's. A single-session input prints
+//! as before.
 
 use std::io::{IsTerminal, Write};
 
@@ -176,8 +183,19 @@ pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()>
     Ok(())
 }
 
-/// Writes feed item `idx`'s line (none for a quiet message).
+/// Writes feed item `idx`'s line (none for a quiet message), after its session's id when the
+/// input holds more than one session.
 fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Result<()> {
+    let quiet = matches!(session.items[idx], Item::Message(_))
+        && crate::session::query::is_quiet(session, idx);
+    if quiet {
+        return Ok(());
+    }
+    if session.sessions.is_multi() {
+        let sid = session.sessions.of_item(idx);
+        let name = crate::render::text::visible(session.sessions.name(sid));
+        write!(out, "[{name}] ")?;
+    }
     match &session.items[idx] {
         Item::Invocation(i) => {
             let inv = &session.invocations[*i];
@@ -193,8 +211,7 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
                 crate::render::text::visible(&inv.invocation_id)
             )?;
         }
-        // An agent turn with only whitespace text is a quiet row in the viewer too.
-        Item::Message(_) if crate::session::query::is_quiet(session, idx) => {}
+        // An agent turn with only whitespace text is a quiet row in the viewer too (above).
         Item::Message(m) => {
             let kind = match m.kind {
                 MessageKind::Prompt => "prompt",
@@ -278,6 +295,10 @@ pub fn write_detail_with(
 ) -> std::io::Result<()> {
     let theme = if colour { Theme::dark() } else { Theme::mono() };
     for inv in &session.invocations {
+        if session.sessions.is_multi() {
+            let name = crate::render::text::visible(session.sessions.name(inv.session));
+            writeln!(out, "session {name}")?;
+        }
         let wrapped = detail_lines(session, inv.item, width, &theme, limits);
         let text = if colour {
             sgr::lines_to_ansi(&wrapped)

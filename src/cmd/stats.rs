@@ -1,10 +1,17 @@
 //! `rawpv stats INPUT`: counts per tool, status and `output_type`, call durations and token
 //! totals (`session.usage` rows). Called by `main`; output is plain aligned text, one fact a
 //! line, untrusted names passed through `render::text::visible`.
+//!
+//! Sessions (SPEC §6, issue 18): the lines above the tool table are the input's totals. When the
+//! input holds more than one session, a `sessions N` line and a table follow them: one row per
+//! session in order of first appearance (its `session_id`; frames, calls, failed calls,
+//! findings, turns, tokens in and out), then a `total` row (findings that belong to no session,
+//! such as malformed lines, count only there). A single-session input prints no such table.
 
 use std::collections::BTreeMap;
 
 use crate::cli::InputArgs;
+use crate::session::Session;
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs) -> i32 {
@@ -65,9 +72,70 @@ pub async fn run(input: &InputArgs) -> i32 {
             let calls = format!("call{}", crate::fmt::plural_s(*n));
             writeln!(out, "  {tool:<20} {n:>6} {calls:<5} {err:>5} failed")?;
         }
+        if session.sessions.is_multi() {
+            write_sessions(out, &session)?;
+        }
         Ok(())
     });
     super::exit_code(r, 0)
+}
+
+/// Widest session id column (longer ids are cut with an ellipsis).
+const SESSION_COLUMN: usize = 36;
+
+/// The per-session table (module docs).
+fn write_sessions(out: &mut dyn std::io::Write, session: &Session) -> std::io::Result<()> {
+    let sessions = &session.sessions;
+    let names: Vec<String> = sessions
+        .iter()
+        .map(|(k, _)| crate::render::text::visible(sessions.name(k)))
+        .collect();
+    let w = names
+        .iter()
+        .map(|n| crate::fmt::width(n))
+        .max()
+        .unwrap_or(0)
+        .clamp(7, SESSION_COLUMN);
+    writeln!(out, "sessions     {}", sessions.len())?;
+    let row = |out: &mut dyn std::io::Write, name: &str, v: [u64; 7]| {
+        let name = crate::fmt::fit(name, w);
+        let [frames, calls, failed, findings, turns, tin, tout] = v;
+        writeln!(
+            out,
+            "  {name} {frames:>8} {calls:>7} {failed:>6} {findings:>8} {turns:>6} {tin:>10} {tout:>10}"
+        )
+    };
+    writeln!(
+        out,
+        "  {} {:>8} {:>7} {:>6} {:>8} {:>6} {:>10} {:>10}",
+        crate::fmt::fit("session", w),
+        "frames",
+        "calls",
+        "failed",
+        "findings",
+        "turns",
+        "tokens in",
+        "out"
+    )?;
+    let mut total = [0u64; 7];
+    for ((_, e), name) in sessions.iter().zip(&names) {
+        let v = [
+            e.counts.frames,
+            e.counts.invocations,
+            e.counts.failed,
+            e.findings,
+            e.turns,
+            e.tokens.input,
+            e.tokens.output,
+        ];
+        for (t, x) in total.iter_mut().zip(v) {
+            *t = t.saturating_add(x);
+        }
+        row(out, name, v)?;
+    }
+    // Findings that belong to no session (malformed lines) count in the total only.
+    total[3] = session.findings.len() as u64;
+    row(out, "total", total)
 }
 
 /// `ok 105 · error 3` (names made visible; `—` when empty).

@@ -201,7 +201,13 @@ fn junit_escapes_what_xml_cannot_hold() {
         3,
         "a <b> & \"c\" \u{1b}[31m ' \u{7}",
     );
-    rawpv::cmd::check::write_junit(&mut out, "a&b <c>.ndjson", &[f]).unwrap();
+    rawpv::cmd::check::write_junit(
+        &mut out,
+        "a&b <c>.ndjson",
+        &[f],
+        &rawpv::session::Sessions::default(),
+    )
+    .unwrap();
     let xml = String::from_utf8(out).unwrap();
     let (_, failures, cases, _) = junit_counts(&xml, "escape");
     assert_eq!((failures, cases), (1, 1));

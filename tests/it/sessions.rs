@@ -195,3 +195,129 @@ fn each_corpus_transcript_is_one_session_subagents_included() {
     }
     assert!(seen >= 9, "{seen} transcripts");
 }
+
+/// Runs the binary: (exit code, stdout).
+fn rawpv(args: &[&str]) -> (i32, String) {
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    (code, String::from_utf8(out.stdout).unwrap())
+}
+
+fn path(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/{name}.ndjson",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// `check` names the session of each finding when the input holds more than one, in every
+/// format; `stats` prints one row per session and the totals.
+#[test]
+fn check_and_stats_report_per_session() {
+    let p = path("check_sessions_own_catalog");
+    let (code, text) = rawpv(&["check", &p]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "{p}:3: error[tool-not-in-catalog] request for Read, which is not in the current catalog (SPEC 3.7) [session {A}]"
+            ),
+            format!(
+                "{p}:5: error[tool-not-in-catalog] request for Bash, which is not in the current catalog (SPEC 3.7) [session {B}]"
+            ),
+            format!(
+                "{p}:5: warning[request-never-answered] Bash request \"00000000-0000-4000-8000-000000000002\" never got a result (SPEC 3.7) [session {B}]"
+            ),
+            format!("{p}: 2 errors, 1 warning, 0 infos"),
+        ]
+    );
+    let (_, json) = rawpv(&["check", "--format", "json", &p]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let sessions: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, [A, B, B]);
+    let (_, sarif) = rawpv(&["check", "--format", "sarif", &p]);
+    let v: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(v["runs"][0]["results"][1]["properties"]["session_id"], B);
+    let (_, junit) = rawpv(&["check", "--format", "junit", &p]);
+    assert!(
+        junit.contains(&format!("(SPEC 3.7) [session {A}]</failure>")),
+        "{junit}"
+    );
+
+    let (code, stats) = rawpv(&["stats", &path("check_sessions_two")]);
+    assert_eq!(code, 0);
+    let table: Vec<&str> = stats
+        .lines()
+        .skip_while(|l| !l.starts_with("sessions"))
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "sessions     2",
+            "  session                                frames   calls failed findings  turns  tokens in        out",
+            &format!("  {A}        7       1      0        0      1        100         20"),
+            &format!("  {B}        7       1      0        0      1        300         40"),
+            "  total                                      14       2      0        0      2        400         60",
+        ]
+    );
+}
+
+/// A single-session input's reports name no session and `stats` has no session table.
+#[test]
+fn a_single_session_input_reports_as_before() {
+    let p = path("check_session_id_not_uuid_v4");
+    let (_, text) = rawpv(&["check", &p]);
+    assert!(!text.contains(" [session "), "{text}");
+    let (_, json) = rawpv(&["check", "--format", "json", &p]);
+    assert!(!json.contains("\"session_id\":"), "{json}");
+    let (_, stats) = rawpv(&["stats", &p]);
+    assert!(!stats.contains("sessions "), "{stats}");
+    let (_, print) = rawpv(&["print", &p]);
+    assert_eq!(print, "tool.catalog.publish\n");
+}
+
+/// `print` starts each row with its session's id; `convert` keeps every frame's `session_id`
+/// (the one given at the top level or in `metadata`), so checking the converted stream gives
+/// the same findings in the same sessions.
+#[test]
+fn print_names_sessions_and_convert_keeps_them() {
+    let p = path("check_sessions_two");
+    let (_, print) = rawpv(&["print", &p]);
+    let tags: Vec<&str> = print
+        .lines()
+        .map(|l| l.split_once("] ").unwrap().0.trim_start_matches('['))
+        .collect();
+    let (a, b) = (A, B);
+    assert_eq!(tags, [a, b, a, b, a, b, a, b, a, b]);
+    assert!(print.contains(&format!("[{B}] Read       ok        README.md  [{ID}]")));
+
+    for name in ["check_sessions_two", "check_sessions_own_catalog"] {
+        let p = path(name);
+        let (code, converted) = rawpv(&["convert", &p]);
+        assert_eq!(code, 0);
+        let input = std::fs::read_to_string(&p).unwrap();
+        for (got, given) in converted.lines().zip(input.lines()) {
+            let got: serde_json::Value = serde_json::from_str(got).unwrap();
+            let given: serde_json::Value = serde_json::from_str(given).unwrap();
+            let sid = given
+                .get("session_id")
+                .or_else(|| given["metadata"].get("session_id"))
+                .unwrap();
+            assert_eq!(got.get("session_id"), Some(sid), "{name}: {got}");
+        }
+        let back = Session::from_decoded(load_bytes(converted.as_bytes()).items);
+        let before = fixture(name);
+        assert_eq!(findings(&back), findings(&before), "{name}");
+    }
+}
