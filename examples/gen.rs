@@ -3,6 +3,13 @@
 //! Who uses it: the benchmarks (`BENCHMARKS.md`), the whole-process measurements and manual load
 //! tests. Usage: `cargo run --release --example gen -- --frames 1000000 --seed 1 > /tmp/1m.ndjson`.
 //!
+//! `--sessions N` (issue 18) writes a master's stream instead: N agent sessions, each with its own
+//! `session_id`, catalog, invocation ids, `seq` and clock, their frames interleaved one by one
+//! (each next frame from a session picked at random among those with frames left), as an Edge
+//! Node sees a hub. Each session is a recording of its own (the session alone, read from the
+//! stream by its `session_id`, is what one session of `frames / N` frames would be with its seed).
+//! Without `--sessions` (or with 1) the bytes are those of the single-session generator.
+//!
 //! Invariants:
 //! * Same `--frames` and `--seed`, same bytes (a private `SplitMix64`, no library whose stream could
 //!   change between versions).
@@ -530,12 +537,10 @@ fn arg(args: &[String], name: &str) -> Option<u64> {
         .and_then(|v| v.replace('_', "").parse().ok())
 }
 
-/// Writes a recording of exactly `frames` frames for `seed` to `out` (also used by the benches,
-/// which include this file as a module).
-pub fn generate<W: Write>(out: W, frames: u64, seed: u64) -> io::Result<()> {
-    let mut rng = Rng(seed);
+/// A generator of one session of `frames` frames seeded by `rng`, writing to `out`.
+fn session_gen<W: Write>(out: W, frames: u64, mut rng: Rng) -> Gen<W> {
     let session_id = rng.uuid();
-    let mut g = Gen {
+    Gen {
         out,
         rng,
         written: 0,
@@ -546,32 +551,108 @@ pub fn generate<W: Write>(out: W, frames: u64, seed: u64) -> io::Result<()> {
         line: String::new(),
         big_diff_bucket: None,
         big_out_bucket: None,
-    };
-    g.catalog()?;
+    }
+}
+
+impl<W: Write> Gen<W> {
+    /// The next step of the session: its first catalog, then a turn (and a fresh catalog every
+    /// 50 turns). `turns` counts the turns so far.
+    fn step(&mut self, turns: &mut u64) -> io::Result<()> {
+        if self.written == 0 {
+            return self.catalog();
+        }
+        self.turn()?;
+        *turns += 1;
+        if turns.is_multiple_of(50) {
+            self.catalog()?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes a recording of exactly `frames` frames for `seed` to `out` (also used by the benches,
+/// which include this file as a module).
+pub fn generate<W: Write>(out: W, frames: u64, seed: u64) -> io::Result<()> {
+    let mut g = session_gen(out, frames, Rng(seed));
     let mut turns = 0u64;
     while !g.done() {
-        g.turn()?;
-        turns += 1;
-        if turns.is_multiple_of(50) {
-            g.catalog()?;
-        }
+        g.step(&mut turns)?;
     }
     g.out.flush()
+}
+
+/// One session of a master stream: its generator (writing into a buffer), the lines it wrote
+/// that are not out yet, and its turn count.
+struct Lane {
+    g: Gen<Vec<u8>>,
+    pending: std::collections::VecDeque<Vec<u8>>,
+    turns: u64,
+}
+
+/// Writes a master's stream of exactly `frames` frames: `sessions` sessions (at least 1), their
+/// frames interleaved (module docs). Memory: one turn of frames per session.
+pub fn generate_sessions<W: Write>(
+    mut out: W,
+    frames: u64,
+    seed: u64,
+    sessions: u64,
+) -> io::Result<()> {
+    let n = sessions.max(1);
+    if n == 1 {
+        return generate(out, frames, seed);
+    }
+    let mut pick = Rng(seed);
+    let mut lanes: Vec<Lane> = (0..n)
+        .map(|k| {
+            let share = frames / n + u64::from(k < frames % n);
+            Lane {
+                g: session_gen(Vec::new(), share, Rng(pick.next())),
+                pending: std::collections::VecDeque::new(),
+                turns: 0,
+            }
+        })
+        .collect();
+    let mut open: Vec<usize> = (0..lanes.len()).collect();
+    while !open.is_empty() {
+        let at = pick.below(open.len() as u64) as usize;
+        let next = &mut lanes[open[at]];
+        if next.pending.is_empty() && !next.g.done() {
+            next.g.step(&mut next.turns)?;
+            let buf = std::mem::take(&mut next.g.out);
+            next.pending.extend(
+                buf.split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(<[u8]>::to_vec),
+            );
+        }
+        match next.pending.pop_front() {
+            Some(line) => {
+                out.write_all(&line)?;
+                out.write_all(b"\n")?;
+            }
+            None => {
+                open.swap_remove(at);
+            }
+        }
+    }
+    out.flush()
 }
 
 #[allow(dead_code)] // unused when the benches include this file as a module
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(frames) = arg(&args, "--frames") else {
-        eprintln!("usage: gen --frames N [--seed S] > out.ndjson");
+        eprintln!("usage: gen --frames N [--seed S] [--sessions N] > out.ndjson");
         std::process::exit(2);
     };
     let seed = arg(&args, "--seed").unwrap_or(1);
+    let sessions = arg(&args, "--sessions").unwrap_or(1);
     let stdout = io::stdout();
-    match generate(
+    match generate_sessions(
         BufWriter::with_capacity(1 << 20, stdout.lock()),
         frames,
         seed,
+        sessions,
     ) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}

@@ -321,3 +321,92 @@ fn print_names_sessions_and_convert_keeps_them() {
         assert_eq!(findings(&back), findings(&before), "{name}");
     }
 }
+
+/// (code, message) of every finding of session `sid`, sorted (lines differ between a master's
+/// stream and a session alone).
+fn findings_of_session(s: &Session, sid: u32) -> Vec<(&'static str, String)> {
+    let mut v: Vec<_> = s
+        .findings
+        .iter()
+        .filter(|f| f.session == Some(sid))
+        .map(|f| (f.code, f.message.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A generated master stream of 50 interleaved sessions (`gen --sessions 50`) gives each
+/// session exactly the findings it gets alone (read from the stream by its `session_id`): no
+/// finding comes from mixing them. `stats` has a row per session with its frames.
+#[test]
+fn fifty_interleaved_sessions_check_as_each_alone_and_stats_lists_each() {
+    let mut master = Vec::new();
+    crate::generator::generate_sessions(&mut master, 10_000, 5, 50).unwrap();
+    let s = Session::from_decoded(load_bytes(&master).items);
+    assert_eq!(s.sessions.len(), 50);
+    assert_eq!(s.counts.frames, 10_000);
+    // The session's own frames, in order.
+    let mut parts: Vec<(String, Vec<u8>)> = Vec::new();
+    for line in master.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let sid = v["session_id"].as_str().unwrap().to_owned();
+        let k = parts
+            .iter()
+            .position(|(id, _)| *id == sid)
+            .unwrap_or_else(|| {
+                parts.push((sid, Vec::new()));
+                parts.len() - 1
+            });
+        parts[k].1.extend_from_slice(line);
+        parts[k].1.push(b'\n');
+    }
+    assert_eq!(parts.len(), 50);
+    let mut kinds = std::collections::BTreeSet::new();
+    for (id, bytes) in &parts {
+        let sid = s.sessions.find(id).unwrap();
+        let alone = Session::from_decoded(load_bytes(bytes).items);
+        assert_eq!(alone.sessions.len(), 1);
+        assert_eq!(
+            findings_of_session(&s, sid),
+            findings_of_session(&alone, 0),
+            "session {id}"
+        );
+        let e = s.sessions.get(sid);
+        let a = alone.sessions.get(0);
+        assert_eq!(
+            (e.counts, e.tokens, e.turns, e.publishes.len()),
+            (a.counts, a.tokens, a.turns, a.publishes.len()),
+            "session {id}"
+        );
+        kinds.extend(alone.findings.iter().map(|f| f.code));
+    }
+    // What a generated session deserves: its degraded tools and the calls cut by its end.
+    assert!(
+        kinds.is_subset(&[code::TOOL_DEGRADED, code::REQUEST_NEVER_ANSWERED].into()),
+        "{kinds:?}"
+    );
+    assert!(s.findings.iter().all(|f| f.session.is_some()));
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("master.ndjson");
+    std::fs::write(&file, &master).unwrap();
+    let (code, stats) = rawpv(&["stats", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let rows: Vec<&str> = stats
+        .lines()
+        .skip_while(|l| !l.starts_with("sessions"))
+        .collect();
+    assert_eq!(rows[0], "sessions     50");
+    assert_eq!(rows.len(), 1 + 1 + 50 + 1, "{stats}");
+    for (row, (id, bytes)) in rows[2..52].iter().zip(&parts) {
+        let frames = bytes
+            .split(|&b| b == b'\n')
+            .count()
+            .saturating_sub(1)
+            .to_string();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!((cols[0], cols[1]), (id.as_str(), frames.as_str()), "{row}");
+    }
+    assert!(rows[52].trim_start().starts_with("total"));
+    assert_eq!(rows[52].split_whitespace().nth(1), Some("10000"));
+}
