@@ -15,6 +15,11 @@ pub mod cc_files;
 pub mod cc_map;
 pub mod cc_output;
 pub mod claude_code;
+pub mod codex;
+pub mod codex_emit;
+pub mod codex_exec;
+pub mod codex_patch;
+pub mod gemini;
 pub mod rawp;
 pub mod stream_json;
 
@@ -58,6 +63,14 @@ pub enum Format {
     AnthropicSse,
     /// Messages API stream events, one JSON object per line (vercel/ai `*.chunks.txt`), live.
     AnthropicEvents,
+    /// Codex CLI rollout JSONL (`~/.codex/sessions/…/rollout-*.jsonl`), every version.
+    CodexRollout,
+    /// `codex exec --json` stdout (`thread.started`, `item.*`, `turn.completed`), live.
+    CodexExec,
+    /// A Gemini CLI saved session (`~/.gemini/tmp/<hash>/chats/session-*.json`): one document.
+    GeminiSession,
+    /// `gemini -o stream-json` stdout (`init`, `message`, `tool_use`, `tool_result`, `result`).
+    GeminiStreamJson,
 }
 
 impl Format {
@@ -70,6 +83,10 @@ impl Format {
             Self::Anthropic => "anthropic",
             Self::AnthropicSse => "anthropic-sse",
             Self::AnthropicEvents => "anthropic-events",
+            Self::CodexRollout => "codex",
+            Self::CodexExec => "codex-exec-json",
+            Self::GeminiSession => "gemini",
+            Self::GeminiStreamJson => "gemini-stream-json",
         }
     }
 }
@@ -144,6 +161,9 @@ fn classify_record(v: &serde_json::Value) -> Option<Format> {
     }
     let obj = v.as_object()?;
     let ty = obj.get("type").and_then(serde_json::Value::as_str);
+    if let Some(f) = classify_agent_record(obj, ty) {
+        return Some(f);
+    }
     if obj.contains_key("payload") || ty.is_some_and(|t| t.contains('.')) {
         return Some(Format::RawpNdjson);
     }
@@ -183,6 +203,44 @@ fn classify_record(v: &serde_json::Value) -> Option<Format> {
             }) =>
         {
             Some(Format::Anthropic)
+        }
+        _ => None,
+    }
+}
+
+/// Codex CLI and Gemini CLI records (checked before the RAWP rule: a rollout line has a
+/// `payload`, `codex exec --json` types are dotted): AGENT-FORMATS.md §1–4.
+fn classify_agent_record(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    ty: Option<&str>,
+) -> Option<Format> {
+    let has = |k: &str| obj.contains_key(k);
+    match ty {
+        Some(t)
+            if codex::ENVELOPE_TYPES.contains(&t)
+                && obj.get("payload").is_some_and(serde_json::Value::is_object) =>
+        {
+            Some(Format::CodexRollout)
+        }
+        Some("thread.started") if has("thread_id") => Some(Format::CodexExec),
+        Some("item.started" | "item.updated" | "item.completed") if has("item") => {
+            Some(Format::CodexExec)
+        }
+        Some("turn.completed" | "turn.failed") if !has("payload") => Some(Format::CodexExec),
+        Some("turn.started") if obj.len() == 1 => Some(Format::CodexExec),
+        Some("init") if has("session_id") && !has("subtype") => Some(Format::GeminiStreamJson),
+        Some("tool_use") if has("tool_id") && has("tool_name") => Some(Format::GeminiStreamJson),
+        Some("tool_result") if has("tool_id") => Some(Format::GeminiStreamJson),
+        Some("result") if has("stats") && !has("subtype") => Some(Format::GeminiStreamJson),
+        // The pre-envelope rollout: a bare header, then `record_type` markers.
+        None if has("id") && has("timestamp") && (has("instructions") || has("git")) => {
+            Some(Format::CodexRollout)
+        }
+        None if obj.get("record_type").and_then(serde_json::Value::as_str) == Some("state") => {
+            Some(Format::CodexRollout)
+        }
+        None if has("sessionId") && has("projectHash") && has("messages") => {
+            Some(Format::GeminiSession)
         }
         _ => None,
     }
@@ -236,7 +294,9 @@ fn detect_document(text: &str) -> Format {
     // record holding a pasted image, say) or a cut document. Look for telling keys, transcript
     // ones first (their record fields come before the message).
     let head = prefix(text, 8192);
-    if head.contains("\"parentUuid\"") || head.contains("\"sessionId\"") {
+    if head.contains("\"projectHash\"") && head.contains("\"sessionId\"") {
+        Format::GeminiSession
+    } else if head.contains("\"parentUuid\"") || head.contains("\"sessionId\"") {
         Format::ClaudeCode
     } else if head.contains("\"parent_tool_use_id\"")
         || (head.contains("\"session_id\"") && head.contains("\"subtype\""))
@@ -304,6 +364,10 @@ pub fn decoder_for(format: Format) -> Box<dyn Decoder> {
         Format::AnthropicEvents => Box::new(anthropic_stream::StreamDecoder::new(
             anthropic_stream::Framing::Lines,
         )),
+        Format::CodexRollout => Box::new(codex::CodexDecoder::new()),
+        Format::CodexExec => Box::new(codex_exec::CodexExecDecoder::new()),
+        Format::GeminiSession => Box::new(gemini::GeminiSessionDecoder::new()),
+        Format::GeminiStreamJson => Box::new(gemini::GeminiStreamDecoder::new()),
     }
 }
 

@@ -1,8 +1,11 @@
 //! Input renderers: a request's `input` drawn by tool.
 //!
 //! Who calls it: the detail pane and `print --detail` through [`render_input`].
-//! Bash (`command`) → highlighted shell (plus its description); Edit / `MultiEdit` → the diff of
-//! the edit; Write → the new file, highlighted by its path; Read → path and line range; anything
+//! Bash (`command`; Codex `shell` / `exec_command`, Gemini `run_shell_command` too) →
+//! highlighted shell (plus its description); Edit / `MultiEdit` (Gemini `replace`) → the diff of
+//! the edit; Write (Gemini `write_file`) → the new file, highlighted by its path; Codex
+//! `apply_patch` → the patch text, highlighted as a diff; `update_plan` / `write_todos` → the
+//! checklist; Read → path and line range; anything
 //! `TodoWrite` → the checklist; `ExitPlanMode` → the plan as markdown; Task / Agent → description
 //! and prompt (markdown); anything else (including those tools with unexpected shapes) → the
 //! JSON tree. Pure, bounded.
@@ -57,7 +60,7 @@ fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
         ])
     };
     match tool_name {
-        "Edit" | "MultiEdit" | "str_replace_based_edit_tool" | "str_replace_editor" => {
+        "Edit" | "MultiEdit" | "str_replace_based_edit_tool" | "str_replace_editor" | "replace" => {
             let old = str_field(input, &["old_string", "oldString", "old_str"]);
             let new = str_field(input, &["new_string", "newString", "new_str"]);
             let edits = field(input, &["edits"]).and_then(Value::as_array);
@@ -97,7 +100,28 @@ fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
                 _ => return None,
             }
         }
-        "Write" | "create_file" => {
+        "apply_patch" => {
+            let patch_text = str_field(input, &["patch"])?;
+            let mut any = false;
+            for l in patch_text.lines() {
+                let file = ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
+                    .iter()
+                    .find_map(|p| l.strip_prefix(p).map(|f| (p, f)));
+                if let Some((p, f)) = file {
+                    let verb = p.trim_start_matches("*** ").trim_end_matches(" File: ");
+                    let mut head = path_line(f.trim(), &format!("  {}", verb.to_lowercase()), cx);
+                    if !any {
+                        head.spans.push(note.clone());
+                    }
+                    any = true;
+                    out.push(head);
+                }
+            }
+            if !any {
+                return None;
+            }
+        }
+        "Write" | "create_file" | "write_file" => {
             let content = str_field(input, &["content", "file_text"])?;
             let mut head = path_line(path, "", cx);
             head.spans
@@ -114,8 +138,11 @@ fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
 pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rendered {
     let theme = cx.theme;
     match tool_name {
-        "Bash" | "bash" | "shell" | "BashOutput" if str_field(input, &["command"]).is_some() => {
-            let cmd = str_field(input, &["command"]).unwrap_or_default();
+        "Bash" | "bash" | "shell" | "BashOutput" | "local_shell" | "run_shell_command"
+        | "exec_command"
+            if str_field(input, &["command", "cmd"]).is_some() =>
+        {
+            let cmd = str_field(input, &["command", "cmd"]).unwrap_or_default();
             let mut out = Out::new(cx);
             if let Some(d) = str_field(input, &["description"]) {
                 let mut spans = vec![Span::styled("# ", theme.dim)];
@@ -129,12 +156,18 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
             }
             out.finish(theme)
         }
-        "Edit" | "MultiEdit" | "str_replace_based_edit_tool" | "str_replace_editor"
+        "Edit" | "MultiEdit" | "str_replace_based_edit_tool" | "str_replace_editor" | "replace"
             if field(input, &["old_string", "oldString", "edits", "old_str"]).is_some() =>
         {
             super::diff::build_edit_lines(input, None, cx)
         }
-        "Write" | "create_file" if str_field(input, &["content", "file_text"]).is_some() => {
+        "apply_patch" if str_field(input, &["patch"]).is_some() => {
+            let patch = str_field(input, &["patch"]).unwrap_or_default();
+            super::code::build_code_lines(patch, Some("diff"), None, 1, false, cx)
+        }
+        "Write" | "create_file" | "write_file"
+            if str_field(input, &["content", "file_text"]).is_some() =>
+        {
             let content = str_field(input, &["content", "file_text"]).unwrap_or_default();
             let path = super::file_path(input, &Value::Null);
             let mut out = Out::new(cx);
@@ -161,8 +194,10 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
                 truncated: false,
             }
         }
-        "TodoWrite" | "todo_write" => super::json::build_todo_lines(input, cx)
-            .unwrap_or_else(|| super::json::build_json_lines(input, cx)),
+        "TodoWrite" | "todo_write" | "update_plan" | "write_todos" => {
+            super::json::build_todo_lines(input, cx)
+                .unwrap_or_else(|| super::json::build_json_lines(input, cx))
+        }
         "ExitPlanMode" | "exit_plan_mode" if str_field(input, &["plan"]).is_some() => {
             super::markdown::build_markdown_lines(str_field(input, &["plan"]).unwrap_or(""), cx)
         }

@@ -9,8 +9,9 @@
 //! ([`child_path`]). Strings are shown JSON-escaped, so control characters appear as `\n`,
 //! `\u001b`; the rest (DEL, C1, bidi) go through [`super::text::plain_spans`].
 //!
-//! Todo lists (`{todos}`, `{old_todos,new_todos}` / `{oldTodos,newTodos}`, or an array of
-//! `{content,status}` objects) render as a checklist: `✔` completed, `◐` in progress (with its
+//! Todo lists (`{todos}`, `{old_todos,new_todos}` / `{oldTodos,newTodos}`, Codex's `{plan}`, or an
+//! array of `{content,status}` objects; Codex steps `{step,status}` and Gemini todos
+//! `{description,status}` too) render as a checklist: `✔` completed, `◐` in progress (with its
 //! `active_form`), `☐` pending; with an old list, status changes are noted.
 
 use ratatui::style::Style;
@@ -245,7 +246,7 @@ fn todos_of(v: &Value) -> Option<Vec<Todo<'_>>> {
     arr.iter()
         .map(|t| {
             Some(Todo {
-                content: field(t, &["content"])?.as_str()?,
+                content: field(t, &["content", "step", "description"])?.as_str()?,
                 status: field(t, &["status"])?.as_str()?,
                 active: field(t, &["active_form", "activeForm"]).and_then(Value::as_str),
             })
@@ -257,7 +258,7 @@ fn todos_of(v: &Value) -> Option<Vec<Todo<'_>>> {
 pub fn build_todo_lines(v: &Value, cx: &RenderCtx<'_>) -> Option<Rendered> {
     let (old, new) = if let Some(new) = field(v, &["new_todos", "newTodos"]) {
         (field(v, &["old_todos", "oldTodos"]), new)
-    } else if let Some(t) = field(v, &["todos"]) {
+    } else if let Some(t) = field(v, &["todos", "plan"]) {
         (None, t)
     } else if v.as_array().is_some_and(|a| !a.is_empty()) {
         (None, v)

@@ -31,17 +31,37 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
         }
         "LS" => pick(&["path"]),
         "WebFetch" | "web_fetch" => pick(&["url"]),
-        "WebSearch" | "web_search" => pick(&["query"]),
+        "WebSearch" | "web_search" | "google_web_search" => pick(&["query"]),
         "Task" | "Agent" => pick(&["description", "prompt"]),
         "AskUserQuestion" => input
             .pointer("/questions/0/question")
             .and_then(Value::as_str)
             .map(first_line),
         "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
-        "TodoWrite" => input
+        "TodoWrite" | "write_todos" => input
             .get("todos")
             .and_then(Value::as_array)
             .map(|t| format!("{} todos", t.len())),
+        // Codex CLI and Gemini CLI tools (`crate::import::codex`, `crate::import::gemini`).
+        "shell" | "local_shell" | "run_shell_command" => pick(&["command"]),
+        "exec_command" => pick(&["cmd", "command"]),
+        "write_stdin" => input.get("session_id").map(|p| {
+            let chars = s("chars").filter(|c| !c.is_empty());
+            match chars {
+                Some(c) => format!("process {p} ← {}", first_line(c)),
+                None => format!("poll process {p}"),
+            }
+        }),
+        "apply_patch" => patch_summary(input),
+        "update_plan" => input
+            .get("plan")
+            .and_then(Value::as_array)
+            .map(|t| format!("{} steps", t.len())),
+        "read_file" | "write_file" | "replace" | "list_directory" | "read_many_files" => {
+            pick(&["file_path", "absolute_path", "path", "dir_path"])
+        }
+        "search_file_content" | "glob" => pick(&["pattern"]),
+        "delegate_to_agent" => pick(&["agent_name", "objective"]),
         _ => None,
     };
     let summary = found.unwrap_or_else(|| match input {
@@ -55,6 +75,41 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
         other => first_line(&other.to_string()),
     });
     capped(summary)
+}
+
+/// The files an `apply_patch` call changes (`M path, A path`): from a Codex patch's `*** Update
+/// File:` lines, or `codex exec --json`'s `changes [{path, kind}]`.
+fn patch_summary(input: &Value) -> Option<String> {
+    let mut files = Vec::new();
+    if let Some(p) = input.get("patch").and_then(Value::as_str) {
+        for l in p.lines() {
+            for (pre, k) in [
+                ("*** Update File: ", "M"),
+                ("*** Add File: ", "A"),
+                ("*** Delete File: ", "D"),
+            ] {
+                if let Some(f) = l.strip_prefix(pre) {
+                    files.push(format!("{k} {}", f.trim()));
+                }
+            }
+        }
+    }
+    for c in input
+        .get("changes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let k = match c.get("kind").and_then(Value::as_str) {
+            Some("add") => "A",
+            Some("delete") => "D",
+            _ => "M",
+        };
+        if let Some(p) = c.get("path").and_then(Value::as_str) {
+            files.push(format!("{k} {p}"));
+        }
+    }
+    (!files.is_empty()).then(|| files.join(", "))
 }
 
 /// A message's one-line text (the feed row, `print`): `[redacted]` when the sender redacted it

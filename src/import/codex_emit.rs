@@ -1,0 +1,524 @@
+//! The frame-building state shared by the Codex CLI and Gemini CLI decoders (`super::codex`,
+//! `super::codex_exec`, `super::gemini`): envelopes, call pairing, the derived catalog and the
+//! end-of-input findings.
+//!
+//! Who calls it: those decoders, one [`Emitter`] per input.
+//!
+//! What it keeps: the frame counter (`seq`, 1-based in emission order), the latest timestamp
+//! (frames of records without one get it), the session id (put on every frame, so the
+//! per-session model sees Codex and Gemini sessions), the calls seen (id → name, start time,
+//! line, answered) and the tool names used so far. The first call of a tool name not seen yet
+//! is preceded by a derived `tool.catalog.publish` (metadata `rawpv_derived: true`, as the
+//! Claude Code decoder derives its catalog) listing every tool used so far with its category
+//! and declared `output_type` ([`tool_kind`]), so the SPEC 3.4 rule and the catalog panel work;
+//! a result's `output_type` is the one that rule gives for the catalog entry.
+//!
+//! Invariants: never panics; a result whose call was never requested is still emitted (the
+//! reducer reports it) with a `tool-result-without-use` finding; calls never answered and
+//! record kinds not understood are reported once at the end ([`Emitter::finish`]).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::Decoded;
+use crate::finding::{Finding, Level, code};
+use crate::protocol::rules::expected_output_type;
+use crate::protocol::{
+    Body, CatalogPublish, CatalogTool, Category, Frame, FrameType, OutputType, ResultStatus,
+    StreamType, Timestamp, ToolInvokeRequest, ToolInvokeResult, ToolInvokeStream,
+};
+
+/// The category of a Codex or Gemini tool and, where the category's SPEC 3.4 default does not
+/// fit the tool, its declared `output_type`; `(None, None)` for tools not known here (their
+/// results are `text` by the fallback rule).
+///
+/// Codex: `shell`, `exec_command`, `write_stdin`, `local_shell` → shell (`text`); `apply_patch`
+/// → filesystem (`diff`); `update_plan` → task management (`structured`, a checklist);
+/// `web_search` → web; MCP tools (`server.tool`, `mcp__…`) → mcp. Gemini: `read_file`,
+/// `read_many_files` → filesystem, declared `file_content`; `list_directory` → filesystem,
+/// declared `text` (a listing sentence, not paths); `write_file`, `replace` → filesystem
+/// (`diff`); `glob`, `search_file_content` → search; `run_shell_command` → shell;
+/// `google_web_search`, `web_fetch` → web (`web_content`); `write_todos` → task management;
+/// `delegate_to_agent` → agent (`agent_result`); `save_memory` → custom.
+pub fn tool_kind(name: &str) -> (Option<Category>, Option<OutputType>) {
+    use Category as C;
+    let c = match name {
+        "read_file" | "read_many_files" => {
+            return (Some(C::Filesystem), Some(OutputType::FileContent));
+        }
+        "list_directory" => return (Some(C::Filesystem), Some(OutputType::Text)),
+        "shell" | "exec_command" | "write_stdin" | "local_shell" | "run_shell_command" => C::Shell,
+        "apply_patch" | "write_file" | "replace" | "edit" => C::Filesystem,
+        "glob" | "search_file_content" | "grep" => C::Search,
+        "update_plan" | "write_todos" => C::TaskManagement,
+        "web_search" | "google_web_search" | "web_fetch" => C::Web,
+        "delegate_to_agent" => C::Agent,
+        "save_memory" => C::Custom,
+        n if n.starts_with("mcp__") || n.contains('.') || n.contains('/') => C::Mcp,
+        _ => return (None, None),
+    };
+    (Some(c), None)
+}
+
+/// One call seen.
+#[derive(Debug)]
+struct Call {
+    name: String,
+    ts: Option<Timestamp>,
+    line: u64,
+    answered: bool,
+    chunks: u64,
+}
+
+/// The shared frame-building state (see the module docs).
+#[derive(Debug)]
+pub struct Emitter {
+    seq: u64,
+    last_ts: Option<Timestamp>,
+    /// `session_id` of every frame (the Codex / Gemini session or thread id).
+    pub session_id: Option<String>,
+    /// Extension frame prefix: `x-codex` or `x-gemini`.
+    prefix: &'static str,
+    /// What the derived catalog says the tools are ("used in this Codex session").
+    agent: &'static str,
+    /// `metadata.<key>` of every frame (`codex`, `gemini`): `{format}`, which also marks the
+    /// frame as imported for the checks.
+    meta: (&'static str, &'static str),
+    calls: HashMap<String, Call>,
+    order: Vec<String>,
+    tools: Vec<String>,
+    tool_set: HashSet<String>,
+    unknown: BTreeMap<String, (u64, u64)>,
+    /// Results repeating one already emitted (same id).
+    repeated: u64,
+}
+
+impl Emitter {
+    /// A new emitter for `x-<prefix>` frames of `agent` ("Codex", "Gemini"); every frame gets
+    /// `metadata.<meta.0> = {format: <meta.1>}`.
+    pub fn new(
+        prefix: &'static str,
+        agent: &'static str,
+        meta: (&'static str, &'static str),
+    ) -> Self {
+        Self {
+            meta,
+            seq: 0,
+            last_ts: None,
+            session_id: None,
+            prefix,
+            agent,
+            calls: HashMap::new(),
+            order: Vec::new(),
+            tools: Vec::new(),
+            tool_set: HashSet::new(),
+            unknown: BTreeMap::new(),
+            repeated: 0,
+        }
+    }
+
+    /// Notes a record's timestamp (frames of later records without one get it).
+    pub fn saw_timestamp(&mut self, ts: Option<Timestamp>) {
+        if ts.is_some() {
+            self.last_ts = ts;
+        }
+    }
+
+    /// The latest timestamp seen.
+    pub fn last_timestamp(&self) -> Option<Timestamp> {
+        self.last_ts
+    }
+
+    /// A frame with its envelope filled in: `seq`, timestamp (`ts`, else the latest), session.
+    pub fn frame(&mut self, ty: FrameType, body: Body, line: u64, ts: Option<Timestamp>) -> Frame {
+        self.seq += 1;
+        let mut f = Frame::new(ty, body);
+        f.origin.line = line;
+        f.envelope.seq = Some(self.seq);
+        f.envelope.timestamp = ts.or(self.last_ts);
+        f.envelope.session_id.clone_from(&self.session_id);
+        let mut m = Map::new();
+        m.insert("format".into(), Value::String(self.meta.1.to_owned()));
+        f.envelope
+            .metadata
+            .insert(self.meta.0.to_owned(), Value::Object(m));
+        f
+    }
+
+    /// Emits a generic frame of type `ty`.
+    pub fn push(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        ty: FrameType,
+        payload: Map<String, Value>,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let f = self.frame(ty, Body::Generic(payload), line, ts);
+        out.push(Decoded::frame(f));
+    }
+
+    /// Emits an `x-<prefix>.<kind>` frame.
+    pub fn ext(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        kind: &str,
+        payload: Map<String, Value>,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let t = FrameType::from_wire(&format!("{}.{kind}", self.prefix));
+        self.push(out, t, payload, line, ts);
+    }
+
+    /// Keeps a record of a kind the decoder does not understand as an `x-<prefix>.<kind>` row
+    /// and counts it (one info finding per kind at the end).
+    pub fn unknown(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        kind: &str,
+        payload: Map<String, Value>,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let kind: String = if kind.is_empty() {
+            "unknown".to_owned()
+        } else {
+            kind.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .take(40)
+                .collect()
+        };
+        let e = self.unknown.entry(kind.clone()).or_insert((0, line));
+        e.0 += 1;
+        self.ext(out, &kind, payload, line, ts);
+    }
+
+    /// Whether call `id` was requested and not answered yet.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.calls.get(id).is_some_and(|c| !c.answered)
+    }
+
+    /// Whether call `id` was requested (answered or not).
+    pub fn is_known(&self, id: &str) -> bool {
+        self.calls.contains_key(id)
+    }
+
+    /// The tool name of call `id`.
+    pub fn name_of(&self, id: &str) -> Option<&str> {
+        self.calls.get(id).map(|c| c.name.as_str())
+    }
+
+    /// Emits a `tool.invoke.request` (after a derived catalog when `name` is new). A second
+    /// request with an id already seen is counted and not emitted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn request(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        id: &str,
+        name: &str,
+        input: Value,
+        extra: Map<String, Value>,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        if self.calls.contains_key(id) {
+            self.repeated += 1;
+            return;
+        }
+        if self.tool_set.insert(name.to_owned()) {
+            self.tools.push(name.to_owned());
+            let f = self.catalog_frame(line, ts);
+            out.push(Decoded::frame(f));
+        }
+        self.order.push(id.to_owned());
+        self.calls.insert(
+            id.to_owned(),
+            Call {
+                name: name.to_owned(),
+                ts: ts.or(self.last_ts),
+                line,
+                answered: false,
+                chunks: 0,
+            },
+        );
+        let req = ToolInvokeRequest {
+            invocation_id: Some(id.to_owned()),
+            tool_name: Some(name.to_owned()),
+            input: Some(input),
+            extra,
+            ..Default::default()
+        };
+        let f = self.frame(FrameType::ToolInvokeRequest, Body::Request(req), line, ts);
+        out.push(Decoded::frame(f));
+    }
+
+    /// Emits a `tool.invoke.stream` chunk of call `id` (ignored when the call is not open).
+    pub fn chunk(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        id: &str,
+        stream_type: StreamType,
+        text: &str,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let Some(c) = self.calls.get_mut(id).filter(|c| !c.answered) else {
+            return;
+        };
+        let sequence = c.chunks;
+        c.chunks += 1;
+        let s = ToolInvokeStream {
+            invocation_id: Some(id.to_owned()),
+            tool_name: Some(c.name.clone()),
+            stream_type: Some(stream_type),
+            chunk: Some(text.to_owned()),
+            sequence: Some(sequence),
+            extra: Map::new(),
+        };
+        let f = self.frame(FrameType::ToolInvokeStream, Body::Stream(s), line, ts);
+        out.push(Decoded::frame(f));
+    }
+
+    /// Emits the `tool.invoke.result` of call `id`: its `output_type` is the SPEC 3.4 rule's for
+    /// the derived catalog entry (`text` for a failed call's text), its duration the time since
+    /// the request unless `duration_ms` is given. A second result for the same id is counted and
+    /// not emitted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn result(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        id: &str,
+        status: ResultStatus,
+        output: Value,
+        duration_ms: Option<f64>,
+        extra: Map<String, Value>,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let (name, started) = match self.calls.get_mut(id) {
+            Some(c) if c.answered => {
+                self.repeated += 1;
+                return;
+            }
+            Some(c) => {
+                c.answered = true;
+                (c.name.clone(), c.ts)
+            }
+            None => {
+                let msg = format!("a result for call {id:?}, which no call in this input made");
+                out.push(Decoded::Finding(
+                    Finding::new(
+                        Level::Warning,
+                        code::TOOL_RESULT_WITHOUT_USE,
+                        "SPEC 5",
+                        line,
+                        msg,
+                    )
+                    .for_invocation(id.to_owned()),
+                ));
+                (String::new(), None)
+            }
+        };
+        let end = ts.or(self.last_ts);
+        let duration_ms = duration_ms.or(match (started, end) {
+            (Some(a), Some(z)) if z.0 >= a.0 => Some((z.0 - a.0) as f64),
+            _ => None,
+        });
+        let output_type = if status != ResultStatus::Success && output.is_string() {
+            OutputType::Text
+        } else {
+            let entry = catalog_tool(&name, self.agent);
+            expected_output_type(&name, Some(&entry), Some(&output)).0
+        };
+        let res = ToolInvokeResult {
+            invocation_id: Some(id.to_owned()),
+            tool_name: Some(name),
+            status: Some(status),
+            output: Some(output),
+            output_type: Some(output_type),
+            duration_ms,
+            extra,
+            ..Default::default()
+        };
+        let f = self.frame(FrameType::ToolInvokeResult, Body::Result(res), line, ts);
+        out.push(Decoded::frame(f));
+    }
+
+    /// The derived catalog of every tool used so far.
+    fn catalog_frame(&mut self, line: u64, ts: Option<Timestamp>) -> Frame {
+        let tools = self
+            .tools
+            .iter()
+            .map(|n| catalog_tool(n, self.agent))
+            .collect();
+        let body = Body::Catalog(CatalogPublish {
+            tools,
+            diagnostics: Vec::new(),
+            extra: Map::new(),
+        });
+        let mut f = self.frame(FrameType::ToolCatalogPublish, body, line, ts);
+        f.envelope
+            .metadata
+            .insert("rawpv_derived".into(), Value::Bool(true));
+        if self.tools.len() > 1 {
+            f.envelope
+                .metadata
+                .insert("rawpv_derived_update".into(), Value::Bool(true));
+        }
+        f
+    }
+
+    /// Calls still open, oldest first (id, name).
+    pub fn open_calls(&self) -> Vec<(String, String)> {
+        self.order
+            .iter()
+            .filter_map(|id| {
+                let c = self.calls.get(id)?;
+                (!c.answered).then(|| (id.clone(), c.name.clone()))
+            })
+            .collect()
+    }
+
+    /// End of input: a finding for every call never answered (SPEC 5), one for repeated
+    /// records, one info finding per record kind not understood.
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        for id in &self.order {
+            if let Some(c) = self.calls.get(id)
+                && !c.answered
+            {
+                let msg = format!(
+                    "{} call {id:?} has no result in this input (cut off, or still running)",
+                    c.name
+                );
+                out.push(Decoded::Finding(
+                    Finding::new(
+                        Level::Warning,
+                        code::TOOL_USE_WITHOUT_RESULT,
+                        "SPEC 5",
+                        c.line,
+                        msg,
+                    )
+                    .for_invocation(id.clone()),
+                ));
+            }
+        }
+        if self.repeated > 0 {
+            let msg = format!(
+                "{} call or result record(s) repeated an earlier one with the same id; the first is shown",
+                self.repeated
+            );
+            out.push(info(code::DUPLICATE_RECORD, 0, msg));
+        }
+        for (kind, (n, line)) in std::mem::take(&mut self.unknown) {
+            let msg = format!("{n} record(s) of type {kind:?} not understood; kept as raw rows");
+            out.push(info(code::UNRECOGNISED_RECORD, line, msg));
+        }
+    }
+}
+
+/// The derived catalog entry of tool `name`.
+fn catalog_tool(name: &str, agent: &str) -> CatalogTool {
+    let (category, output_type) = tool_kind(name);
+    CatalogTool {
+        name: name.to_owned(),
+        description: Some(format!(
+            "used in this {agent} session (catalog derived by rawpv)"
+        )),
+        category,
+        output_type,
+        ..Default::default()
+    }
+}
+
+/// An info finding (SPEC 4) at `line` (0: the whole input).
+pub fn info(code: &'static str, line: u64, msg: String) -> Decoded {
+    Decoded::Finding(Finding::new(Level::Info, code, "SPEC 4", line, msg))
+}
+
+/// `{k: v, …}` from pairs.
+pub fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// A string field of `v`.
+pub fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+/// A JSON line as an object, or the malformed item for it (`None` for a blank line).
+pub fn parse_object(line: u64, text: &str) -> Option<Result<Value, Decoded>> {
+    use crate::protocol::{ParseError, ParseErrorKind};
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(Decoded::Malformed(ParseError::new(
+            line,
+            ParseErrorKind::NotObject,
+            text,
+        ))),
+        Err(e) => Err(Decoded::Malformed(ParseError::new(
+            line,
+            ParseErrorKind::Json(e.to_string()),
+            text,
+        ))),
+    })
+}
+
+/// OpenAI-style usage (`input_tokens` counting the cached ones) as a `session.usage` payload in
+/// the reducer's terms: `input_tokens` without the cached part, `cache_read_input_tokens` the
+/// cached part, `output_tokens`; the other counts are kept under their own names.
+pub fn openai_usage(u: &Map<String, Value>) -> Map<String, Value> {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    let cached = n("cached_input_tokens")
+        .or_else(|| n("cached"))
+        .unwrap_or(0);
+    let mut p = Map::new();
+    if let Some(i) = n("input_tokens") {
+        p.insert("input_tokens".into(), i.saturating_sub(cached).into());
+    }
+    p.insert("cache_read_input_tokens".into(), cached.into());
+    if let Some(o) = n("output_tokens") {
+        p.insert("output_tokens".into(), o.into());
+    }
+    for (k, v) in u {
+        if !matches!(
+            k.as_str(),
+            "input_tokens" | "cached_input_tokens" | "output_tokens"
+        ) {
+            p.insert(k.clone(), v.clone());
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_splits_cached_input() {
+        let u = json!({"input_tokens": 100, "cached_input_tokens": 30, "output_tokens": 5,
+            "reasoning_output_tokens": 2});
+        let p = openai_usage(u.as_object().unwrap());
+        assert_eq!(
+            Value::Object(p),
+            json!({"input_tokens": 70, "cache_read_input_tokens": 30, "output_tokens": 5,
+                "reasoning_output_tokens": 2})
+        );
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(tool_kind("apply_patch"), (Some(Category::Filesystem), None));
+        assert_eq!(
+            tool_kind("read_file"),
+            (Some(Category::Filesystem), Some(OutputType::FileContent))
+        );
+        assert_eq!(tool_kind("frobnicate"), (None, None));
+    }
+}
