@@ -1,5 +1,12 @@
 //! Session browser model: the sessions found under root directories (by default
-//! `~/.claude/projects` plus the config's `browser.dirs`), newest first, with a fuzzy filter.
+//! `~/.claude/projects`, Codex CLI's `~/.codex/sessions` (`$CODEX_HOME/sessions` when set), Gemini
+//! CLI's `~/.gemini/tmp`, plus the config's `browser.dirs`), newest first, with a fuzzy filter;
+//! each entry says which agent wrote it ([`Agent`]).
+//!
+//! Layouts: Claude Code `projects/<project>/<session>.jsonl` and other roots: files in the root
+//! and one level below; Codex `sessions/YYYY/MM/DD/rollout-*.jsonl` (a root named `sessions`:
+//! three levels below, project = the session's `cwd`); Gemini `tmp/<projectHash>/chats/*.json`
+//! (a root named `tmp` under `.gemini`: project = the hash's first 8 characters).
 //!
 //! Who calls it: the browser widget (`crate::ui::browser`) and the app when `rawpv` runs with no
 //! input on a terminal. Pure apart from reading the directories: roots are parameters, so tests
@@ -21,10 +28,35 @@ pub const PEEK_BYTES: usize = 16 * 1024;
 /// Characters kept of a first prompt.
 pub const PROMPT_CHARS: usize = 200;
 
+/// Which agent wrote a session file (from its first records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    /// RAWP or any other format.
+    #[default]
+    Other,
+}
+
+impl Agent {
+    /// A short label for the browser row (`claude`, `codex`, `gemini`, empty for others).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Other => "",
+        }
+    }
+}
+
 /// One session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionEntry {
     pub path: PathBuf,
+    /// The agent that wrote it.
+    pub agent: Agent,
     /// The project: the directory under the root (`-home-me-proj` shown as `/home/me/proj`).
     pub project: String,
     /// The first user prompt, one line, at most [`PROMPT_CHARS`].
@@ -52,45 +84,130 @@ impl SessionEntry {
 
     /// What the filter matches against.
     pub fn haystack(&self) -> String {
+        // The agent last: its letters must not make other queries match.
         format!(
-            "{} {}",
+            "{} {} {}",
             self.project,
-            self.first_prompt.as_deref().unwrap_or("")
+            self.first_prompt.as_deref().unwrap_or(""),
+            self.agent.label()
         )
     }
 }
 
-/// `~/.claude/projects` (when the home directory is known) followed by `extra`.
+/// `~/.claude/projects`, the Codex sessions directory and Gemini's `~/.gemini/tmp` (when the
+/// home directory is known; `$CODEX_HOME/sessions` when `CODEX_HOME` is set), followed by `extra`.
 pub fn default_roots(extra: &[PathBuf]) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = directories::BaseDirs::new()
-        .map(|b| b.home_dir().join(".claude").join("projects"))
-        .into_iter()
-        .collect();
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from);
+    roots_from(home.as_deref(), codex_home.as_deref(), extra)
+}
+
+/// [`default_roots`] for a given home directory and `CODEX_HOME`.
+pub fn roots_from(
+    home: Option<&Path>,
+    codex_home: Option<&Path>,
+    extra: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(h) = home {
+        roots.push(h.join(".claude").join("projects"));
+    }
+    match (codex_home, home) {
+        (Some(c), _) => roots.push(c.join("sessions")),
+        (None, Some(h)) => roots.push(h.join(".codex").join("sessions")),
+        (None, None) => {}
+    }
+    if let Some(h) = home {
+        roots.push(h.join(".gemini").join("tmp"));
+    }
     roots.extend(extra.iter().cloned());
     roots
 }
 
-/// Lists `*.jsonl` / `*.ndjson` / `*.json` files directly in each root and in its
-/// subdirectories (one level: Claude Code's `projects/<project>/<session>.jsonl`), newest first.
+/// How a root's sessions are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Files in the root and one level below (Claude Code projects, other directories).
+    Flat,
+    /// Codex: `YYYY/MM/DD/rollout-*.jsonl`.
+    Codex,
+    /// Gemini: `<projectHash>/chats/*.json`.
+    Gemini,
+}
+
+fn layout_of(root: &Path) -> Layout {
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+    match name(root).as_deref() {
+        Some("sessions") if !root.join("projects").exists() => Layout::Codex,
+        Some("tmp") if root.parent().and_then(name).as_deref() == Some(".gemini") => Layout::Gemini,
+        _ => Layout::Flat,
+    }
+}
+
+/// Subdirectories of `dir`, sorted.
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Session files directly in `dir`.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| is_session_file(p))
+        .collect()
+}
+
+/// Lists the session files of each root (see the module docs for the layouts), newest first.
 pub fn scan(roots: &[PathBuf]) -> Vec<SessionEntry> {
     let mut out = Vec::new();
     for root in roots {
-        let Ok(rd) = std::fs::read_dir(root) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                let project = project_name(&p);
-                if let Ok(inner) = std::fs::read_dir(&p) {
-                    for f in inner.flatten() {
-                        if is_session_file(&f.path()) {
-                            out.push(entry(&f.path(), &project));
-                        }
+        match layout_of(root) {
+            Layout::Codex => {
+                let mut dirs = vec![(root.clone(), 0)];
+                while let Some((d, depth)) = dirs.pop() {
+                    if depth < 3 {
+                        dirs.extend(subdirs(&d).into_iter().map(|s| (s, depth + 1)));
+                    }
+                    for f in files_in(&d) {
+                        out.push(entry(&f, "codex"));
                     }
                 }
-            } else if is_session_file(&p) {
-                out.push(entry(&p, &project_name(root)));
+            }
+            Layout::Gemini => {
+                for project in subdirs(root) {
+                    let name = project_name(&project);
+                    let short: String = name.chars().take(8).collect();
+                    for f in files_in(&project.join("chats")) {
+                        out.push(entry(&f, &short));
+                    }
+                }
+            }
+            Layout::Flat => {
+                let Ok(rd) = std::fs::read_dir(root) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        let project = project_name(&p);
+                        for f in files_in(&p) {
+                            out.push(entry(&f, &project));
+                        }
+                    } else if is_session_file(&p) {
+                        out.push(entry(&p, &project_name(root)));
+                    }
+                }
             }
         }
     }
@@ -124,46 +241,121 @@ fn project_name(dir: &Path) -> String {
 
 fn entry(path: &Path, project: &str) -> SessionEntry {
     let meta = std::fs::metadata(path).ok();
-    let (first_prompt, started) = peek(path);
+    let p = peek_entry(path);
     SessionEntry {
         path: path.to_path_buf(),
-        project: project.to_owned(),
-        first_prompt,
-        started,
+        agent: p.agent,
+        project: p.project.unwrap_or_else(|| project.to_owned()),
+        first_prompt: p.prompt,
+        started: p.started,
         size: meta.as_ref().map_or(0, std::fs::Metadata::len),
         modified: meta.and_then(|m| m.modified().ok()),
     }
 }
 
+/// What the first bytes of a session file say.
+#[derive(Debug, Default)]
+struct Peeked {
+    prompt: Option<String>,
+    started: Option<Timestamp>,
+    agent: Agent,
+    /// A project named by the file itself (a Codex session's `cwd`).
+    project: Option<String>,
+}
+
 /// Reads the first [`PEEK_BYTES`] of a file: the first timestamp and the first user prompt
-/// (Claude Code `user` records with text content, or RAWP `control.prompt.request`).
+/// (Claude Code `user` records with text content, Codex `user_message` events or user messages,
+/// RAWP `control.prompt.request`; a Gemini saved session's `startTime` and first user message).
 pub fn peek(path: &Path) -> (Option<String>, Option<Timestamp>) {
+    let p = peek_entry(path);
+    (p.prompt, p.started)
+}
+
+/// Bytes read of a Gemini saved session (one JSON document, read whole when it fits).
+const GEMINI_PEEK_BYTES: usize = 1024 * 1024;
+
+fn peek_entry(path: &Path) -> Peeked {
     let mut buf = Vec::with_capacity(PEEK_BYTES);
     if let Ok(f) = std::fs::File::open(path) {
         let _ = f.take(PEEK_BYTES as u64).read_to_end(&mut buf);
     }
     let text = String::from_utf8_lossy(&buf);
-    let mut started = None;
-    let mut prompt = None;
+    if text.trim_start().starts_with('{') && text.contains("\"projectHash\"") {
+        return peek_gemini(path, &text);
+    }
+    let mut out = Peeked::default();
     // The last line may be cut by the byte limit: it simply fails to parse.
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        if started.is_none() {
-            started = v
+        if out.started.is_none() {
+            out.started = v
                 .get("timestamp")
                 .or_else(|| v.get("ts"))
                 .and_then(Timestamp::from_json);
         }
-        if prompt.is_none() {
-            prompt = prompt_of(&v);
+        match v.get("type").and_then(Value::as_str) {
+            Some("session_meta") => {
+                out.agent = Agent::Codex;
+                out.project = v
+                    .pointer("/payload/cwd")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            Some("user" | "assistant" | "summary") if out.agent == Agent::Other => {
+                out.agent = Agent::ClaudeCode;
+            }
+            _ => {}
         }
-        if started.is_some() && prompt.is_some() {
+        if out.prompt.is_none() {
+            out.prompt = prompt_of(&v);
+        }
+        if out.started.is_some() && out.prompt.is_some() && out.agent != Agent::Other {
             break;
         }
     }
-    (prompt, started)
+    out
+}
+
+/// A Gemini saved session: `startTime` and the first `user` message.
+fn peek_gemini(path: &Path, head: &str) -> Peeked {
+    let mut out = Peeked {
+        agent: Agent::Gemini,
+        ..Peeked::default()
+    };
+    let mut buf = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(GEMINI_PEEK_BYTES as u64).read_to_end(&mut buf);
+    }
+    match serde_json::from_slice::<Value>(&buf) {
+        Ok(doc) => {
+            out.started = doc.get("startTime").and_then(Timestamp::from_json);
+            out.prompt = doc
+                .get("messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|m| m.get("type").and_then(Value::as_str) == Some("user"))
+                .find_map(|m| m.get("content").and_then(Value::as_str).and_then(one_line));
+        }
+        Err(_) => {
+            // Larger than the peek: the start time from its line.
+            out.started = head
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("\"startTime\":"))
+                .and_then(|v| {
+                    Timestamp::parse_str(v.trim().trim_end_matches(',').trim_matches('"'))
+                });
+        }
+    }
+    out
+}
+
+/// `text` on one line, at most [`PROMPT_CHARS`]; `None` when blank.
+fn one_line(text: &str) -> Option<String> {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!line.is_empty()).then(|| line.chars().take(PROMPT_CHARS).collect())
 }
 
 /// The boilerplate Claude Code writes (as an `isMeta` user record) before local command output.
@@ -186,6 +378,13 @@ fn prompt_of(v: &Value) -> Option<String> {
             }),
             _ => None,
         }
+    } else if v.get("type").and_then(Value::as_str) == Some("event_msg") {
+        // Codex: the typed prompt (`user_message`); its mirror as a response item is skipped.
+        let p = v.get("payload")?;
+        (p.get("type").and_then(Value::as_str) == Some("user_message"))
+            .then(|| p.get("message").and_then(Value::as_str))
+            .flatten()
+            .map(str::to_owned)
     } else if v.get("type").and_then(Value::as_str) == Some("control.prompt.request") {
         let p = v.get("payload")?;
         p.get("text")
@@ -195,6 +394,11 @@ fn prompt_of(v: &Value) -> Option<String> {
     } else {
         None
     }?;
+    // Codex's IDE extension writes the editor context first, then the request.
+    let text = match text.split_once("## My request for Codex:") {
+        Some((_, request)) => request.to_owned(),
+        None => text,
+    };
     let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     // Claude Code's command wrappers and caveats are not prompts (a skill's or command's
     // expansion, also `isMeta`, is kept: it says what the session was asked).
@@ -382,6 +586,76 @@ mod tests {
         );
     }
 
+    /// Codex (`$CODEX_HOME/sessions/YYYY/MM/DD`) and Gemini (`~/.gemini/tmp/<hash>/chats`)
+    /// sessions are found in their places, with their agent, project and first prompt.
+    #[test]
+    fn finds_codex_and_gemini_sessions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let codex_home = tmp.path().join("codex-home");
+        write(
+            &codex_home.join("sessions/2026/04/02"),
+            "rollout-2026-04-02T10-00-00-019d4a1e.jsonl",
+            concat!(
+                r#"{"timestamp":"2026-04-02T10:00:00.000Z","type":"session_meta","payload":{"id":"019d4a1e","cwd":"/home/me/proj","originator":"codex-tui","cli_version":"0.125.0"}}"#,
+                "\n",
+                r#"{"timestamp":"2026-04-02T10:00:00.100Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x</environment_context>"}]}}"#,
+                "\n",
+                r##"{"timestamp":"2026-04-02T10:00:00.200Z","type":"event_msg","payload":{"type":"user_message","message":"# Context from my IDE setup:\n\n## My request for Codex:\nrun the tests"}}"##,
+                "\n",
+            ),
+        );
+        write(
+            &home.join(".gemini/tmp").join("a".repeat(64)).join("chats"),
+            "session-2026-02-01T08-00-7c1d2e3f.json",
+            "{\n  \"sessionId\": \"7c1d2e3f\",\n  \"projectHash\": \"aaaa\",\n  \"startTime\": \"2026-02-01T08:00:00.000Z\",\n  \"messages\": [\n    {\"id\": \"1\", \"type\": \"user\", \"content\": \"rename foo\"}\n  ]\n}\n",
+        );
+        let roots = roots_from(Some(&home), Some(&codex_home), &[]);
+        assert_eq!(
+            roots,
+            vec![
+                home.join(".claude/projects"),
+                codex_home.join("sessions"),
+                home.join(".gemini/tmp")
+            ]
+        );
+        let b = Browser::scan(&roots);
+        let got: Vec<(Agent, &str, Option<&str>, Option<i64>)> = b
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    e.agent,
+                    e.project.as_str(),
+                    e.first_prompt.as_deref(),
+                    e.started.map(|t| t.0),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Agent::Codex,
+                    "/home/me/proj",
+                    Some("run the tests"),
+                    Some(1_775_124_000_000)
+                ),
+                (
+                    Agent::Gemini,
+                    "aaaaaaaa",
+                    Some("rename foo"),
+                    Some(1_769_932_800_000)
+                ),
+            ]
+        );
+        // Without CODEX_HOME, `~/.codex/sessions`.
+        assert_eq!(
+            roots_from(Some(&home), None, &[])[1],
+            home.join(".codex/sessions")
+        );
+    }
+
     #[test]
     fn fuzzy_filter_ranks_and_hides() {
         assert!(fuzzy_score("fxp", "Fix the parser").is_some());
@@ -389,6 +663,7 @@ mod tests {
         assert!(fuzzy_score("par", "parser").unwrap() > fuzzy_score("par", "p a r").unwrap());
         let e = |p: &str, q: &str| SessionEntry {
             path: PathBuf::from(p),
+            agent: Agent::Other,
             project: p.into(),
             first_prompt: Some(q.into()),
             started: None,

@@ -96,10 +96,15 @@ impl Format {
 ///
 /// * `[` … → a JSON array: of RAWP frames, or Anthropic messages / `[{request, response}]` pairs;
 /// * YAML (`interactions:`, `---`) → an Anthropic VCR cassette;
-/// * JSON lines → by the first lines that decide: RAWP frames (`payload`, dotted `type`),
+/// * JSON lines → by the first lines that decide: Codex rollouts (`{timestamp, type:
+///   session_meta|…, payload}`, or the pre-envelope bare header / `record_type` markers),
+///   `codex exec --json` (`thread.started`, `item.*`), Gemini stream-json (`init`, `tool_use`,
+///   `tool_result`, `result` with `stats`) — before the RAWP rule, which their `payload` or
+///   dotted types would match —, RAWP frames (`payload`, dotted `type`),
 ///   Claude Code transcript records (`sessionId`/`uuid`/`leafUuid`/`messageId` with a transcript
 ///   `type`), stream-json records (`system/init`, `result`, `session_id`), Anthropic messages;
-/// * one multi-line JSON object → Anthropic (request or response body, vercel `{steps}`);
+/// * one multi-line JSON object → a Gemini saved session (`sessionId`, `projectHash`,
+///   `messages`), else Anthropic (request or response body, vercel `{steps}`);
 /// * `event:` / `data:` / `:` lines whose data is a Messages API stream event → an SSE capture;
 /// * JSON lines that are Messages API stream events (`message_start`, …) → an event stream.
 pub fn detect(head: &[u8]) -> Format {

@@ -518,7 +518,8 @@ impl CodexDecoder {
             "function_call_output" | "custom_tool_call_output" => self.output(p, line, ts, out),
             "ghost_snapshot" | "compaction" | "compaction_summary" => {
                 if ty == "ghost_snapshot" {
-                    let m = p.as_object().cloned().unwrap_or_default();
+                    let mut m = p.as_object().cloned().unwrap_or_default();
+                    m.remove("type");
                     self.em.ext(out, ty, m, line, ts);
                 } else {
                     let mut c = obj([("trigger", json!("auto"))]);

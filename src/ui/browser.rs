@@ -1,5 +1,5 @@
-//! The session browser widget: a filter line, then one row per session (start time, project,
-//! size, first prompt), the selected row highlighted; an empty list says how to start.
+//! The session browser widget: a filter line, then one row per session (start time, agent,
+//! project, size, first prompt), the selected row highlighted; an empty list says how to start.
 //!
 //! Who calls it: the browser screen (`rawpv` with no input on a terminal) and tests on
 //! `TestBackend`. Pure: draws [`Browser`] state; only the visible rows are built. Untrusted text
@@ -16,7 +16,8 @@ use crate::theme::Theme;
 
 /// What the empty list says.
 pub const EMPTY_HINT: &[&str] = &[
-    "No sessions found under ~/.claude/projects (or the config's browser.dirs).",
+    "No sessions found under ~/.claude/projects, ~/.codex/sessions or ~/.gemini/tmp",
+    "(or the config's browser.dirs).",
     "Open a file with `rawpv FILE`, pipe frames with `producer | rawpv`,",
     "or try the built-in demo: `rawpv demo`.",
 ];
@@ -81,8 +82,9 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         let prompt =
             crate::render::ansi::visible_plain(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let head = format!(
-            "{}  {} {:>9}  ",
+            "{}  {:<6} {} {:>9}  ",
             when_label(e.started.map(|t| t.0)),
+            e.agent.label(),
             project,
             crate::fmt::bytes(e.size)
         );
