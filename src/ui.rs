@@ -170,6 +170,16 @@ impl Areas {
     }
 }
 
+/// Most columns of a session id in the viewer (a UUID's first block and an ellipsis).
+pub const SESSION_ID_MAX: usize = 9;
+
+/// `session 6f1c2b1e…`: how the status bar and the panels name session `sid` (SPEC §6), its id
+/// made visible and cut to [`SESSION_ID_MAX`] columns.
+pub fn session_label(session: &Session, sid: u32) -> String {
+    let name = crate::render::text::visible(session.sessions.name(sid));
+    format!("session {}", crate::fmt::truncate(&name, SESSION_ID_MAX))
+}
+
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, ctx: &DrawCtx<'_>) {
     let areas = ctx.areas;

@@ -278,6 +278,15 @@ impl ViewState {
         }
     }
 
+    /// The session the status bar and the catalog and problems panels follow (SPEC §6): the
+    /// selected row's (the default session's when no row is selected), when the input holds more
+    /// than one session; `None` for a single-session input. O(1).
+    pub fn followed_session(&self, session: &Session) -> Option<u32> {
+        let s = &session.sessions;
+        s.is_multi()
+            .then(|| self.selected_item(session).map_or(0, |i| s.of_item(i)))
+    }
+
     /// The selected item index, if any row exists.
     pub fn selected_item(&self, session: &Session) -> Option<usize> {
         if self.row_count(session) == 0 {

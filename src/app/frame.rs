@@ -42,6 +42,10 @@ impl App {
             .view
             .panel_scroll
             .min(self.panel_len().saturating_sub(1));
+        // The panels follow the selected row's session (SPEC §6).
+        let followed = self.view.followed_session(&self.session);
+        self.view.catalog.session = followed.unwrap_or(0);
+        self.view.problems.session = followed;
         match self.view.tab {
             Tab::Detail => {}
             Tab::Catalog => self.view.catalog.prepare(

@@ -497,7 +497,9 @@ impl App {
     pub(super) fn panel_len(&self) -> usize {
         match self.view.tab {
             Tab::Detail => 0,
-            Tab::Catalog => self.session.catalog_of(0).map_or(0, |c| c.tools.len()),
+            Tab::Catalog => (self.session)
+                .catalog_of(self.view.catalog.session)
+                .map_or(0, |c| c.tools.len()),
             Tab::Problems => self.session.findings.len(),
         }
     }

@@ -16,6 +16,11 @@
 //! input_schema tree, catalog-wide diagnostics, publish history
 //! ```
 //!
+//! Sessions (SPEC §6, issue 18): the panel shows one session's catalog, publish history and tool
+//! usage: the selected feed row's session (`CatalogState::session`, set by the app before each
+//! draw); with more than one session the title names it (`current catalog of session 6f1c2b1e… ·
+//! publish 2 · …`).
+//!
 //! Invariants: draw cost is bounded by the catalog (tools, diagnostics, last
 //! [`MAX_HISTORY`] publishes of [`MAX_CHANGES_SHOWN`] changes each) and the visible rows, never by the session's invocations: usage
 //! numbers are computed once per (tool, invocation count, running count) and cached in the state.
@@ -39,7 +44,7 @@ use crate::protocol::{
 };
 use crate::render::text::visible;
 use crate::render::{RenderCtx, json::build_json_lines};
-use crate::session::{CallStatus, Session};
+use crate::session::{CallStatus, Publish, Session};
 use crate::theme::Theme;
 
 /// Publishes shown in the history (the most recent ones).
@@ -69,10 +74,12 @@ pub struct ToolUsage {
 impl ToolUsage {
     /// Computes the usage of `tool` over every invocation: O(invocations), so callers cache it
     /// (see [`CatalogState`]).
-    pub fn compute(session: &Session, tool: &str) -> Self {
+    /// Only the calls of session `sid` count (SPEC §6: the panel shows one session's catalog).
+    pub fn compute(session: &Session, sid: u32, tool: &str) -> Self {
         let mut u = Self::default();
         let mut durations = Vec::new();
-        for inv in session.invocations.iter().filter(|i| i.tool_name == tool) {
+        let calls = session.invocations.iter();
+        for inv in calls.filter(|i| i.session == sid && i.tool_name == tool) {
             u.calls += 1;
             match &inv.status {
                 CallStatus::Requested | CallStatus::Streaming => u.open += 1,
@@ -188,20 +195,33 @@ pub fn publish_changes(prev: Option<&CatalogPublish>, next: &CatalogPublish) -> 
     out
 }
 
-/// The changes of each of the last [`MAX_HISTORY`] publishes against the one before it.
-pub fn history_changes(session: &Session) -> Vec<Vec<CatalogChange>> {
-    let n = session.publishes.len();
+/// The publishes of session `sid`, in order (SPEC §6: each session has its own history).
+pub fn publishes_of(session: &Session, sid: u32) -> Vec<&Publish> {
+    let own = &session.sessions.get(sid).publishes;
+    own.iter()
+        .filter_map(|&i| session.publishes.get(i as usize))
+        .collect()
+}
+
+/// The changes of each of the last [`MAX_HISTORY`] publishes of session `sid` against the one
+/// before it.
+pub fn history_changes(session: &Session, sid: u32) -> Vec<Vec<CatalogChange>> {
+    let own = publishes_of(session, sid);
+    let n = own.len();
     (n.saturating_sub(MAX_HISTORY)..n)
         .map(|i| {
-            let prev = i.checked_sub(1).map(|j| &session.publishes[j].catalog);
-            publish_changes(prev, &session.publishes[i].catalog)
+            let prev = i.checked_sub(1).map(|j| &own[j].catalog);
+            publish_changes(prev, &own[i].catalog)
         })
         .collect()
 }
 
-/// Cache key of [`ToolUsage`]: tool name, invocation count, running count. Any new invocation or
-/// finished one changes it; stream chunks do not.
-type UsageKey = (String, usize, u64);
+/// Cache key of [`ToolUsage`]: session, tool name, invocation count, running count. Any new
+/// invocation or finished one changes it; stream chunks do not.
+type UsageKey = (u32, String, usize, u64);
+
+/// Cache key of [`history_changes`]: the session and the number of its publishes.
+type HistoryKey = (u32, usize);
 
 /// View state of the catalog panel: plain data (part of `ViewState`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -212,6 +232,9 @@ pub struct CatalogState {
     pub scroll: usize,
     /// Offset of the table's first visible row (kept so the selection stays visible).
     pub offset: usize,
+    /// The session whose catalog is shown (`Session::sessions`): the selected feed row's, set by
+    /// the app before each draw (SPEC §6).
+    pub session: u32,
 }
 
 /// What the catalog panel computes from the session and keeps between frames (owned by the
@@ -219,14 +242,16 @@ pub struct CatalogState {
 #[derive(Debug, Clone, Default)]
 pub struct CatalogCache {
     usage: Option<(UsageKey, ToolUsage)>,
-    /// [`history_changes`] and the number of publishes it was computed for.
-    history: Option<(usize, Vec<Vec<CatalogChange>>)>,
+    /// [`history_changes`] and the session and number of its publishes it was computed for.
+    history: Option<(HistoryKey, Vec<Vec<CatalogChange>>)>,
 }
 
 impl CatalogState {
     /// Selects the next tool (stops at the last).
     pub fn select_next(&mut self, session: &Session) {
-        let n = session.catalog_of(0).map_or(0, |c| c.tools.len());
+        let n = session
+            .catalog_of(self.session)
+            .map_or(0, |c| c.tools.len());
         if self.selected + 1 < n {
             self.selected += 1;
             self.scroll = 0;
@@ -243,7 +268,7 @@ impl CatalogState {
 
     /// Name of the selected tool, if a catalog exists.
     pub fn selected_tool<'s>(&self, session: &'s Session) -> Option<&'s str> {
-        let tools = &session.catalog_of(0)?.tools;
+        let tools = &session.catalog_of(self.session)?.tools;
         tools
             .get(self.selected.min(tools.len().saturating_sub(1)))
             .map(|t| t.name.as_str())
@@ -253,14 +278,15 @@ impl CatalogState {
 impl CatalogCache {
     /// The usage of `tool`, from the cache when the session has not changed in a way that
     /// matters.
-    pub fn usage(&mut self, session: &Session, tool: &str) -> &ToolUsage {
+    pub fn usage(&mut self, session: &Session, sid: u32, tool: &str) -> &ToolUsage {
         let key: UsageKey = (
+            sid,
             tool.to_owned(),
             session.invocations.len(),
             session.counts.running,
         );
         if self.usage.as_ref().is_none_or(|(k, _)| *k != key) {
-            self.usage = Some((key, ToolUsage::compute(session, tool)));
+            self.usage = Some((key, ToolUsage::compute(session, sid, tool)));
         }
         match &self.usage {
             Some((_, u)) => u,
@@ -600,9 +626,9 @@ fn change_spans(c: &CatalogChange, theme: &Theme) -> Vec<Span<'static>> {
 }
 
 /// The details section's lines for the selected tool plus the catalog-wide sections.
-/// `history` is [`history_changes`] of the session.
+/// `own` is the shown session's publishes ([`publishes_of`]), `history` their [`history_changes`].
 fn detail_lines(
-    session: &Session,
+    own: &[&Publish],
     catalog: &CatalogPublish,
     tool: Option<&CatalogTool>,
     usage: Option<&ToolUsage>,
@@ -681,7 +707,7 @@ fn detail_lines(
     lines.extend(wide.into_iter().map(|d| diag_line(d, theme)));
     lines.push(Line::default());
     lines.push(section("publish history", theme));
-    let n = session.publishes.len();
+    let n = own.len();
     let start = n.saturating_sub(MAX_HISTORY);
     if start > 0 {
         lines.push(Line::from(Span::styled(
@@ -689,8 +715,7 @@ fn detail_lines(
             theme.dim,
         )));
     }
-    for i in start..n {
-        let p = &session.publishes[i];
+    for (i, p) in own.iter().enumerate().skip(start) {
         let when = p
             .timestamp
             .map_or_else(|| "--:--:--".to_owned(), Timestamp::clock);
@@ -745,7 +770,7 @@ impl CatalogState {
         theme: &Theme,
         area: Rect,
     ) {
-        let Some(catalog) = session.catalog_of(0) else {
+        let Some(catalog) = session.catalog_of(self.session) else {
             self.selected = 0;
             self.offset = 0;
             self.scroll = 0;
@@ -762,22 +787,19 @@ impl CatalogState {
             }
         }
         self.offset = self.offset.min(n.saturating_sub(rows));
-        let n_publishes = session.publishes.len();
-        if cache
-            .history
-            .as_ref()
-            .is_none_or(|(k, _)| *k != n_publishes)
-        {
-            cache.history = Some((n_publishes, history_changes(session)));
+        let sid = self.session;
+        let key = (sid, session.sessions.get(sid).publishes.len());
+        if cache.history.as_ref().is_none_or(|(k, _)| *k != key) {
+            cache.history = Some((key, history_changes(session, sid)));
         }
         let tool = catalog.tools.get(self.selected);
-        let usage = tool.map(|t| cache.usage(session, &t.name).clone());
+        let usage = tool.map(|t| cache.usage(session, sid, &t.name).clone());
         let history = cache
             .history
             .as_ref()
             .map_or(&[][..], |(_, h)| h.as_slice());
         let lines = detail_lines(
-            session,
+            &publishes_of(session, sid),
             catalog,
             tool,
             usage.as_ref(),
@@ -791,7 +813,7 @@ impl CatalogState {
 
     /// The tool index shown on screen row `row` of a panel drawn in `area` (for mouse clicks).
     pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
-        let n = session.catalog_of(0)?.tools.len();
+        let n = session.catalog_of(self.session)?.tools.len();
         // Title and header rows come first.
         let k = usize::from(row.checked_sub(area.y.checked_add(2)?)?);
         (k < table_rows(area.height, n))
@@ -802,10 +824,10 @@ impl CatalogState {
 
 impl CatalogCache {
     /// The cached usage when it is about `tool` (possibly a little stale); else computed now.
-    fn usage_for_draw(&self, session: &Session, tool: &str) -> ToolUsage {
+    fn usage_for_draw(&self, session: &Session, sid: u32, tool: &str) -> ToolUsage {
         match &self.usage {
-            Some((k, u)) if k.0 == tool => u.clone(),
-            _ => ToolUsage::compute(session, tool),
+            Some((k, u)) if k.0 == sid && k.1 == tool => u.clone(),
+            _ => ToolUsage::compute(session, sid, tool),
         }
     }
 }
@@ -824,7 +846,8 @@ impl CatalogView<'_> {
             return;
         }
         let theme = self.theme;
-        let Some(publish) = self.session.publishes.last() else {
+        let sid = state.session;
+        let Some(publish) = self.session.publish_of(sid) else {
             buf.set_line(
                 area.x,
                 area.y,
@@ -844,9 +867,15 @@ impl CatalogView<'_> {
         } else {
             ""
         };
+        let publishes = self.session.sessions.get(sid).publishes.len();
+        // Several sessions: whose catalog this is.
+        let whose = if self.session.sessions.is_multi() {
+            format!(" of {}", super::session_label(self.session, sid))
+        } else {
+            String::new()
+        };
         let title = format!(
-            "current catalog · publish {} · {when}{} · {} tools{derived}",
-            self.session.publishes.len(),
+            "current catalog{whose} · publish {publishes} · {when}{} · {} tools{derived}",
             line_part(publish.line, " · "),
             tools.len()
         );
@@ -881,17 +910,17 @@ impl CatalogView<'_> {
             return;
         }
         let tool = tools.get(selected);
-        let usage = tool.map(|t| cache.usage_for_draw(self.session, &t.name));
+        let usage = tool.map(|t| cache.usage_for_draw(self.session, sid, &t.name));
         let fresh;
         let history = match &cache.history {
-            Some((k, h)) if *k == self.session.publishes.len() => h.as_slice(),
+            Some((k, h)) if *k == (sid, publishes) => h.as_slice(),
             _ => {
-                fresh = history_changes(self.session);
+                fresh = history_changes(self.session, sid);
                 fresh.as_slice()
             }
         };
         let lines = detail_lines(
-            self.session,
+            &publishes_of(self.session, sid),
             catalog,
             tool,
             usage.as_ref(),

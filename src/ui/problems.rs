@@ -8,6 +8,11 @@
 //! 2 infos`), then one row per finding: level badge (coloured by the theme), `L<line>`, code,
 //! message. Findings are listed in arrival order (what a live session appends to).
 //!
+//! Sessions (SPEC §6, issue 18): with more than one session in the input the panel lists the
+//! findings of the selected feed row's session and those that belong to none (a malformed line),
+//! `ProblemsState::session` (set by the app before each draw); the summary line names the
+//! session. The list is kept in the cache and grows with the findings (no rescan per draw).
+//!
 //! Invariants: only the visible rows are built; counts are recomputed only when the number of
 //! findings changed. Messages are sanitised when findings are made (`crate::finding`) and again
 //! through [`visible`] here.
@@ -49,10 +54,33 @@ impl LevelCounts {
 /// View state of the problems panel: plain data (part of `ViewState`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ProblemsState {
-    /// Index into `Session::findings` (clamped when drawn).
+    /// Row of the listed findings (an index into `Session::findings` when every finding is
+    /// listed; clamped when drawn).
     pub selected: usize,
     /// First visible row.
     pub offset: usize,
+    /// `Some(sid)`: list only the findings of session `sid` and those of none (an input of
+    /// several sessions; set by the app before each draw). `None`: every finding.
+    pub session: Option<u32>,
+}
+
+/// Whether finding `f` is listed for `session` (see [`ProblemsState::session`]).
+fn listed(f: &Finding, session: Option<u32>) -> bool {
+    match (session, f.session) {
+        (None, _) | (_, None) => true,
+        (Some(a), Some(b)) => a == b,
+    }
+}
+
+/// The findings listed for one session: their indices into `Session::findings`, extended as
+/// findings arrive.
+#[derive(Debug, Clone, Default)]
+struct Listed {
+    session: u32,
+    /// Findings looked at so far.
+    scanned: usize,
+    indices: Vec<usize>,
+    counts: LevelCounts,
 }
 
 /// What the problems panel computes from the session and keeps between frames (owned by the
@@ -61,6 +89,31 @@ pub struct ProblemsState {
 pub struct ProblemsCache {
     /// Level counts and the number of findings they were computed for.
     counts: Option<(usize, LevelCounts)>,
+    /// The listed findings when a session is chosen.
+    listed: Option<Listed>,
+}
+
+/// Rows of the panel's list: every finding, or those of one session.
+#[derive(Debug, Clone, Copy)]
+enum Rows<'a> {
+    All(&'a [Finding]),
+    Of(&'a [Finding], &'a [usize]),
+}
+
+impl<'a> Rows<'a> {
+    fn len(self) -> usize {
+        match self {
+            Self::All(f) => f.len(),
+            Self::Of(_, ix) => ix.len(),
+        }
+    }
+
+    fn get(self, k: usize) -> Option<&'a Finding> {
+        match self {
+            Self::All(f) => f.get(k),
+            Self::Of(f, ix) => ix.get(k).and_then(|&i| f.get(i)),
+        }
+    }
 }
 
 /// Rows under the panel's summary line given to the selected finding in full (a rule and up to
@@ -75,8 +128,18 @@ fn list_rows(area: Rect) -> usize {
 }
 
 impl ProblemsState {
+    /// Number of listed findings. O(findings) when a session is chosen (a key press, not a draw).
+    fn count(&self, session: &Session) -> usize {
+        match self.session {
+            None => session.findings.len(),
+            Some(_) => (session.findings.iter())
+                .filter(|f| listed(f, self.session))
+                .count(),
+        }
+    }
+
     pub fn select_next(&mut self, session: &Session) {
-        if self.selected + 1 < session.findings.len() {
+        if self.selected + 1 < self.count(session) {
             self.selected += 1;
         }
     }
@@ -87,7 +150,7 @@ impl ProblemsState {
 
     /// Moves the selection by `delta` rows (a page), clamped to the list.
     pub fn select_by(&mut self, session: &Session, delta: isize) {
-        let last = session.findings.len().saturating_sub(1);
+        let last = self.count(session).saturating_sub(1);
         self.selected = self.selected.saturating_add_signed(delta).min(last);
     }
 
@@ -96,17 +159,58 @@ impl ProblemsState {
     pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
         let k = usize::from(row.checked_sub(area.y.checked_add(1)?)?);
         let i = self.offset + k;
-        (row < area.y + area.height && i < session.findings.len()).then_some(i)
+        (row < area.y + area.height && i < self.count(session)).then_some(i)
     }
 
     /// The selected finding, if any.
     pub fn selected_finding<'s>(&self, session: &'s Session) -> Option<&'s Finding> {
-        let n = session.findings.len();
-        session.findings.get(self.selected.min(n.saturating_sub(1)))
+        let n = self.count(session);
+        let at = self.selected.min(n.saturating_sub(1));
+        (session.findings.iter())
+            .filter(|f| listed(f, self.session))
+            .nth(at)
     }
 }
 
 impl ProblemsCache {
+    /// Brings the list of session `sid`'s findings up to date (new findings only).
+    fn list(&mut self, session: &Session, sid: u32) {
+        let l = self.listed.get_or_insert_with(Listed::default);
+        if l.session != sid || l.scanned > session.findings.len() {
+            *l = Listed {
+                session: sid,
+                ..Listed::default()
+            };
+        }
+        for (i, f) in session.findings.iter().enumerate().skip(l.scanned) {
+            if listed(f, Some(sid)) {
+                l.indices.push(i);
+                match f.level {
+                    Level::Error => l.counts.error += 1,
+                    Level::Warning => l.counts.warning += 1,
+                    Level::Info => l.counts.info += 1,
+                }
+            }
+        }
+        l.scanned = session.findings.len();
+    }
+
+    /// The rows and level counts for `state`, when the cache holds them.
+    fn rows<'a>(
+        &'a self,
+        session: &'a Session,
+        state: &ProblemsState,
+    ) -> Option<(Rows<'a>, LevelCounts)> {
+        let n = session.findings.len();
+        match (state.session, &self.listed, self.counts) {
+            (None, _, Some((k, c))) if k == n => Some((Rows::All(&session.findings), c)),
+            (Some(sid), Some(l), _) if l.session == sid && l.scanned == n => {
+                Some((Rows::Of(&session.findings, &l.indices), l.counts))
+            }
+            _ => None,
+        }
+    }
+
     /// Level counts, cached by the number of findings (findings are only ever appended).
     pub fn counts(&mut self, session: &Session) -> LevelCounts {
         let n = session.findings.len();
@@ -210,7 +314,16 @@ impl ProblemsState {
     /// visible, refreshes the level counts. Called by the app before each draw (and by the
     /// `StatefulWidget` impl).
     pub fn prepare(&mut self, cache: &mut ProblemsCache, session: &Session, area: Rect) {
-        let n = session.findings.len();
+        let n = match self.session {
+            None => {
+                cache.counts(session);
+                session.findings.len()
+            }
+            Some(sid) => {
+                cache.list(session, sid);
+                cache.listed.as_ref().map_or(0, |l| l.indices.len())
+            }
+        };
         self.selected = self.selected.min(n.saturating_sub(1));
         let rows = list_rows(area);
         if rows > 0 {
@@ -221,7 +334,6 @@ impl ProblemsState {
             }
         }
         self.offset = self.offset.min(n.saturating_sub(rows));
-        cache.counts(session);
     }
 }
 
@@ -239,20 +351,33 @@ impl ProblemsView<'_> {
             return;
         }
         let theme = self.theme;
-        let findings = &self.session.findings;
-        if findings.is_empty() {
+        // A cache not prepared for this state (a direct render): filled here.
+        let mut fresh = ProblemsCache::default();
+        let rows = cache.rows(self.session, state);
+        if rows.is_none() {
+            match state.session {
+                None => {
+                    fresh.counts(self.session);
+                }
+                Some(sid) => fresh.list(self.session, sid),
+            }
+        }
+        let Some((findings, c)) = rows.or_else(|| fresh.rows(self.session, state)) else {
+            return;
+        };
+        // Several sessions: whose findings these are.
+        let whose = state.session.map_or_else(String::new, |sid| {
+            format!(" in {}", super::session_label(self.session, sid))
+        });
+        if findings.len() == 0 {
             buf.set_line(
                 area.x,
                 area.y,
-                &Line::from(Span::styled("no findings", theme.dim)),
+                &Line::from(Span::styled(format!("no findings{whose}"), theme.dim)),
                 area.width,
             );
             return;
         }
-        let c = match cache.counts {
-            Some((n, c)) if n == findings.len() => c,
-            _ => LevelCounts::of(findings),
-        };
         let summary = Line::from(vec![
             Span::styled(crate::fmt::plural(c.error, "error"), theme.finding_error),
             Span::styled(" · ", theme.dim),
@@ -262,12 +387,15 @@ impl ProblemsView<'_> {
             ),
             Span::styled(" · ", theme.dim),
             Span::styled(crate::fmt::plural(c.info, "info"), theme.finding_info),
+            Span::styled(whose, theme.dim),
             Span::styled("   Enter: go to the frame", theme.dim),
         ]);
         buf.set_line(area.x, area.y, &summary, area.width);
         let rows = list_rows(area);
         let selected = state.selected.min(findings.len() - 1);
-        for (k, f) in findings.iter().enumerate().skip(state.offset).take(rows) {
+        let end = (state.offset + rows).min(findings.len());
+        for k in state.offset..end {
+            let Some(f) = findings.get(k) else { break };
             let y = area.y + 1 + (k - state.offset) as u16;
             buf.set_line(area.x, y, &finding_row(f, k == selected, theme), area.width);
         }
@@ -277,7 +405,9 @@ impl ProblemsView<'_> {
             let top = area.y + area.height - footer;
             let rule = "─".repeat(usize::from(area.width));
             buf.set_line(area.x, top, &Line::styled(rule, theme.dim), area.width);
-            let f = &findings[selected];
+            let Some(f) = findings.get(selected) else {
+                return;
+            };
             let text = Line::from(vec![
                 Span::styled(format!("{} ", f.code), level_style(theme, f.level)),
                 Span::raw(visible(&f.message).replace('\u{240a}', " ")),

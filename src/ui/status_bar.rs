@@ -4,6 +4,10 @@
 //! Who calls it: [`crate::ui::draw`]. Hints are generated from the keymap's bindings, so they
 //! always name the real keys. In search / filter mode the second row is the input prompt.
 //!
+//! Sessions (SPEC §6, issue 18): with more than one session in the input, the counts (calls,
+//! running, errors, findings, tokens) are those of the selected row's session, after
+//! `session 6f1c2b1e… 3/50` (its id, cut, and its place in order of first appearance).
+//!
 //! Narrow terminals: the first row keeps the source state and what the user asked for (filter,
 //! search and its count, scan progress) first; the source's name is cut from its start (the file
 //! name stays), the counts go when there is no room, and a message that does not fit opens the
@@ -72,8 +76,20 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
         SourceStatus::Ended => ("ended".to_owned(), t.dim),
         SourceStatus::Failed(e) => (format!("failed: {e}"), t.status_failed),
     };
-    let c = ctx.session.counts;
-    let findings = ctx.session.findings.len();
+    // Several sessions (SPEC §6): the counts, findings and tokens are the selected row's
+    // session's, and the bar says which session that is.
+    let followed = ctx.view.followed_session(ctx.session);
+    let (c, findings, tokens) = match followed {
+        Some(sid) => {
+            let e = ctx.session.sessions.get(sid);
+            (e.counts, e.findings as usize, e.tokens)
+        }
+        None => (
+            ctx.session.counts,
+            ctx.session.findings.len(),
+            ctx.view.tokens,
+        ),
+    };
     let width =
         |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| crate::fmt::width(&s.content)).sum() };
     // What must show: the state, and what the user asked for (filter, search and its count,
@@ -83,8 +99,22 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     if let Some(f) = ctx.source.format {
         fixed.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }
+    // Which session the counts are of: kept when the counts do not fit.
+    let mut whose = Vec::new();
+    if let Some(sid) = followed {
+        whose.push(Span::styled(" │ ", t.border));
+        whose.push(Span::styled(
+            format!(
+                "{} {}/{}",
+                super::session_label(ctx.session, sid),
+                sid + 1,
+                ctx.session.sessions.len()
+            ),
+            t.hint,
+        ));
+    }
     let mut counts = vec![
-        Span::styled(" │ ", t.border),
+        Span::styled(if whose.is_empty() { " │ " } else { " · " }, t.border),
         Span::raw(crate::fmt::plural(c.invocations, "call")),
     ];
     if c.running > 0 {
@@ -158,9 +188,13 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
         }
     }
     let room = w.saturating_sub(2 + width(&fixed) + width(&tail));
-    if width(&counts) + LABEL_MIN > room {
+    if width(&whose) + width(&counts) + LABEL_MIN > room {
         counts.clear();
     }
+    if width(&whose) + LABEL_MIN > room {
+        whose.clear();
+    }
+    counts.splice(0..0, whose);
     let label_w = room
         .saturating_sub(width(&counts))
         .clamp(LABEL_MIN, LABEL_MAX);
@@ -175,7 +209,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     let has_counts = !counts.is_empty();
     spans.extend(counts);
     // Token totals go in only when the rest leaves room for them.
-    let tk = &ctx.view.tokens;
+    let tk = &tokens;
     if has_counts && tk.rows > 0 {
         let mut s = format!(
             " · {} in · {} out",

@@ -108,18 +108,18 @@ fn catalog_panel_without_a_catalog() {
 #[test]
 fn tool_usage_numbers() {
     let s = demo();
-    let bash = ToolUsage::compute(&s, "Bash");
+    let bash = ToolUsage::compute(&s, 0, "Bash");
     assert_eq!(
         (bash.calls, bash.errors, bash.timeouts, bash.cancelled),
         (3, 1, 0, 0)
     );
     // durations 3003, 2140, 2110 ms: median 2140, p95 3003 (nearest rank)
     assert_eq!((bash.median_ms, bash.p95_ms), (Some(2140.0), Some(3003.0)));
-    let grep = ToolUsage::compute(&s, "Grep");
+    let grep = ToolUsage::compute(&s, 0, "Grep");
     assert_eq!(grep.calls, 3, "subagent calls count too");
     let mut cache = rawpv::ui::catalog::CatalogCache::default();
-    assert_eq!(cache.usage(&s, "Bash"), &bash);
-    assert_eq!(cache.usage(&s, "Bash"), &bash, "cached");
+    assert_eq!(cache.usage(&s, 0, "Bash"), &bash);
+    assert_eq!(cache.usage(&s, 0, "Bash"), &bash, "cached");
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn big_catalog_with_many_publishes_stays_bounded() {
     assert!(text.contains("▶tool_0599"), "{text}");
     assert!(text.contains("more changes"), "{text}");
     assert!(text.contains("#55"), "{text}");
-    let hist = rawpv::ui::catalog::history_changes(&s);
+    let hist = rawpv::ui::catalog::history_changes(&s, 0);
     assert_eq!(hist.len(), rawpv::ui::catalog::MAX_HISTORY);
     assert!(
         hist.iter().all(|c| !c.is_empty()),

@@ -58,6 +58,7 @@ mod render_props;
 mod render_terminal;
 mod replay_player;
 mod sessions;
+mod sessions_tui;
 mod signals_pty;
 mod skip_outputs;
 mod stats_cli;

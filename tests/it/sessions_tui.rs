@@ -1,0 +1,68 @@
+//! The viewer follows the selected row's session (issue 18, SPEC §6): the status bar's counts,
+//! the catalog panel and the problems panel are that session's, on the two-session fixture
+//! `check_sessions_own_catalog.ndjson` (session A publishes Bash and calls Read; session B
+//! publishes Read and calls Bash, never answered).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support::headless::{act, draw, screen_text, status_rows};
+use rawpv::action::Action;
+use rawpv::app::App;
+use rawpv::import;
+
+fn app() -> App {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/check_sessions_own_catalog.ndjson"
+    );
+    App::headless(
+        import::load_bytes(&std::fs::read(path).unwrap()).items,
+        "sessions.ndjson",
+    )
+}
+
+#[test]
+fn status_bar_and_catalog_follow_the_selected_rows_session() {
+    let mut app = app();
+    act(&mut app, &[Action::ShowCatalog, Action::Top]);
+    let term = draw(&mut app, 120, 24);
+    let screen = screen_text(&term);
+    // A's catalog (Bash), with A's usage: its one call was a Read.
+    assert!(screen.contains("▶Bash ● available"), "{screen}");
+    assert!(screen.contains("  0 calls · 0 errors"), "{screen}");
+    assert!(status_rows(&term).contains("session 6f1c2b1e… 1/2 · 1 call · 1 finding"));
+    insta::assert_snapshot!("sessions_catalog_of_a", term.backend());
+
+    act(&mut app, &[Action::Bottom]);
+    let term = draw(&mut app, 120, 24);
+    let screen = screen_text(&term);
+    assert!(screen.contains("▶Read ● available"), "{screen}");
+    assert!(
+        screen.contains("current catalog of session 0b7a3c2d… · publish 1"),
+        "{screen}"
+    );
+    assert!(
+        status_rows(&term).contains("session 0b7a3c2d… 2/2 · 1 call · 1 no result · 2 findings")
+    );
+    insta::assert_snapshot!("sessions_catalog_of_b", term.backend());
+}
+
+#[test]
+fn problems_panel_lists_the_selected_rows_session() {
+    let mut app = app();
+    act(&mut app, &[Action::ShowProblems, Action::Bottom]);
+    let term = draw(&mut app, 120, 24);
+    let screen = screen_text(&term);
+    assert!(
+        screen.contains("1 error · 1 warning · 0 infos in session 0b7a3c2d…"),
+        "{screen}"
+    );
+    assert!(!screen.contains("request for Read"), "{screen}");
+    insta::assert_snapshot!("sessions_problems_of_b", term.backend());
+    act(&mut app, &[Action::Top]);
+    let term = draw(&mut app, 120, 24);
+    let screen = screen_text(&term);
+    assert!(screen.contains("request for Read"), "{screen}");
+    assert!(!screen.contains("request for Bash"), "{screen}");
+    insta::assert_snapshot!("sessions_problems_of_a", term.backend());
+}
