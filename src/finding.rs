@@ -117,7 +117,6 @@ impl Finding {
         }
     }
 
-    /// Attaches the invocation the finding is about.
     /// The finding, attributed to session `sid` (an index into `Session::sessions`).
     #[must_use]
     pub fn in_session(mut self, sid: u32) -> Self {
@@ -125,6 +124,7 @@ impl Finding {
         self
     }
 
+    /// Attaches the invocation the finding is about.
     #[must_use]
     pub fn for_invocation(mut self, id: impl Into<String>) -> Self {
         self.invocation_id = Some(id.into());
