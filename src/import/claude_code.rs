@@ -17,7 +17,11 @@
 //!    text still shows its `uuid`). Records repeating a `uuid` already mapped (resumed sessions, progress copies) are
 //!    skipped and counted (an info finding); records carrying another `sessionId` than the file's
 //!    (a resumed session's replay of its predecessor) are marked `claude_code.replayed` and
-//!    counted.
+//!    counted, and their frames belong to the file's session (`session_id` = the file's, the
+//!    record's own in `claude_code.replayed_from`): a transcript, its subagent files and what it
+//!    replays are one session (SPEC §6, issue 18). Only one input is read at a time, so a
+//!    replayed record is never counted twice; reading the predecessor's file together with it
+//!    (issue 24) would drop the replays by their `uuid`.
 //! 3. Subagents, in all three layouts: inline `isSidechain` records and `agent_progress` copies
 //!    are mapped as they arrive, under the Task/Agent call that started them (progress link,
 //!    else the Task prompt equal to the run's first prompt); subagent files (found beside a saved
@@ -788,10 +792,17 @@ impl ClaudeCodeDecoder {
         for d in &mut out[first..] {
             if let Decoded::Frame(f) = d {
                 f.origin.span = span;
-                if replayed
-                    && let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code")
-                {
-                    cc.insert("replayed".into(), Value::Bool(true));
+                if replayed {
+                    // The file is one session (SPEC §6, issue 18): a replayed record belongs to
+                    // the resumed session that repeats it; the session it came from is kept.
+                    let from =
+                        std::mem::replace(&mut f.envelope.session_id, self.file_session.clone());
+                    if let Some(Value::Object(cc)) = f.envelope.metadata.get_mut("claude_code") {
+                        cc.insert("replayed".into(), Value::Bool(true));
+                        if let Some(from) = from {
+                            cc.insert("replayed_from".into(), Value::String(from));
+                        }
+                    }
                 }
             }
         }

@@ -309,6 +309,24 @@ fn a_resumed_sessions_replayed_records_are_shown_once_and_marked() {
         })
         .collect();
     assert_eq!(replayed, [true, false, false]);
+    // One session, the file's: the replayed record's frames name it and keep their own.
+    let frames: Vec<(Option<&str>, Option<&str>)> = items
+        .iter()
+        .filter_map(|d| match d {
+            rawpv::import::Decoded::Frame(f) if f.frame_type == FrameType::ControlPromptRequest => {
+                let from = f.envelope.metadata["claude_code"].get("replayed_from");
+                Some((
+                    f.envelope.session_id.as_deref(),
+                    from.and_then(|v| v.as_str()),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        frames,
+        [(Some(new), Some(old)), (Some(new), None), (Some(new), None)]
+    );
     let s = load(&path);
     let prompts: Vec<&str> = s
         .items
@@ -322,6 +340,9 @@ fn a_resumed_sessions_replayed_records_are_shown_once_and_marked() {
         prompts,
         ["first question", "second question", "third question"]
     );
+    assert_eq!(s.sessions.len(), 1);
+    assert_eq!(s.sessions.name(0), new);
+    assert_eq!(s.sessions.get(0).turns, 3);
     let infos: Vec<&str> = s
         .findings
         .iter()
