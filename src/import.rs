@@ -346,12 +346,17 @@ pub trait Decoder: Send {
 }
 
 /// How a session backed by a file of `format` reads a deferred input or output again
-/// (`Session::reparse`): `None` for RAWP (the line is a frame).
+/// (`Session::reparse`): Claude Code and Codex rollouts (their frames carry record spans);
+/// `None` for RAWP (the line is a frame) and the formats whose frames carry no span.
 pub fn reparse_for(format: Format) -> Option<crate::session::Reparse> {
-    (format == Format::ClaudeCode).then_some(crate::session::Reparse(
-        claude_code::reparse,
-        Some(claude_code::reparse_event),
-    ))
+    match format {
+        Format::ClaudeCode => Some(crate::session::Reparse(
+            claude_code::reparse,
+            Some(claude_code::reparse_event),
+        )),
+        Format::CodexRollout => Some(crate::session::Reparse(codex::reparse, None)),
+        _ => None,
+    }
 }
 
 /// A decoder for `format`.

@@ -44,6 +44,11 @@
 //! * `ghost_snapshot`, `task_started`, `turn_diff`, `record_type: state` → `x-codex.<kind>`; any
 //!   other record → `x-codex.<kind>`, counted and reported once per kind (info).
 //!
+//! Spans: in a saved file, a call's request and a `shell` / `local_shell` result (the big
+//! outputs) carry their line's byte span, so a file-backed session keeps neither; [`reparse`]
+//! reads them back from the line. Other results are made from more than one line (a patch's
+//! diff, a process's polls, a plan's arguments) and stay in memory.
+//!
 //! Invariants: one line at a time, nothing waits for the end of input except the findings; a
 //! running process's collected output is capped at [`MAX_PROCESS_OUTPUT`]; never panics; bad
 //! lines are `Decoded::Malformed` with their line number.
@@ -58,7 +63,7 @@ use super::codex_emit::{Emitter, info, obj, openai_usage, parse_object, str_of};
 use super::codex_patch::{patch_files, patch_in_argv, to_unified};
 use super::{Decoded, Decoder};
 use crate::finding::code;
-use crate::protocol::{FrameType, ResultStatus, StreamType, Timestamp};
+use crate::protocol::{Body, FrameType, ResultStatus, StreamType, Timestamp};
 
 /// Output of a running process kept for its final result, in bytes (the rest is in the chunks).
 pub const MAX_PROCESS_OUTPUT: usize = 1024 * 1024;
@@ -122,6 +127,9 @@ pub struct CodexDecoder {
     aborted: bool,
     /// Web searches without a call id, numbered.
     searches: u64,
+    /// The frame of the line being decoded that can be read back from it alone
+    /// ([`reparse`]): `(true, id)` the result of `shell` call `id`, `(false, id)` the request.
+    readable: Option<(bool, String)>,
 }
 
 impl Default for CodexDecoder {
@@ -255,6 +263,7 @@ impl CodexDecoder {
             model: None,
             aborted: false,
             searches: 0,
+            readable: None,
         }
     }
 
@@ -448,57 +457,8 @@ impl CodexDecoder {
                     self.thinking(&content, line, ts, out);
                 }
             }
-            "function_call" => self.function_call(p, line, ts, out),
-            "custom_tool_call" => {
-                let id = str_of(p, "call_id").unwrap_or("").to_owned();
-                let name = str_of(p, "name").unwrap_or("").to_owned();
-                let input = p.get("input").cloned().unwrap_or(Value::Null);
-                if name == "apply_patch" {
-                    let patch = input.as_str().unwrap_or("").to_owned();
-                    self.kinds.insert(id.clone(), Kind::Patch(patch.clone()));
-                    let i = obj([("patch", json!(patch))]);
-                    self.em
-                        .request(out, &id, &name, Value::Object(i), Map::new(), line, ts);
-                } else {
-                    self.kinds.insert(id.clone(), Kind::Other);
-                    let i = obj([("input", input)]);
-                    self.em
-                        .request(out, &id, &name, Value::Object(i), Map::new(), line, ts);
-                }
-            }
-            "local_shell_call" => {
-                let id = str_of(p, "call_id")
-                    .or_else(|| str_of(p, "id"))
-                    .unwrap_or("")
-                    .to_owned();
-                let action = p.get("action").cloned().unwrap_or(Value::Null);
-                let argv: Vec<&str> = action
-                    .get("command")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let mut input = Map::new();
-                input.insert("command".into(), json!(script_of(&argv)));
-                input.insert("argv".into(), json!(argv));
-                if let Some(Value::Object(a)) = p.get("action") {
-                    for (k, v) in a {
-                        if k != "command" && k != "type" {
-                            input.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
-                self.kinds.insert(id.clone(), Kind::Shell);
-                self.em.request(
-                    out,
-                    &id,
-                    "local_shell",
-                    Value::Object(input),
-                    Map::new(),
-                    line,
-                    ts,
-                );
+            "function_call" | "custom_tool_call" | "local_shell_call" => {
+                self.call(p, line, ts, out);
             }
             "web_search_call" => {
                 let query = p
@@ -570,78 +530,27 @@ impl CodexDecoder {
             .result(out, id, status, output, None, Map::new(), line, ts);
     }
 
-    fn function_call(
-        &mut self,
-        p: &Value,
-        line: u64,
-        ts: Option<Timestamp>,
-        out: &mut Vec<Decoded>,
-    ) {
-        let id = str_of(p, "call_id").unwrap_or("").to_owned();
-        let name = str_of(p, "name").unwrap_or("").to_owned();
-        let args = match p.get("arguments") {
-            Some(Value::String(s)) => serde_json::from_str::<Value>(s)
-                .unwrap_or_else(|_| Value::Object(obj([("arguments", json!(s))]))),
-            Some(other) => other.clone(),
-            None => Value::Object(Map::new()),
+    fn call(&mut self, p: &Value, line: u64, ts: Option<Timestamp>, out: &mut Vec<Decoded>) {
+        let Some((id, name, mut kind, input)) = call_of(p) else {
+            return;
         };
         let mut extra = Map::new();
-        let (name, kind, input) = match name.as_str() {
-            "shell" | "container.exec" => {
-                let cmd_argv: Vec<&str> = args
-                    .get("command")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let mut input = Map::new();
-                let patch = patch_in_argv(&cmd_argv);
-                match &patch {
-                    Some(pt) => input.insert("patch".into(), json!(pt)),
-                    None => input.insert("command".into(), json!(script_of(&cmd_argv))),
-                };
-                input.insert("argv".into(), json!(cmd_argv));
-                if let Value::Object(a) = &args {
-                    for (k, v) in a {
-                        if k != "command" {
-                            input.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
-                match patch {
-                    Some(pt) => (
-                        "apply_patch".to_owned(),
-                        Kind::Patch(pt),
-                        Value::Object(input),
-                    ),
-                    None => (name, Kind::Shell, Value::Object(input)),
-                }
+        if let Kind::Poll(_) = kind {
+            let pid = input.get("session_id").map(|s| match s {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let target = pid.and_then(|pid| self.processes.get(&pid).cloned());
+            if let Some(t) = &target {
+                extra.insert("polls_invocation_id".into(), json!(t));
             }
-            "apply_patch" => {
-                let pt = str_of(&args, "input")
-                    .or_else(|| str_of(&args, "patch"))
-                    .unwrap_or("")
-                    .to_owned();
-                let input = obj([("patch", json!(pt))]);
-                (name, Kind::Patch(pt), Value::Object(input))
-            }
-            "exec_command" => (name, Kind::Exec, args),
-            "write_stdin" => {
-                let pid = args.get("session_id").map(|s| match s {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-                let target = pid.and_then(|pid| self.processes.get(&pid).cloned());
-                if let Some(t) = &target {
-                    extra.insert("polls_invocation_id".into(), json!(t));
-                }
-                (name, Kind::Poll(target), args)
-            }
-            "update_plan" => (name, Kind::Plan(args.clone()), args),
-            _ => (name, Kind::Other, args),
-        };
-        self.kinds.insert(id.clone(), kind);
+            kind = Kind::Poll(target);
+        }
+        if !self.em.is_known(&id) {
+            // (A repeated call id keeps its first call's kind; the emitter counts the repeat.)
+            self.kinds.insert(id.clone(), kind);
+            self.readable = Some((false, id.clone()));
+        }
         self.em.request(out, &id, &name, input, extra, line, ts);
     }
 
@@ -657,14 +566,8 @@ impl CodexDecoder {
         let none = Map::new();
         match kind {
             Kind::Shell => {
-                let (status, output, dur) = match json_output(&text) {
-                    Some((o, code, secs)) => (
-                        status_of_exit(code),
-                        shell_output(&o, code),
-                        secs.map(|s| s * 1000.0),
-                    ),
-                    None => (plain_status(&text), json!(text), None),
-                };
+                let (status, output, dur) = shell_result(&text);
+                self.readable = Some((true, id.clone()));
                 self.em
                     .result(out, &id, status, output, dur, none, line, ts);
             }
@@ -1029,6 +932,161 @@ impl CodexDecoder {
     }
 }
 
+/// A call response item (`function_call`, `custom_tool_call`, `local_shell_call`) as `(call id,
+/// tool name, kind, input)`: what the request shows, from the item alone (a `write_stdin`'s
+/// polled call is looked up by the caller). A `shell` call whose script is an `apply_patch`
+/// heredoc is the call `apply_patch`.
+fn call_of(p: &Value) -> Option<(String, String, Kind, Value)> {
+    let argv_of = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let id = str_of(p, "call_id").unwrap_or("").to_owned();
+    let name = str_of(p, "name").unwrap_or("").to_owned();
+    match str_of(p, "type")? {
+        "custom_tool_call" => {
+            let input = p.get("input").cloned().unwrap_or(Value::Null);
+            if name == "apply_patch" {
+                let patch = input.as_str().unwrap_or("").to_owned();
+                let i = obj([("patch", json!(patch))]);
+                Some((id, name, Kind::Patch(patch), Value::Object(i)))
+            } else {
+                Some((
+                    id,
+                    name,
+                    Kind::Other,
+                    Value::Object(obj([("input", input)])),
+                ))
+            }
+        }
+        "local_shell_call" => {
+            let id = str_of(p, "call_id")
+                .or_else(|| str_of(p, "id"))
+                .unwrap_or("");
+            let argv = argv_of(p.pointer("/action/command"));
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let mut input = Map::new();
+            input.insert("command".into(), json!(script_of(&argv)));
+            input.insert("argv".into(), json!(argv));
+            if let Some(Value::Object(a)) = p.get("action") {
+                for (k, v) in a {
+                    if k != "command" && k != "type" {
+                        input.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            let name = "local_shell".to_owned();
+            Some((id.to_owned(), name, Kind::Shell, Value::Object(input)))
+        }
+        "function_call" => {
+            let args = match p.get("arguments") {
+                Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+                    .unwrap_or_else(|_| Value::Object(obj([("arguments", json!(s))]))),
+                Some(other) => other.clone(),
+                None => Value::Object(Map::new()),
+            };
+            let v = match name.as_str() {
+                "shell" | "container.exec" => {
+                    let owned = argv_of(args.get("command"));
+                    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+                    let mut input = Map::new();
+                    let patch = patch_in_argv(&words);
+                    match &patch {
+                        Some(pt) => input.insert("patch".into(), json!(pt)),
+                        None => input.insert("command".into(), json!(script_of(&words))),
+                    };
+                    input.insert("argv".into(), json!(words));
+                    if let Value::Object(a) = &args {
+                        for (k, v) in a {
+                            if k != "command" {
+                                input.insert(k.clone(), v.clone());
+                            }
+                        }
+                    }
+                    match patch {
+                        Some(pt) => (
+                            "apply_patch".to_owned(),
+                            Kind::Patch(pt),
+                            Value::Object(input),
+                        ),
+                        None => (name, Kind::Shell, Value::Object(input)),
+                    }
+                }
+                "apply_patch" => {
+                    let pt = str_of(&args, "input")
+                        .or_else(|| str_of(&args, "patch"))
+                        .unwrap_or("")
+                        .to_owned();
+                    let input = obj([("patch", json!(pt))]);
+                    (name, Kind::Patch(pt), Value::Object(input))
+                }
+                "exec_command" => (name, Kind::Exec, args),
+                "write_stdin" => (name, Kind::Poll(None), args),
+                "update_plan" => (name, Kind::Plan(args.clone()), args),
+                _ => (name, Kind::Other, args),
+            };
+            Some((id, v.0, v.1, v.2))
+        }
+        _ => None,
+    }
+}
+
+/// The result of a `shell` / `local_shell` call from its `function_call_output` item alone:
+/// `(status, output, duration_ms)` (see the module docs).
+fn shell_result(text: &str) -> (ResultStatus, Value, Option<f64>) {
+    match json_output(text) {
+        Some((o, code, secs)) => (
+            status_of_exit(code),
+            shell_output(&o, code),
+            secs.map(|s| s * 1000.0),
+        ),
+        None => (plain_status(text), json!(text), None),
+    }
+}
+
+/// The response item of a rollout line: the envelope's payload, or the bare item of the
+/// pre-envelope format.
+fn item_of(v: &Value) -> Option<&Value> {
+    match (str_of(v, "type"), v.get("payload")) {
+        (Some("response_item"), Some(p)) => Some(p),
+        (Some(_), None) => Some(v),
+        _ => None,
+    }
+}
+
+/// Reads a call's input or output again from its rollout line (`text`, the line a frame's
+/// `Origin::span` points at), as the decoder built it: the call item `id`'s input, or the
+/// `function_call_output` of a `shell` / `local_shell` call (the only results whose frames carry
+/// a span: the others are made from more than one line). `None`: the line holds no such item
+/// (the file changed). For `Session::reparse`.
+pub fn reparse(
+    text: &str,
+    id: &str,
+    tool: &str,
+    part: crate::session::Part,
+    input: &dyn Fn() -> Value,
+) -> Option<Value> {
+    let _ = input;
+    let v: Value = serde_json::from_str(text).ok()?;
+    let p = item_of(&v)?;
+    match part {
+        crate::session::Part::Input => {
+            let (cid, _, _, input) = call_of(p)?;
+            (cid == id).then_some(input)
+        }
+        crate::session::Part::Output => {
+            let ok = str_of(p, "type") == Some("function_call_output")
+                && str_of(p, "call_id").unwrap_or("") == id
+                && matches!(tool, "shell" | "local_shell");
+            ok.then(|| shell_result(&output_text(p.get("output")).0).1)
+        }
+    }
+}
+
 /// `server.tool` of an MCP invocation `{server, tool}`.
 pub fn mcp_name(inv: &Value) -> String {
     format!(
@@ -1122,6 +1180,35 @@ impl Decoder for CodexDecoder {
             None => {}
             Some(Ok(v)) => self.record(&v, line, out),
             Some(Err(d)) => out.push(d),
+        }
+    }
+
+    /// A saved file's line: a call's request, and a `shell` call's result, carry the line's span
+    /// (the session reads their input and output back with [`reparse`] when shown).
+    fn line_span(
+        &mut self,
+        line: u64,
+        span: crate::protocol::ByteSpan,
+        text: &str,
+        out: &mut Vec<Decoded>,
+    ) {
+        let first = out.len();
+        self.readable = None;
+        self.line(line, text, out);
+        let Some((result, id)) = self.readable.take() else {
+            return;
+        };
+        for d in &mut out[first..] {
+            if let Decoded::Frame(f) = d {
+                let this = match &f.body {
+                    Body::Request(r) if !result => r.invocation_id.as_deref() == Some(&id),
+                    Body::Result(r) if result => r.invocation_id.as_deref() == Some(&id),
+                    _ => false,
+                };
+                if this {
+                    f.origin.span = Some(span);
+                }
+            }
         }
     }
 

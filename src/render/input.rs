@@ -4,11 +4,11 @@
 //! Bash (`command`; Codex `shell` / `exec_command`, Gemini `run_shell_command` too) →
 //! highlighted shell (plus its description); Edit / `MultiEdit` (Gemini `replace`) → the diff of
 //! the edit; Write (Gemini `write_file`) → the new file, highlighted by its path; Codex
-//! `apply_patch` → the patch text, highlighted as a diff; `update_plan` / `write_todos` → the
-//! checklist; Read → path and line range; anything
-//! `TodoWrite` → the checklist; `ExitPlanMode` → the plan as markdown; Task / Agent → description
-//! and prompt (markdown); anything else (including those tools with unexpected shapes) → the
-//! JSON tree. Pure, bounded.
+//! `apply_patch` → the patch text, highlighted as a diff; Read → path and line range;
+//! `TodoWrite`, Codex `update_plan`, Gemini `write_todos` → the checklist; `ExitPlanMode` → the
+//! plan as markdown; Task / Agent (Gemini `delegate_to_agent`: agent name and objective) →
+//! description and prompt (markdown); anything else (including those tools with unexpected
+//! shapes) → the JSON tree. Pure, bounded.
 
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -201,9 +201,11 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
         "ExitPlanMode" | "exit_plan_mode" if str_field(input, &["plan"]).is_some() => {
             super::markdown::build_markdown_lines(str_field(input, &["plan"]).unwrap_or(""), cx)
         }
-        "Task" | "Agent" if str_field(input, &["prompt"]).is_some() => {
+        "Task" | "Agent" | "delegate_to_agent"
+            if str_field(input, &["prompt", "objective"]).is_some() =>
+        {
             let mut out = Out::new(cx);
-            if let Some(d) = str_field(input, &["description"]) {
+            if let Some(d) = str_field(input, &["description", "agent_name"]) {
                 let mut spans = vec![Span::styled("agent: ", theme.dim)];
                 spans.extend(super::text::plain_spans(d, theme.title, theme));
                 if let Some(t) = str_field(input, &["subagent_type", "subagentType"]) {
@@ -215,7 +217,7 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
                 out.push(Line::from(spans));
                 out.push(Line::default());
             }
-            let prompt = str_field(input, &["prompt"]).unwrap_or("");
+            let prompt = str_field(input, &["prompt", "objective"]).unwrap_or("");
             out.extend(super::markdown::build_markdown_lines(prompt, cx).lines);
             out.finish(theme)
         }

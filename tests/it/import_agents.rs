@@ -574,6 +574,102 @@ fn screens_of_each_kind() {
     headless::act(&mut app, &[Action::StartFilter]);
     app.type_text("tool:update_plan");
     app.press(crossterm::event::KeyCode::Enter);
+    app.finish_scans();
     let term = headless::draw(&mut app, 120, 34);
     assert_snapshot!("agents_codex_update_plan_checklist", term.backend());
+}
+
+/// A saved rollout's requests and shell results stay in the file (their frames carry the line's
+/// span) and read back equal to what the decoder built in memory.
+#[test]
+fn rollout_inputs_and_shell_outputs_read_back_from_the_file() {
+    let mut files = vec![
+        fixture("codex_v0125_calls.jsonl"),
+        fixture("codex_pre_envelope.jsonl"),
+    ];
+    if let Some(dir) = corpus::dir("codex") {
+        files.push(dir.join("codex-v0.40.0-vscode-shell-applypatch-updateplan-123calls.jsonl"));
+        files.push(dir.join("codex-v0.77.0-exec-shell-json-output.jsonl"));
+    }
+    for p in files {
+        let backed = fold(&p);
+        let memory = Session::from_decoded(import::load_path(&p).unwrap().items);
+        assert_eq!(backed.invocations.len(), memory.invocations.len());
+        let mut deferred = (0, 0);
+        for (b, m) in backed.invocations.iter().zip(&memory.invocations) {
+            deferred.0 += usize::from(b.input_span.is_some());
+            deferred.1 += usize::from(b.output_span.is_some());
+            let back = backed.with_input_output(b);
+            assert_eq!(
+                back.input,
+                m.input,
+                "{}: input of {}",
+                p.display(),
+                b.invocation_id
+            );
+            assert_eq!(
+                back.result.as_ref().and_then(|r| r.output.clone()),
+                m.result.as_ref().and_then(|r| r.output.clone()),
+                "{}: output of {}",
+                p.display(),
+                b.invocation_id
+            );
+        }
+        // Deferred: the requests of call items and the results of shell calls, counted from
+        // the raw lines.
+        let text = std::fs::read_to_string(&p).unwrap();
+        let items: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|v| v.get("payload").cloned().unwrap_or(v))
+            .collect();
+        let ty = |v: &Value| v["type"].as_str().unwrap_or("").to_owned();
+        let calls = items
+            .iter()
+            .filter(|v| {
+                matches!(
+                    ty(v).as_str(),
+                    "function_call" | "custom_tool_call" | "local_shell_call"
+                )
+            })
+            .count();
+        let shell_results = memory
+            .invocations
+            .iter()
+            .filter(|i| matches!(i.tool_name.as_str(), "shell" | "local_shell"))
+            .count();
+        assert_eq!(deferred, (calls, shell_results), "{}", p.display());
+    }
+}
+
+/// Fuzz finding (`agents`, 2026-12-01): a call id requested twice, first as an `apply_patch`
+/// heredoc and then as a plain `shell` call, gave its result the second call's kind under the
+/// first call's name, so the file-backed session could not read the output back. The first call
+/// keeps its kind; the repeat is counted.
+#[test]
+fn a_repeated_call_id_keeps_its_first_call() {
+    let lines = [
+        r#"{"id":"5973b6c0-94b8-487b-a530-2aeb6098ae0e","timestamp":"2025-05-20T09:00:00.000Z","instructions":null}"#,
+        r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"apply_patch\",\"*** Begin Patch\\n*** Delete File: old.txt\\n*** End Patch\"]}","call_id":"c1"}"#,
+        r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"c1"}"#,
+        r#"{"type":"function_call_output","call_id":"c1","output":"failed in sandbox Seatbelt with execution error: exit code: 1"}"#,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rollout.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let backed = fold(&p);
+    assert_eq!(statuses(&backed), vec![st("c1", "apply_patch", Failed)]);
+    let inv = &backed.invocations[0];
+    assert_eq!(
+        backed
+            .with_input_output(inv)
+            .result
+            .as_ref()
+            .unwrap()
+            .output,
+        Some(Value::String(
+            "failed in sandbox Seatbelt with execution error: exit code: 1".into()
+        ))
+    );
+    assert!(backed.findings.iter().any(|f| f.code == "duplicate-record"));
 }
