@@ -787,10 +787,13 @@ struct IdIndex {
 }
 
 impl IdIndex {
-    /// `SipHash` with fixed keys: the same for every session, so equal sessions compare equal.
+    /// `SipHash` with fixed keys of the id (the same for every session, so equal sessions compare
+    /// equal), the session mixed in after: hashing the pair cost a `write` a lookup more, and the
+    /// default session's hashes stay those of the id alone. Colliding pairs go to `overflow`.
     fn hash(sid: u32, id: &str) -> u64 {
         use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-        BuildHasherDefault::<DefaultHasher>::default().hash_one((sid, id))
+        let h = BuildHasherDefault::<DefaultHasher>::default().hash_one(id);
+        h ^ u64::from(sid).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     fn get(&self, sid: u32, id: &str, invocations: &[Box<Invocation>]) -> Option<usize> {

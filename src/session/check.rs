@@ -31,7 +31,7 @@
 //! | unavailable/degraded tool without `status_description` | `status-description-missing` | info |
 //! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
 //! | `session_id` not a string, or empty (the frame goes to the default session) | `invalid-session-id` | warning |
-//! | `session_id` not a UUID v4 (skipped for imported frames) | `session-id-not-uuid-v4` | warning |
+//! | `session_id` not a UUID v4 (once per session, at its first frame; skipped for imported frames) | `session-id-not-uuid-v4` | warning |
 //!
 //! Leniency in the SPEC 3.4 rule (documented choices, [ours]): filesystem writes accept `diff` or
 //! `empty` (SPEC 4 lists both for Write); `search` accepts `text` or `file_list`; a result that is
@@ -93,7 +93,8 @@ pub mod code {
     /// A `session_id` that is not a string, or empty: the frame is counted in the input's
     /// default session (SPEC 2, §6).
     pub const INVALID_SESSION_ID: &str = "invalid-session-id";
-    /// A `session_id` that is not a UUID v4 (SPEC 2; skipped for imported frames).
+    /// A `session_id` that is not a UUID v4 (SPEC 2; once per session; skipped for imported
+    /// frames).
     pub const SESSION_ID_NOT_UUID_V4: &str = "session-id-not-uuid-v4";
 
     /// Every code of this module, for docs and tests.
@@ -185,7 +186,9 @@ pub fn frame_findings(session: &Session, frame: &Frame, sid: u32) -> Vec<Finding
         wrong: &frame.field_errors,
         findings: Vec::new(),
     };
-    check_session_id(frame, &mut out);
+    // The reducer counted the frame in its session before this check: 1 on its first frame.
+    let first = session.sessions.get(sid).counts.frames == 1;
+    check_session_id(frame, first, &mut out);
     let at = At { session, sid };
     match &frame.body {
         Body::Request(r) => check_request(&at, frame, r, &mut out),
@@ -272,28 +275,28 @@ impl<'s> At<'s> {
     }
 }
 
-/// The frame's `session_id` (SPEC 2, §6): not a string, empty, or (on a frame no importer
-/// built) not a UUID v4. The frame is folded all the same, an invalid one in the default session.
-fn check_session_id(frame: &Frame, out: &mut Out<'_>) {
+/// The frame's `session_id` (SPEC 2, §6): not a string, or empty (each such frame), or (on the
+/// first frame of its session, when no importer built it) not a UUID v4. The frame is folded all
+/// the same, an invalid one in the default session.
+fn check_session_id(frame: &Frame, first: bool, out: &mut Out<'_>) {
     let e = &frame.envelope;
-    let odd = e
-        .extra
-        .get("session_id")
-        .or_else(|| {
-            e.metadata
-                .get("session_id")
-                .filter(|_| e.session_id.is_none())
-        })
-        .filter(|v| !v.is_string());
-    let msg = match (&e.session_id, odd) {
-        (_, Some(v)) if e.session_id.is_none() => format!(
-            "session_id is {}, not a string; the frame is counted in the input's default session",
-            json_kind(v)
-        ),
-        (Some(id), _) if id.is_empty() => {
+    let msg = match &e.session_id {
+        None => {
+            let Some(v) = (e.extra.get("session_id"))
+                .or_else(|| e.metadata.get("session_id"))
+                .filter(|v| !v.is_string())
+            else {
+                return;
+            };
+            format!(
+                "session_id is {}, not a string; the frame is counted in the input's default session",
+                json_kind(v)
+            )
+        }
+        Some(id) if id.is_empty() => {
             "session_id is empty; the frame is counted in the input's default session".to_owned()
         }
-        (Some(id), _) if !is_imported(frame) && !is_uuid_v4(id) => {
+        Some(id) if first && !is_imported(frame) && !is_uuid_v4(id) => {
             out.push(
                 Level::Warning,
                 code::SESSION_ID_NOT_UUID_V4,
@@ -302,7 +305,7 @@ fn check_session_id(frame: &Frame, out: &mut Out<'_>) {
             );
             return;
         }
-        _ => return,
+        Some(_) => return,
     };
     out.push(Level::Warning, code::INVALID_SESSION_ID, "SPEC 2", msg);
 }

@@ -155,6 +155,7 @@ fn an_invalid_session_id_is_a_finding_and_the_frame_is_kept() {
     assert!(s.findings[1].message.contains("is empty"));
 }
 
+/// Once per session, at its first frame (the fixture's second frame names it too).
 #[test]
 fn a_session_id_that_is_not_a_uuid_v4_is_a_warning() {
     let s = fixture("check_session_id_not_uuid_v4");
@@ -284,7 +285,7 @@ fn a_single_session_input_reports_as_before() {
     let (_, stats) = rawpv(&["stats", &p]);
     assert!(!stats.contains("sessions "), "{stats}");
     let (_, print) = rawpv(&["print", &p]);
-    assert_eq!(print, "tool.catalog.publish\n");
+    assert_eq!(print, "tool.catalog.publish\ntool.catalog.publish\n");
 }
 
 /// `print` starts each row with its session's id; `convert` keeps every frame's `session_id`
