@@ -729,9 +729,9 @@ fn detail_lines(
         let changes = history.get(i - start).map_or(&[][..], Vec::as_slice);
         if i == 0 {
             head.push(Span::raw(format!(
-                "  {} tools, {} diagnostics",
-                p.catalog.tools.len(),
-                p.catalog.diagnostics.len()
+                "  {}, {}",
+                crate::fmt::plural(p.catalog.tools.len(), "tool"),
+                crate::fmt::plural(p.catalog.diagnostics.len(), "diagnostic")
             )));
         } else if changes.is_empty() {
             head.push(Span::styled("  no change", theme.dim));
@@ -875,9 +875,9 @@ impl CatalogView<'_> {
             String::new()
         };
         let title = format!(
-            "current catalog{whose} · publish {publishes} · {when}{} · {} tools{derived}",
+            "current catalog{whose} · publish {publishes} · {when}{} · {}{derived}",
             line_part(publish.line, " · "),
-            tools.len()
+            crate::fmt::plural(tools.len(), "tool")
         );
         let mut y = area.y;
         let bottom = area.y + area.height;
