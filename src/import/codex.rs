@@ -59,7 +59,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Map, Value, json};
 
-use super::codex_emit::{Emitter, info, obj, openai_usage, parse_object, str_of};
+use super::codex_emit::{Emitter, content_text, decode_line, info, obj, openai_usage, str_of};
 use super::codex_patch::{patch_files, patch_in_argv, to_unified};
 use super::{Decoded, Decoder};
 use crate::finding::code;
@@ -142,19 +142,6 @@ fn hash(s: &str) -> u64 {
     let mut h = DefaultHasher::new();
     s.trim().hash(&mut h);
     h.finish()
-}
-
-/// Text parts (`input_text`, `output_text`, `text`) of a message's `content`, joined.
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// User text Codex injected (not typed): environment context, AGENTS.md, instructions.
@@ -1176,11 +1163,7 @@ pub fn patch_summary(patch: &str) -> String {
 
 impl Decoder for CodexDecoder {
     fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
-        match parse_object(line, text) {
-            None => {}
-            Some(Ok(v)) => self.record(&v, line, out),
-            Some(Err(d)) => out.push(d),
-        }
+        decode_line(line, text, out, |v, out| self.record(v, line, out));
     }
 
     /// A saved file's line: a call's request, and a `shell` call's result, carry the line's span

@@ -447,6 +447,35 @@ pub fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
 }
 
+/// The text of a message `content`: a string, or its parts' `text` joined by newlines (Codex
+/// `input_text` / `output_text`, Gemini parts, MCP `content[]`); other values give "".
+pub fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// [`Decoder::line`](super::Decoder::line) of the JSON-lines decoders: a blank line is
+/// skipped, an object goes to `record`, anything else is a malformed item.
+pub fn decode_line(
+    line: u64,
+    text: &str,
+    out: &mut Vec<Decoded>,
+    record: impl FnOnce(&Value, &mut Vec<Decoded>),
+) {
+    match parse_object(line, text) {
+        None => {}
+        Some(Ok(v)) => record(&v, out),
+        Some(Err(d)) => out.push(d),
+    }
+}
+
 /// A JSON line as an object, or the malformed item for it (`None` for a blank line).
 pub fn parse_object(line: u64, text: &str) -> Option<Result<Value, Decoded>> {
     use crate::protocol::{ParseError, ParseErrorKind};

@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
-use super::codex_emit::{Emitter, obj, openai_usage, parse_object, str_of};
+use super::codex_emit::{Emitter, content_text, decode_line, obj, openai_usage, str_of};
 use super::{Decoded, Decoder};
 use crate::protocol::{FrameType, ResultStatus, StreamType};
 
@@ -121,18 +121,6 @@ fn changes_headers(item: &Value) -> String {
         }
     }
     s
-}
-
-/// The text of an MCP result's `content[]` (`text` parts), joined.
-fn mcp_text(result: Option<&Value>) -> String {
-    result
-        .and_then(|r| r.get("content"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.get("text").and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 impl CodexExecDecoder {
@@ -238,7 +226,9 @@ impl CodexExecDecoder {
                     let msg = err
                         .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_owned))
                         .or_else(|| err.and_then(Value::as_str).map(str::to_owned))
-                        .unwrap_or_else(|| mcp_text(item.get("result")));
+                        .unwrap_or_else(|| {
+                            content_text(item.get("result").and_then(|r| r.get("content")))
+                        });
                     (ResultStatus::Error, json!(msg))
                 } else {
                     let r = item.get("result").cloned().unwrap_or(Value::Null);
@@ -319,11 +309,7 @@ impl CodexExecDecoder {
 
 impl Decoder for CodexExecDecoder {
     fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
-        match parse_object(line, text) {
-            None => {}
-            Some(Ok(v)) => self.record(&v, line, out),
-            Some(Err(d)) => out.push(d),
-        }
+        decode_line(line, text, out, |v, out| self.record(v, line, out));
     }
 
     fn finish(&mut self, out: &mut Vec<Decoded>) {

@@ -35,7 +35,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::codex_emit::{Emitter, obj, parse_object, str_of};
+use super::codex_emit::{Emitter, content_text, decode_line, obj, str_of};
 use super::{Decoded, Decoder};
 use crate::protocol::{FrameType, ParseError, ParseErrorKind, ResultStatus, Timestamp};
 
@@ -370,19 +370,6 @@ fn message(em: &mut Emitter, m: &Value, line: u64, out: &mut Vec<Decoded>) {
     }
 }
 
-/// Text of a message `content`: a string, or parts with `text`.
-fn content_text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 /// One `toolCalls` entry: its request and its result.
 fn saved_call(
     em: &mut Emitter,
@@ -558,11 +545,7 @@ impl GeminiStreamDecoder {
 
 impl Decoder for GeminiStreamDecoder {
     fn line(&mut self, line: u64, text: &str, out: &mut Vec<Decoded>) {
-        match parse_object(line, text) {
-            None => {}
-            Some(Ok(v)) => self.record(&v, line, out),
-            Some(Err(d)) => out.push(d),
-        }
+        decode_line(line, text, out, |v, out| self.record(v, line, out));
     }
 
     fn finish(&mut self, out: &mut Vec<Decoded>) {

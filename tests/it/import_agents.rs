@@ -332,7 +332,7 @@ fn codex_0125_fixture() {
     assert_eq!(patch.output_type, Some(OutputType::Diff));
     assert_eq!(
         patch.output.as_ref().unwrap().as_str().unwrap(),
-        "Success. Updated the following files:\nM src/parse.rs\n--- a//home/user/proj/src/parse.rs\n+++ b//home/user/proj/src/parse.rs\n@@ -11,3 +11,3 @@ fn parse(s: &str) -> u32 {\n-    s.parse().unwrap()\n+    s.trim().parse().unwrap_or(0)\n }\n"
+        "Success. Updated the following files:\nM src/parse.rs\n--- a//home/user/proj/src/parse.rs\n+++ b//home/user/proj/src/parse.rs\n@@ -11,2 +11,2 @@ fn parse(s: &str) -> u32 {\n-    s.parse().unwrap()\n+    s.trim().parse().unwrap_or(0)\n }\n"
     );
     let plan = result_of(&frames, "call_plan1");
     assert_eq!(plan.output_type, Some(OutputType::Structured));
