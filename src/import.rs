@@ -301,6 +301,9 @@ fn detect_document(text: &str) -> Format {
     let head = prefix(text, 8192);
     if head.contains("\"projectHash\"") && head.contains("\"sessionId\"") {
         Format::GeminiSession
+    } else if head.starts_with("{\"timestamp\":") && head.contains("\"type\":\"session_meta\"") {
+        // A Codex rollout whose header (the whole system prompt, 0.125) is longer than the head.
+        Format::CodexRollout
     } else if head.contains("\"parentUuid\"") || head.contains("\"sessionId\"") {
         Format::ClaudeCode
     } else if head.contains("\"parent_tool_use_id\"")
@@ -466,6 +469,24 @@ mod tests {
         assert_eq!(detect(head), Format::ClaudeCode);
     }
 
+    /// A Codex header or a Gemini saved session longer than the detection head.
+    #[test]
+    fn agent_sessions_longer_than_the_head() {
+        let mut codex = String::from(
+            r#"{"timestamp":"2026-04-02T10:00:00.000Z","type":"session_meta","payload":{"id":"x","base_instructions":{"text":""#,
+        );
+        codex.push_str(&"a".repeat(70 * 1024));
+        assert_eq!(detect(&codex.as_bytes()[..64 * 1024]), Format::CodexRollout);
+        let mut gemini = String::from(
+            "{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [\n    {\"type\": \"user\", \"content\": \"",
+        );
+        gemini.push_str(&"b".repeat(70 * 1024));
+        assert_eq!(
+            detect(&gemini.as_bytes()[..64 * 1024]),
+            Format::GeminiSession
+        );
+    }
+
     #[test]
     fn records_decide_the_format() {
         let cases: &[(&str, Format)] = &[
@@ -495,6 +516,26 @@ mod tests {
                 Format::RawpNdjson,
             ),
             ("interactions:\n- request: {}\n", Format::Anthropic),
+            (
+                r#"{"timestamp":"2026-01-02T16:39:45.349Z","type":"session_meta","payload":{"id":"u"}}"#,
+                Format::CodexRollout,
+            ),
+            (
+                r#"{"id":"u","timestamp":"2025-05-20T09:00:00Z","instructions":null,"git":null}"#,
+                Format::CodexRollout,
+            ),
+            (
+                r#"{"type":"thread.started","thread_id":"t"}"#,
+                Format::CodexExec,
+            ),
+            (
+                r#"{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"x"}}"#,
+                Format::CodexExec,
+            ),
+            (
+                r#"{"type":"init","timestamp":"2025-12-26T12:48:29.765Z","session_id":"s","model":"m"}"#,
+                Format::GeminiStreamJson,
+            ),
             ("", Format::RawpNdjson),
         ];
         for (text, want) in cases {

@@ -79,3 +79,36 @@ fn esc_in_a_viewer_opened_from_the_browser_goes_back() {
     plain.press(crossterm::event::KeyCode::Esc);
     assert!(!plain.quitting(), "outside the browser Esc never quits");
 }
+
+/// Claude Code, Codex and Gemini sessions in their usual places, one list with the agent column.
+#[test]
+fn browser_lists_each_agent() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    let write = |dir: std::path::PathBuf, name: &str, body: &str| {
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join(name), body).expect("write");
+    };
+    write(
+        home.join(".claude/projects/-home-me-alpha"),
+        "a.jsonl",
+        &user("2026-11-01T10:00:00Z", "Fix the parser"),
+    );
+    write(
+        home.join(".codex/sessions/2026/11/02"),
+        "rollout-2026-11-02T09-00-00-019a.jsonl",
+        concat!(
+            r#"{"timestamp":"2026-11-02T09:00:00.000Z","type":"session_meta","payload":{"id":"019a","cwd":"/home/me/beta","originator":"codex-tui"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-11-02T09:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"run the tests"}}"#,
+            "\n",
+        ),
+    );
+    write(
+        home.join(".gemini/tmp/0123456789abcdef/chats"),
+        "session-2026-11-03T08-00-7c1d.json",
+        "{\n  \"sessionId\": \"7c1d\",\n  \"projectHash\": \"0123456789abcdef\",\n  \"startTime\": \"2026-11-03T08:00:00.000Z\",\n  \"messages\": [{\"id\": \"1\", \"type\": \"user\", \"content\": \"rename foo\"}]\n}\n",
+    );
+    let b = Browser::scan(&rawpv::browse::roots_from(Some(home), None, &[]));
+    assert_snapshot!("browser_each_agent", draw(&b).backend());
+}
