@@ -519,6 +519,19 @@ fn build_invocation(
             theme.dim,
         )));
     }
+    // A Codex `write_stdin` poll names the call whose process it polls (`crate::import::codex`).
+    if let Some(id) = inv
+        .request_envelope
+        .as_ref()
+        .and_then(|e| e.metadata.get("codex"))
+        .and_then(|c| c.get("polls_invocation_id"))
+        .and_then(Value::as_str)
+    {
+        lines.push(Line::from(Span::styled(
+            format!("polls the process of call {}", visible(id)),
+            theme.dim,
+        )));
+    }
     if !inv.delegation_chain.is_empty() {
         let chain: Vec<String> = inv
             .delegation_chain

@@ -28,8 +28,8 @@
 //!   "patch rejected by user" → `cancelled`, else `error`. `exec_command` / `write_stdin` text
 //!   ("Process exited with code N" / "Process running with session ID N", then "Output:"): a
 //!   running process's output becomes a stream chunk of its call and the `write_stdin` polls of
-//!   that process are tied to it (`polls_invocation_id` on the poll's request, their output
-//!   chunks on the polled call); `exec_command_end` (authoritative: `exit_code`, `status`,
+//!   that process are tied to it (`polls_invocation_id` on the poll's request and in its
+//!   `metadata.codex`, which the detail shows; their output chunks on the polled call); `exec_command_end` (authoritative: `exit_code`, `status`,
 //!   `duration`) or a poll seeing the exit ends the call. `apply_patch` → a unified diff
 //!   (`patch_apply_end.changes[*].unified_diff` when present, else the patch converted by
 //!   [`super::codex_patch`]), `success: false` → `error`. `update_plan` → `{plan,
@@ -538,7 +538,21 @@ impl CodexDecoder {
             self.kinds.insert(id.clone(), kind);
             self.readable = Some((false, id.clone()));
         }
+        let first = out.len();
+        let polls = extra.get("polls_invocation_id").cloned();
         self.em.request(out, &id, &name, input, extra, line, ts);
+        // The tie also goes to the request's metadata, which the session keeps (the detail
+        // shows it).
+        if let Some(t) = polls {
+            for d in &mut out[first..] {
+                if let Decoded::Frame(f) = d
+                    && matches!(f.body, Body::Request(_))
+                    && let Some(Value::Object(c)) = f.envelope.metadata.get_mut("codex")
+                {
+                    c.insert("polls_invocation_id".into(), t.clone());
+                }
+            }
+        }
     }
 
     fn output(&mut self, p: &Value, line: u64, ts: Option<Timestamp>, out: &mut Vec<Decoded>) {

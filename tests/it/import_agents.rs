@@ -310,6 +310,22 @@ fn codex_0125_fixture() {
         })
         .unwrap();
     assert_eq!(poll.extra["polls_invocation_id"], "call_exec1");
+    // The detail says which call's process the poll polls.
+    let detail = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
+        .args(["print", "--detail", "--color", "never"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&detail.stdout);
+    let poll_at = text.find("write_stdin  ok").unwrap();
+    assert!(
+        text[poll_at..]
+            .lines()
+            .take(4)
+            .any(|l| l == "polls the process of call call_exec1"),
+        "{}",
+        &text[poll_at..]
+    );
     let chunks: Vec<_> = frames
         .iter()
         .filter_map(|f| match &f.body {
@@ -672,4 +688,39 @@ fn a_repeated_call_id_keeps_its_first_call() {
         ))
     );
     assert!(backed.findings.iter().any(|f| f.code == "duplicate-record"));
+}
+
+/// A Gemini saved session that is not valid JSON is one malformed item at the JSON error's line;
+/// a message type not understood is a row, counted in an info finding.
+#[test]
+fn gemini_bad_document_and_unknown_message() {
+    let bad = b"{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [\n    {\"type\": \"user\",, }\n  ]\n}\n";
+    let loaded = import::load_bytes(bad);
+    assert_eq!(loaded.format, Format::GeminiSession);
+    let lines: Vec<u64> = loaded
+        .items
+        .iter()
+        .map(|d| match d {
+            Decoded::Malformed(e) => e.line,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(lines, [5]);
+
+    let p = fixture("gemini_replace_exit_error.json");
+    let loaded = import::load_path(&p).unwrap();
+    assert!(loaded.items.iter().any(|d| matches!(d,
+        Decoded::Frame(f) if f.frame_type.as_str() == "x-gemini.compression")));
+    let info: Vec<String> = loaded
+        .items
+        .iter()
+        .filter_map(|d| match d {
+            Decoded::Finding(f) if f.code == "unrecognised-record" => Some(f.message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        info,
+        ["1 record(s) of type \"compression\" not understood; kept as raw rows"]
+    );
 }
