@@ -9,6 +9,7 @@
 //! * [`detail`]: the detail pane's pipeline and its builder, shared with `print --detail`
 //! * [`view`]: plain view state; [`query`]: search and filter parsing
 //! * [`import`] turns input formats into RAWP frames ([`protocol`]) for [`session`] to fold
+//!   (every frame into one of the input's sessions, SPEC §6: `session::sessions`)
 //! * [`check`] (inside [`session`]) and [`finding`]: conformance findings, used by the reducer
 //!   and `rawpv check`
 //! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)

@@ -411,3 +411,41 @@ fn fifty_interleaved_sessions_check_as_each_alone_and_stats_lists_each() {
     assert!(rows[52].trim_start().starts_with("total"));
     assert_eq!(rows[52].split_whitespace().nth(1), Some("10000"));
 }
+
+/// Compaction of an endless master stream keeps each row's session and each session's calls
+/// reachable by their ids: the oldest finished rows go, the row → session map with them.
+#[test]
+fn compaction_keeps_every_rows_session() {
+    let mut master = Vec::new();
+    crate::generator::generate_sessions(&mut master, 3_000, 9, 5).unwrap();
+    let mut s = Session::new();
+    s.max_items = Some(400);
+    for d in load_bytes(&master).items {
+        s.apply(d);
+        s.compact_if_needed();
+    }
+    s.finish();
+    assert!(s.dropped_items > 0);
+    assert_eq!(s.sessions.len(), 5);
+    for (k, inv) in s.invocations.iter().enumerate() {
+        assert_eq!(s.items[inv.item], Item::Invocation(k));
+        assert_eq!(
+            s.sessions.of_item(inv.item),
+            inv.session,
+            "{}",
+            inv.invocation_id
+        );
+        let found = s.invocation_in(inv.session, &inv.invocation_id).unwrap();
+        assert_eq!((found.item, found.session), (inv.item, inv.session));
+    }
+    for p in &s.publishes {
+        assert_eq!(s.sessions.of_item(p.item), p.session);
+    }
+    // Every row's session is the one its frame named.
+    for (i, it) in s.items.iter().enumerate() {
+        if let Item::Event(f) = it {
+            let named = f.envelope.session_id.as_deref().unwrap();
+            assert_eq!(s.sessions.name(s.sessions.of_item(i)), named);
+        }
+    }
+}
