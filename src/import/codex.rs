@@ -1061,7 +1061,8 @@ fn item_of(v: &Value) -> Option<&Value> {
 
 /// Reads a call's input or output again from its rollout line (`text`, the line a frame's
 /// `Origin::span` points at), as the decoder built it: the call item `id`'s input, or the
-/// `function_call_output` of a `shell` / `local_shell` call (the only results whose frames carry
+/// `function_call_output` (or `custom_tool_call_output`) of a `shell` / `local_shell` call (the
+/// only results whose frames carry
 /// a span: the others are made from more than one line). `None`: the line holds no such item
 /// (the file changed). For `Session::reparse`.
 pub fn reparse(
@@ -1080,8 +1081,11 @@ pub fn reparse(
             (cid == id).then_some(input)
         }
         crate::session::Part::Output => {
-            let ok = str_of(p, "type") == Some("function_call_output")
-                && str_of(p, "call_id").unwrap_or("") == id
+            // Both output items are read the same way by the decoder (`output`).
+            let ok = matches!(
+                str_of(p, "type"),
+                Some("function_call_output" | "custom_tool_call_output")
+            ) && str_of(p, "call_id").unwrap_or("") == id
                 && matches!(tool, "shell" | "local_shell");
             ok.then(|| shell_result(&output_text(p.get("output")).0).1)
         }

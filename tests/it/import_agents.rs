@@ -724,3 +724,30 @@ fn gemini_bad_document_and_unknown_message() {
         ["1 record(s) of type \"compression\" not understood; kept as raw rows"]
     );
 }
+
+/// Fuzz finding (`agents`, 2026-12-01, third run): a shell call answered by a
+/// `custom_tool_call_output` item (the decoder reads both output items alike) did not read back
+/// from the file: `reparse` looked for a `function_call_output` only.
+#[test]
+fn a_shell_result_in_a_custom_tool_output_reads_back() {
+    let lines = [
+        r#"{"timestamp":"2026-04-02T10:00:00.000Z","type":"session_meta","payload":{"id":"s"}}"#,
+        r#"{"timestamp":"2026-04-02T10:00:01.000Z","type":"response_item","payload":{"type":"local_shell_call","call_id":"c1","status":"completed","action":{"type":"exec","command":["bash","-lc","ls"]}}}"#,
+        r#"{"timestamp":"2026-04-02T10:00:02.000Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c1","output":"{\"output\":\"a\\n\",\"metadata\":{\"exit_code\":0}}"}}"#,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rollout.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let backed = fold(&p);
+    let inv = &backed.invocations[0];
+    assert!(inv.output_span.is_some());
+    assert_eq!(
+        backed
+            .with_input_output(inv)
+            .result
+            .as_ref()
+            .unwrap()
+            .output,
+        Some(serde_json::json!({"stdout": "a\n", "exit_code": 0}))
+    );
+}
