@@ -134,6 +134,18 @@ impl Finding {
 
 /// Replaces control characters so a message can never drive a terminal, and shows invisible or
 /// reordering characters as `<U+XXXX>` so a message cannot hide or reverse text.
+/// Untrusted text in double quotes as it is, for finding messages: `Finding::new` then
+/// replaces its control characters, so a message shows `"\u{FFFD}]0;…"`, never Rust's Debug
+/// escapes (attack 6: `check --format json` messages held `\u{1b}` and `\r`).
+#[derive(Debug, Clone, Copy)]
+pub struct Quoted<'a>(pub &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "\"{}\"", self.0)
+    }
+}
+
 fn sanitize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

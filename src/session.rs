@@ -58,7 +58,7 @@ pub mod tally;
 pub use chunks::{Chunk, ChunkBuffer, ChunkInsert, MAX_STREAM_BYTES, MAX_STREAM_CHUNKS};
 pub use sessions::{SessionEntry, Sessions};
 
-use crate::finding::{Finding, Level, code};
+use crate::finding::{Finding, Level, Quoted, code};
 use crate::import::Decoded;
 use crate::protocol::{
     Body, ByteSpan, CatalogPublish, Delegation, Envelope, Frame, FrameType, ResultStatus,
@@ -1086,6 +1086,47 @@ impl Session {
         at
     }
 
+    /// The session of a frame that names none: the default session, except for a stream chunk or
+    /// result whose call is not the default session's but is open in another one (attack 6: an
+    /// unnamed result went to the default session, not to the one whose call it answers).
+    /// O(sessions), and only for such frames of an input of several sessions.
+    fn unnamed_session(&self, frame: &Frame) -> u32 {
+        let id = match &frame.body {
+            Body::Stream(s) => s.invocation_id.as_deref(),
+            Body::Result(r) => r.invocation_id.as_deref(),
+            Body::Request(_) | Body::Catalog(_) | Body::Generic(_) => None,
+        };
+        let Some(id) = id.filter(|_| self.sessions.is_multi()) else {
+            return 0;
+        };
+        if self.index.get(0, id, &self.invocations).is_some() {
+            return 0;
+        }
+        (1..self.sessions.len() as u32)
+            .find(|&sid| {
+                self.index
+                    .get(sid, id, &self.invocations)
+                    .is_some_and(|i| self.invocations[i].status.is_open())
+            })
+            .unwrap_or(0)
+    }
+
+    /// For a frame of session `sid` naming a call it does not have: `" in this session; session
+    /// ID has a call with this id"` when another session has one (invocation ids are per
+    /// session, SPEC §6), else nothing. O(sessions), on that error path only.
+    fn elsewhere(&self, sid: u32, id: &str) -> String {
+        if !self.sessions.is_multi() {
+            return String::new();
+        }
+        (0..self.sessions.len() as u32)
+            .filter(|&k| k != sid)
+            .find(|&k| self.index.get(k, id, &self.invocations).is_some())
+            .map_or_else(String::new, |k| {
+                let name = self.sessions.short_name(k);
+                format!(" in this session; session {name} has a call with this id")
+            })
+    }
+
     /// The session of the frame being folded (the default one outside a frame).
     fn sid(&self) -> u32 {
         self.folding.unwrap_or(0)
@@ -1168,7 +1209,10 @@ impl Session {
             .session_id
             .as_deref()
             .filter(|s| !s.is_empty());
-        let sid = self.sessions.resolve(named, self.items.len(), line);
+        let sid = match named {
+            Some(_) => self.sessions.resolve(named, self.items.len(), line),
+            None => self.unnamed_session(&frame),
+        };
         self.folding = Some(sid);
         self.tick(|c| c.frames += 1);
         let e = self.sessions.get_mut(sid);
@@ -1190,7 +1234,7 @@ impl Session {
         if let FrameType::Unknown(t) = &frame.frame_type
             && !t.starts_with("x-")
         {
-            let msg = format!("unknown frame type {t:?}; shown as a generic row");
+            let msg = format!("unknown frame type {}; shown as a generic row", Quoted(t));
             self.push_finding(Finding::new(
                 Level::Warning,
                 code::UNKNOWN_FRAME_TYPE,
@@ -1242,7 +1286,7 @@ impl Session {
         let id = req.invocation_id.clone().unwrap_or_default();
         let sid = self.sid();
         if self.index.get(sid, &id, &self.invocations).is_some() {
-            let msg = format!("invocation_id {id:?} was already requested");
+            let msg = format!("invocation_id {} was already requested", Quoted(&id));
             let f = Finding::new(
                 Level::Error,
                 code::DUPLICATE_INVOCATION_ID,
@@ -1322,7 +1366,11 @@ impl Session {
         };
         let id = s.invocation_id.clone().unwrap_or_default();
         let Some(idx) = self.index.get(self.sid(), &id, &self.invocations) else {
-            let msg = format!("stream chunk for invocation_id {id:?}, which was never requested");
+            let msg = format!(
+                "stream chunk for invocation_id {}, which was never requested{}",
+                Quoted(&id),
+                self.elsewhere(self.sid(), &id)
+            );
             let f = Finding::new(
                 Level::Error,
                 code::STREAM_WITHOUT_REQUEST,
@@ -1373,7 +1421,11 @@ impl Session {
             self.reload_output(&mut frame);
         }
         let Some(idx) = self.index.get(sid, &id, &self.invocations) else {
-            let msg = format!("result for invocation_id {id:?}, which was never requested");
+            let msg = format!(
+                "result for invocation_id {}, which was never requested{}",
+                Quoted(&id),
+                self.elsewhere(sid, &id)
+            );
             let f = Finding::new(
                 Level::Error,
                 code::RESULT_WITHOUT_REQUEST,
@@ -1385,7 +1437,10 @@ impl Session {
             return self.push_event(frame);
         };
         if !self.invocations[idx].status.is_open() {
-            let msg = format!("second result for invocation_id {id:?}; the first one is kept");
+            let msg = format!(
+                "second result for invocation_id {}; the first one is kept",
+                Quoted(&id)
+            );
             let f = Finding::new(Level::Error, code::DUPLICATE_RESULT, "SPEC 3.7", line, msg)
                 .for_invocation(id);
             self.push_finding(f);

@@ -35,7 +35,8 @@
 //!
 //! Sessions (SPEC §6, issue 18): when the input holds more than one session, each finding that
 //! belongs to one names it: ` [session ID]` at the end of a text line (and of a JUnit case's
-//! text), `session_id` in a JSON finding and in a SARIF result's `properties`. A single-session
+//! text; an id wider than 36 columns cut with an ellipsis), `session_id` in a JSON finding and in
+//! a SARIF result's `properties` (whole). A single-session
 //! input's report is unchanged. Invocation ids are per session, so `(session_id,
 //! invocation_id)` names a call. Codes: `crate::finding::code` and
 //! `crate::session::check::code`.
@@ -53,6 +54,7 @@
 //! in `<system-out>`); `tests` and `failures` count them. A file without findings is one passing
 //! `<testcase name="conformance">`. The exit code is the same as for the other formats.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -70,6 +72,13 @@ pub fn session_of<'a>(f: &Finding, sessions: &'a Sessions) -> Option<&'a str> {
     f.session
         .filter(|_| sessions.is_multi())
         .map(|k| sessions.name(k))
+}
+
+/// [`session_of`] cut to `session::sessions::NAME_MAX` columns, for the text and JUnit reports.
+fn short_session_of<'a>(f: &Finding, sessions: &'a Sessions) -> Option<Cow<'a, str>> {
+    f.session
+        .filter(|_| sessions.is_multi())
+        .map(|k| sessions.short_name(k))
 }
 
 /// One finding of the JSON report: the finding's fields, then its session's id when named.
@@ -138,8 +147,8 @@ pub fn write_text(
     // A file name is untrusted text too: a title-setting escape in it reached stdout.
     let file = crate::render::text::visible(file);
     for f in ordered(findings) {
-        let session = session_of(f, sessions).map_or_else(String::new, |s| {
-            format!(" [session {}]", crate::render::text::visible(s))
+        let session = short_session_of(f, sessions).map_or_else(String::new, |s| {
+            format!(" [session {}]", crate::render::text::visible(&s))
         });
         writeln!(
             out,
@@ -339,7 +348,7 @@ pub fn write_junit(
         let case = xml_escape(&format!("{}: {}", f.line, f.code));
         let class = xml_escape(&format!("rawpv.check.{}", f.code));
         let session =
-            session_of(f, sessions).map_or_else(String::new, |s| format!(" [session {s}]"));
+            short_session_of(f, sessions).map_or_else(String::new, |s| format!(" [session {s}]"));
         let text = xml_escape(&format!(
             "{name}:{}: {}[{}] {} ({}){session}",
             f.line,

@@ -8,7 +8,8 @@
 //! are our own SGR. Lines are wrapped at `--width` (default: the terminal's, else 100 columns).
 //!
 //! Sessions (SPEC §6, issue 18): when the input holds more than one session, each feed row
-//! starts with its session's id in brackets (`[6f1c2b1e-…] Bash  ok  ls  [id]`), and with
+//! starts with its session's id in brackets (`[6f1c2b1e-…] Bash  ok  ls  [id]`; an id wider than
+//! 36 columns cut with an ellipsis), and with
 //! `--detail` each call's detail is preceded by a `session ID` line. A file's rows are written
 //! as it folds, so rows written before a second session appears (past the first 4 MiB batch
 //! of the file) carry no id: they are the default session's. A single-session input prints
@@ -193,7 +194,7 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
     }
     if session.sessions.is_multi() {
         let sid = session.sessions.of_item(idx);
-        let name = crate::render::text::visible(session.sessions.name(sid));
+        let name = crate::render::text::visible(&session.sessions.short_name(sid));
         write!(out, "[{name}] ")?;
     }
     match &session.items[idx] {
@@ -296,7 +297,7 @@ pub fn write_detail_with(
     let theme = if colour { Theme::dark() } else { Theme::mono() };
     for inv in &session.invocations {
         if session.sessions.is_multi() {
-            let name = crate::render::text::visible(session.sessions.name(inv.session));
+            let name = crate::render::text::visible(&session.sessions.short_name(inv.session));
             writeln!(out, "session {name}")?;
         }
         let wrapped = detail_lines(session, inv.item, width, &theme, limits);

@@ -5,8 +5,9 @@
 //! Sessions (SPEC §6, issue 18): the lines above the tool table are the input's totals. When the
 //! input holds more than one session, a `sessions N` line and a table follow them: one row per
 //! session in order of first appearance (its `session_id`; frames, calls, failed calls,
-//! findings, turns, tokens in and out), then a `total` row (findings that belong to no session,
-//! such as malformed lines, count only there). A single-session input prints no such table.
+//! findings, turns, tokens in and out), a `(no session)` row for the findings that belong to none
+//! (malformed lines) when there are any, then a `total` row. Ids wider than 36 columns are cut
+//! with an ellipsis. A single-session input prints no such table.
 
 use std::collections::BTreeMap;
 
@@ -81,14 +82,14 @@ pub async fn run(input: &InputArgs) -> i32 {
 }
 
 /// Widest session id column (longer ids are cut with an ellipsis).
-const SESSION_COLUMN: usize = 36;
+const SESSION_COLUMN: usize = crate::session::sessions::NAME_MAX;
 
 /// The per-session table (module docs).
 fn write_sessions(out: &mut dyn std::io::Write, session: &Session) -> std::io::Result<()> {
     let sessions = &session.sessions;
     let names: Vec<String> = sessions
         .iter()
-        .map(|(k, _)| crate::render::text::visible(sessions.name(k)))
+        .map(|(k, _)| crate::render::text::visible(&sessions.short_name(k)))
         .collect();
     let w = names
         .iter()
@@ -133,7 +134,12 @@ fn write_sessions(out: &mut dyn std::io::Write, session: &Session) -> std::io::R
         }
         row(out, name, v)?;
     }
-    // Findings that belong to no session (malformed lines) count in the total only.
+    // Findings that belong to no session (malformed lines, an importer's about the input): a
+    // row of their own, so the column adds up to the total.
+    let none = (session.findings.len() as u64).saturating_sub(total[3]);
+    if none > 0 {
+        row(out, "(no session)", [0, 0, 0, none, 0, 0, 0])?;
+    }
     total[3] = session.findings.len() as u64;
     row(out, "total", total)
 }

@@ -50,7 +50,7 @@
 use serde_json::Value;
 
 use super::{Invocation, Session};
-use crate::finding::{Finding, Level};
+use crate::finding::{Finding, Level, Quoted};
 use crate::protocol::rules::{Rule, expected_output_type, known_category};
 use crate::protocol::{
     Body, CatalogPublish, CatalogTool, Category, FieldError, Frame, OutputType, ResultStatus,
@@ -236,9 +236,9 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
                 code::REQUEST_NEVER_ANSWERED,
                 "SPEC 3.7",
                 format!(
-                    "{} request {:?} never got a result",
+                    "{} request {} never got a result",
                     name_or_unnamed(&inv.tool_name),
-                    inv.invocation_id
+                    Quoted(&inv.invocation_id)
                 ),
             );
         }
@@ -301,7 +301,11 @@ fn check_session_id(frame: &Frame, first: bool, out: &mut Out<'_>) {
                 Level::Warning,
                 code::SESSION_ID_NOT_UUID_V4,
                 "SPEC 2",
-                format!("session_id {id:?} is not a UUID v4"),
+                format!(
+                    "session_id {} is not a UUID v4",
+                    // An id of 200 KB was repeated whole (attack 6).
+                    Quoted(&crate::fmt::truncate(id, super::sessions::NAME_MAX))
+                ),
             );
             return;
         }
@@ -321,7 +325,7 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
                     Level::Warning,
                     code::INVOCATION_ID_NOT_UUID_V4,
                     "SPEC 3.7",
-                    format!("invocation_id {id:?} is not a UUID v4"),
+                    format!("invocation_id {} is not a UUID v4", Quoted(id)),
                 );
             }
         }
@@ -410,8 +414,8 @@ fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
             code::UNKNOWN_ENUM_VALUE,
             S,
             format!(
-                "stream_type {:?} is not stdout, stderr or progress",
-                t.as_str()
+                "stream_type {} is not stdout, stderr or progress",
+                Quoted(t.as_str())
             ),
         ),
         Some(_) => {}
@@ -434,8 +438,9 @@ fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
                 code::STREAM_SEQUENCE_DUPLICATE,
                 "SPEC 3.7",
                 format!(
-                    "stream sequence {seq} of {:?} was already received (line {}); this chunk is dropped",
-                    inv.invocation_id, kept.line
+                    "stream sequence {seq} of {} was already received (line {}); this chunk is dropped",
+                    Quoted(&inv.invocation_id),
+                    kept.line
                 ),
             );
         }
@@ -458,8 +463,8 @@ fn check_result(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
             code::UNKNOWN_ENUM_VALUE,
             S,
             format!(
-                "status {:?} is not success, error, timeout or cancelled",
-                st.as_str()
+                "status {} is not success, error, timeout or cancelled",
+                Quoted(st.as_str())
             ),
         ),
         Some(_) => {}
@@ -473,7 +478,10 @@ fn check_result(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
             Level::Error,
             code::UNKNOWN_ENUM_VALUE,
             "SPEC 3.4",
-            format!("output_type {:?} is not a SPEC 3.4 value", ot.as_str()),
+            format!(
+                "output_type {} is not a SPEC 3.4 value",
+                Quoted(ot.as_str())
+            ),
         ),
         Some(_) => {}
     }
@@ -500,8 +508,9 @@ fn name_mismatch(inv: &Invocation, name: Option<&str>, what: &str, out: &mut Out
             code::TOOL_NAME_MISMATCH,
             "SPEC 3.2",
             format!(
-                "{what} names tool {name:?} but its request named {:?}",
-                inv.tool_name
+                "{what} names tool {} but its request named {}",
+                Quoted(name),
+                Quoted(&inv.tool_name)
             ),
         );
     }
@@ -600,8 +609,8 @@ fn push_gaps(inv: &Invocation, level: Level, out: &mut Out<'_>) {
             code::STREAM_SEQUENCE_GAP,
             "SPEC 3.7",
             format!(
-                "stream of {:?} is missing sequence {range}",
-                inv.invocation_id
+                "stream of {} is missing sequence {range}",
+                Quoted(&inv.invocation_id)
             ),
         );
     }
@@ -636,8 +645,8 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
                 code::UNKNOWN_ENUM_VALUE,
                 S,
                 format!(
-                    "tool {name} has category {:?}, not a SPEC 3.5 value",
-                    cat.as_str()
+                    "tool {name} has category {}, not a SPEC 3.5 value",
+                    Quoted(cat.as_str())
                 ),
             );
         }
@@ -647,8 +656,8 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
                 code::UNKNOWN_ENUM_VALUE,
                 "SPEC 3.4",
                 format!(
-                    "tool {name} declares output_type {:?}, not a SPEC 3.4 value",
-                    ot.as_str()
+                    "tool {name} declares output_type {}, not a SPEC 3.4 value",
+                    Quoted(ot.as_str())
                 ),
             );
         }
@@ -658,7 +667,10 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
                 Level::Warning,
                 code::UNKNOWN_ENUM_VALUE,
                 S,
-                format!("tool {name} has status {s:?}, not available, unavailable or degraded"),
+                format!(
+                    "tool {name} has status {}, not available, unavailable or degraded",
+                    Quoted(s)
+                ),
             ),
             ToolStatus::Unavailable | ToolStatus::Degraded => {
                 if tool.status_description.is_none() {
@@ -683,8 +695,8 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
                 code::UNKNOWN_ENUM_VALUE,
                 S,
                 format!(
-                    "{what} has severity {:?}, not info, warning, error or fatal",
-                    s.as_str()
+                    "{what} has severity {}, not info, warning, error or fatal",
+                    Quoted(s.as_str())
                 ),
             ),
             Some(_) => {}

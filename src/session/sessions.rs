@@ -10,10 +10,13 @@
 //!
 //! Model: a table of sessions; index 0 is the input's default session. A frame without a
 //! `session_id` (or with an invalid one: not a string, or empty; a finding says so) belongs to
-//! the default session. The default session takes the first `session_id` the input names, so an
+//! the default session, but a stream chunk or result naming none goes to the session whose open
+//! call it answers when that call is not the default session's (`Session::apply_frame`). The
+//! default session takes the first `session_id` the input names, so an
 //! input whose frames all name one session, or name it on some frames only (a Claude Code
 //! transcript: its derived catalog and summaries name none), is one session, as before. Each
-//! other `session_id` opens a session of its own, in order of first appearance.
+//! other `session_id` opens a session of its own, in order of first appearance. UUIDs compare
+//! case-insensitively (RFC 4122): the session keeps the spelling it was first named with.
 //!
 //! Invariants: never empty (entry 0 exists); an index handed out stays valid; a single-session
 //! input costs nothing per row: the row → session map (`item_session`, 4 bytes a row) is kept
@@ -23,6 +26,20 @@ use std::collections::HashMap;
 
 use super::Counts;
 use super::query::Tokens;
+
+/// Most columns of a session id in text reports and messages (a UUID's 36).
+pub const NAME_MAX: usize = 36;
+
+/// The key of a session id: a UUID in lower case (RFC 4122: UUIDs compare case-insensitively,
+/// so `6F1C…` and `6f1c…` are one session), any other id as it is. Allocates only for a UUID
+/// with upper-case letters.
+fn key(id: &str) -> std::borrow::Cow<'_, str> {
+    if id.bytes().any(|b| b.is_ascii_uppercase()) && uuid::Uuid::try_parse(id).is_ok() {
+        std::borrow::Cow::Owned(id.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(id)
+    }
+}
 
 /// What is kept per session: its id, counters and the indices of its catalog publishes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -104,9 +121,9 @@ impl Sessions {
         self.entries.iter().enumerate().map(|(i, e)| (i as u32, e))
     }
 
-    /// The session named `id`, if any frame named it.
+    /// The session named `id`, if any frame named it (a UUID in any letter case).
     pub fn find(&self, id: &str) -> Option<u32> {
-        self.by_id.get(id).copied()
+        self.by_id.get(&*key(id)).copied()
     }
 
     /// The session of a frame naming `id` (`None`: the default session), opening it on first
@@ -118,7 +135,8 @@ impl Sessions {
         if self.get(self.last).id.as_deref() == Some(id) {
             return self.last;
         }
-        if let Some(&sid) = self.by_id.get(id) {
+        let key = key(id);
+        if let Some(&sid) = self.by_id.get(&*key) {
             self.last = sid;
             return sid;
         }
@@ -135,7 +153,7 @@ impl Sessions {
             u32::try_from(self.entries.len() - 1).unwrap_or(u32::MAX)
         };
         self.entries[sid as usize].id = Some(id.into());
-        self.by_id.insert(id.into(), sid);
+        self.by_id.insert(key.into(), sid);
         self.last = sid;
         sid
     }
@@ -168,6 +186,17 @@ impl Sessions {
     pub fn name(&self, sid: u32) -> &str {
         self.get(sid).id.as_deref().unwrap_or("(default)")
     }
+
+    /// [`Self::name`] cut to [`NAME_MAX`] columns with an ellipsis, for text reports and messages
+    /// (attack 6: a 200 KB id was printed on every row). Raw, untrusted text, as `name`.
+    pub fn short_name(&self, sid: u32) -> std::borrow::Cow<'_, str> {
+        let name = self.name(sid);
+        if crate::fmt::width(name) <= NAME_MAX {
+            std::borrow::Cow::Borrowed(name)
+        } else {
+            std::borrow::Cow::Owned(crate::fmt::truncate(name, NAME_MAX))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -192,5 +221,12 @@ mod tests {
         assert_eq!((s.name(0), s.name(1), s.find("b")), ("a", "b", Some(1)));
         s.retain_items(&[false, true, true, false]);
         assert_eq!((s.of_item(0), s.of_item(1)), (0, 1));
+        // A UUID in upper case is the same session (attack 6 #8); other ids keep their case.
+        let u = "6f1c2b1e-8a4d-4c55-9e1a-0b7a3c2d4e5f";
+        assert_eq!(s.resolve(Some(u), 4, 5), 2);
+        assert_eq!(s.resolve(Some(&u.to_ascii_uppercase()), 5, 6), 2);
+        assert_eq!(s.find(&u.to_ascii_uppercase()), Some(2));
+        assert_eq!(s.name(2), u);
+        assert_eq!(s.resolve(Some("B"), 6, 7), 3);
     }
 }

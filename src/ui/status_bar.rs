@@ -188,6 +188,12 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
         }
     }
     let room = w.saturating_sub(2 + width(&fixed) + width(&tail));
+    // Several sessions: the counts that do not fit go from the last (the calls stay longest), so
+    // they do not come and go whole from one row's session to another's (attack 6 #15).
+    while !whose.is_empty() && counts.len() > 2 && width(&whose) + width(&counts) + LABEL_MIN > room
+    {
+        counts.pop();
+    }
     if width(&whose) + width(&counts) + LABEL_MIN > room {
         counts.clear();
     }

@@ -449,3 +449,116 @@ fn compaction_keeps_every_rows_session() {
         }
     }
 }
+
+/// Folds NDJSON text.
+fn fold(text: &str) -> Session {
+    Session::from_decoded(load_bytes(text.as_bytes()).items)
+}
+
+fn frame(ty: &str, sid: Option<&str>, payload: &str) -> String {
+    let sid = sid.map_or_else(String::new, |s| format!(r#""session_id": {s}, "#));
+    format!(r#"{{"type": "{ty}", {sid}"payload": {payload}}}"#)
+}
+
+const REQ: &str = r#"{"invocation_id": "00000000-0000-4000-8000-000000000001", "tool_name": "Bash", "input": {"command": "ls"}}"#;
+const RES: &str = r#"{"invocation_id": "00000000-0000-4000-8000-000000000001", "tool_name": "Bash", "status": "success", "output": "ok", "output_type": "text"}"#;
+
+/// Attack 6 #8: a UUID in upper case names the same session (RFC 4122), so its result pairs.
+#[test]
+fn a_session_uuid_in_upper_case_is_the_same_session() {
+    let upper = format!("\"{}\"", A.to_ascii_uppercase());
+    let text = [
+        frame("tool.invoke.request", Some(&format!("\"{A}\"")), REQ),
+        frame("tool.invoke.result", Some(&upper), RES),
+    ]
+    .join("\n");
+    let s = fold(&text);
+    assert_eq!(s.findings, []);
+    assert_eq!((s.sessions.len(), s.sessions.name(0)), (1, A));
+}
+
+/// Attack 6 #21: a result naming no session goes to the session whose open call it answers;
+/// a result naming another session than its call's is a finding that says where the call is.
+#[test]
+fn an_unnamed_result_joins_the_session_of_its_open_call() {
+    let (a, b) = (format!("\"{A}\""), format!("\"{B}\""));
+    let text = [
+        frame("session.usage", Some(&a), "{}"),
+        frame("tool.invoke.request", Some(&b), REQ),
+        frame("tool.invoke.result", None, RES),
+    ]
+    .join("\n");
+    let s = fold(&text);
+    assert_eq!(s.findings, []);
+    assert_eq!(
+        s.invocation_in(1, ID).unwrap().status,
+        CallStatus::Succeeded
+    );
+    assert_eq!(s.sessions.get(1).counts.frames, 2);
+
+    let text = [
+        frame("session.usage", Some(&a), "{}"),
+        frame("tool.invoke.request", Some(&b), REQ),
+        frame("tool.invoke.result", Some(&a), RES),
+    ]
+    .join("\n");
+    let s = fold(&text);
+    let f = s
+        .findings
+        .iter()
+        .find(|f| f.code == fcode::RESULT_WITHOUT_REQUEST)
+        .unwrap();
+    assert_eq!(
+        f.message,
+        format!(
+            "result for invocation_id \"{ID}\", which was never requested in this session; session {B} has a call with this id"
+        )
+    );
+}
+
+/// Attack 6 #16 and #20: a huge session id is cut in text reports (not in JSON); messages quote
+/// untrusted text without Rust escapes (control characters become U+FFFD); the stats table
+/// has a row for the findings of no session, so its column adds up.
+#[test]
+fn huge_and_hostile_session_ids_in_reports() {
+    let huge = "S".repeat(200_000);
+    let hostile = "\\u001b]0;PWNED\\u0007x";
+    let text = [
+        frame("tool.invoke.request", Some(&format!("\"{huge}\"")), REQ),
+        frame("tool.invoke.request", Some(&format!("\"{hostile}\"")), REQ),
+        "{not json".to_owned(),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ids.ndjson");
+    std::fs::write(&file, &text).unwrap();
+    let p = file.to_str().unwrap();
+    let cut = format!("{}…", "S".repeat(35));
+    let (_, print) = rawpv(&["print", p]);
+    assert!(
+        print.starts_with(&format!("[{cut}] Bash")),
+        "{}",
+        &print[..100]
+    );
+    assert!(print.len() < 1_000, "{} bytes", print.len());
+    let (_, check) = rawpv(&["check", p]);
+    assert!(check.len() < 2_000, "{} bytes", check.len());
+    assert!(check.contains(&format!("[session {cut}]")));
+    assert!(
+        check.contains("session_id \"\u{fffd}]0;PWNED\u{fffd}x\" is not a UUID v4"),
+        "{check}"
+    );
+    let (_, json) = rawpv(&["check", "--format", "json", p]);
+    assert!(!json.contains("\\\\u{"), "{json}");
+    assert!(json.contains(&huge), "JSON keeps the whole id");
+    let (_, stats) = rawpv(&["stats", p]);
+    let rows: Vec<&str> = stats
+        .lines()
+        .skip_while(|l| !l.starts_with("sessions"))
+        .collect();
+    assert_eq!(rows.len(), 6, "{stats}");
+    let findings = |row: &str| row.split_whitespace().rev().nth(3).unwrap().to_owned();
+    assert!(rows[4].trim_start().starts_with("(no session)"), "{stats}");
+    assert_eq!(findings(rows[4]), "1");
+    assert_eq!(findings(rows[5]), "5");
+}

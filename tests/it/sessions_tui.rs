@@ -66,3 +66,26 @@ fn problems_panel_lists_the_selected_rows_session() {
     assert!(!screen.contains("request for Bash"), "{screen}");
     insta::assert_snapshot!("sessions_problems_of_a", term.backend());
 }
+
+/// Attack 6 #15: on a narrow screen the counts that do not fit go one by one from the end, so each
+/// session's row still shows its calls (they used to vanish whole on one session's rows).
+#[test]
+fn on_a_narrow_screen_each_sessions_calls_stay() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/check_sessions_own_catalog.ndjson"
+    );
+    let mut app = App::headless(
+        import::load_bytes(&std::fs::read(path).unwrap()).items,
+        "/home/user/projects/some-long-project-name/sessions/wrong_session_result.ndjson",
+    );
+    act(&mut app, &[Action::Top]);
+    let a = status_rows(&draw(&mut app, 66, 24));
+    act(&mut app, &[Action::Bottom]);
+    let b = status_rows(&draw(&mut app, 66, 24));
+    let first = |s: &str| s.lines().next().unwrap().trim_end().to_owned();
+    assert!(first(&a).contains("session 6f1c2b1e… 1/2 · 1 call"), "{a}");
+    // B's counts (1 call · 1 no result · 2 findings) do not all fit: the last ones go.
+    assert!(first(&b).contains("session 0b7a3c2d… 2/2 · 1 call"), "{b}");
+    assert!(!first(&b).contains("2 findings"), "{b}");
+}
