@@ -35,8 +35,11 @@
 //!   [`super::codex_patch`]), `success: false` → `error`. `update_plan` → `{plan,
 //!   explanation, message}` (a checklist). Failed MCP calls (`Err`, or `isError`) → `error`.
 //! * Turns: `task_complete` → `session.turn.end` (`end_turn`); `turn_aborted` →
-//!   `session.turn.end` with its reason (`interrupted`); calls still open when the next prompt
-//!   arrives after an aborted turn get a `cancelled` result.
+//!   `session.turn.end` with its reason (`interrupted`), after a `cancelled` result (at the
+//!   abort) for every call still open; calls written after the abort (0.40 writes the
+//!   interrupted call's items then) still open at the next prompt are cancelled there.
+//! * Sessions: a `session_meta` with another id starts a new session (appended rollouts): its
+//!   call ids, derived catalog, settings and token totals are its own.
 //! * `token_count` → `session.usage` of `last_token_usage` (cached input split out), deduplicated
 //!   on the cumulative `total_token_usage` (a repeat is counted, not shown); one with only
 //!   `rate_limits` → `x-codex.rate_limits`. `compacted` / `context_compacted` →
@@ -59,7 +62,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Map, Value, json};
 
-use super::codex_emit::{Emitter, content_text, decode_line, info, obj, openai_usage, str_of};
+use super::codex_emit::{
+    Emitter, content_text, decode_line, info, obj, openai_usage, same_call, str_of,
+};
 use super::codex_patch::{patch_files, patch_in_argv, to_unified};
 use super::{Decoded, Decoder};
 use crate::finding::code;
@@ -67,6 +72,8 @@ use crate::protocol::{Body, FrameType, ResultStatus, StreamType, Timestamp};
 
 /// Output of a running process kept for its final result, in bytes (the rest is in the chunks).
 pub const MAX_PROCESS_OUTPUT: usize = 1024 * 1024;
+/// The output of a call cancelled by an interrupted turn.
+const INTERRUPTED: &str = "the turn was interrupted before this call returned";
 /// Texts remembered to recognise the second copy of a mirrored fact.
 const MIRROR_WINDOW: usize = 64;
 
@@ -109,6 +116,7 @@ enum Fact {
 #[derive(Debug)]
 pub struct CodexDecoder {
     em: Emitter,
+    /// Kind of each call, by invocation id (a repeated raw id names another call).
     kinds: HashMap<String, Kind>,
     /// Process id ("session ID N") → the call that started it.
     processes: HashMap<String, String>,
@@ -123,8 +131,9 @@ pub struct CodexDecoder {
     last_total: Option<Value>,
     usage_repeats: u64,
     model: Option<String>,
-    /// A turn was aborted: its open calls are cancelled when the next prompt comes.
-    aborted: bool,
+    /// A turn was aborted (at this line and time): its open calls were cancelled then, and calls
+    /// written after the abort still open at the next prompt are cancelled there.
+    aborted: Option<(u64, Option<Timestamp>)>,
     /// Web searches without a call id, numbered.
     searches: u64,
     /// The frame of the line being decoded that can be read back from it alone
@@ -248,7 +257,7 @@ impl CodexDecoder {
             last_total: None,
             usage_repeats: 0,
             model: None,
-            aborted: false,
+            aborted: None,
             searches: 0,
             readable: None,
         }
@@ -311,7 +320,20 @@ impl CodexDecoder {
         out: &mut Vec<Decoded>,
     ) {
         if let Some(id) = str_of(p, "id") {
-            self.em.session_id = Some(id.to_owned());
+            match &self.em.session_id {
+                Some(cur) if cur != id => {
+                    // Another rollout appended: its calls, catalog and totals are its own.
+                    self.em.begin_session(out, Some(id.to_owned()));
+                    self.kinds.clear();
+                    self.processes.clear();
+                    self.collected.clear();
+                    self.context = None;
+                    self.last_total = None;
+                    self.aborted = None;
+                }
+                Some(_) => {}
+                None => self.em.session_id = Some(id.to_owned()),
+            }
         }
         let p = p.as_object().cloned().unwrap_or_default();
         self.em.ext(out, "session_meta", p, line, ts);
@@ -365,20 +387,10 @@ impl CodexDecoder {
                 .ext(out, "injected", obj([("text", json!(text))]), line, ts);
             return;
         }
-        if std::mem::take(&mut self.aborted) {
-            for (id, _) in self.em.open_calls() {
-                let msg = "the turn was interrupted before this call returned";
-                self.em.result(
-                    out,
-                    &id,
-                    ResultStatus::Cancelled,
-                    json!(msg),
-                    None,
-                    Map::new(),
-                    line,
-                    ts,
-                );
-            }
+        if let Some((at, when)) = self.aborted.take() {
+            // Calls written after the abort and never answered (0.40 writes the interrupted
+            // call's items after `turn_aborted`).
+            self.em.cancel_open(out, INTERRUPTED, at, when);
         }
         let p = obj([("text", json!(text)), ("input_type", json!("text"))]);
         self.em
@@ -528,19 +540,18 @@ impl CodexDecoder {
                 other => other.to_string(),
             });
             let target = pid.and_then(|pid| self.processes.get(&pid).cloned());
-            if let Some(t) = &target {
+            if let Some(t) = target.as_deref().and_then(|t| self.em.invocation_of(t)) {
                 extra.insert("polls_invocation_id".into(), json!(t));
             }
             kind = Kind::Poll(target);
         }
-        if !self.em.is_known(&id) {
-            // (A repeated call id keeps its first call's kind; the emitter counts the repeat.)
-            self.kinds.insert(id.clone(), kind);
-            self.readable = Some((false, id.clone()));
-        }
         let first = out.len();
         let polls = extra.get("polls_invocation_id").cloned();
-        self.em.request(out, &id, &name, input, extra, line, ts);
+        if let Some(inv) = self.em.request(out, &id, &name, input, extra, line, ts) {
+            // (A repeated record keeps its first call's kind.)
+            self.kinds.insert(inv.clone(), kind);
+            self.readable = Some((false, inv));
+        }
         // The tie also goes to the request's metadata, which the session keeps (the detail
         // shows it).
         if let Some(t) = polls {
@@ -563,14 +574,19 @@ impl CodexDecoder {
             self.mirrored += 1;
             return;
         }
-        let kind = self.kinds.get(&id).cloned().unwrap_or(Kind::Other);
+        let kind = self
+            .em
+            .invocation_of(&id)
+            .and_then(|inv| self.kinds.remove(inv))
+            .unwrap_or(Kind::Other);
         let none = Map::new();
         match kind {
             Kind::Shell => {
                 let (status, output, dur) = shell_result(&text);
-                self.readable = Some((true, id.clone()));
-                self.em
+                let inv = self
+                    .em
                     .result(out, &id, status, output, dur, none, line, ts);
+                self.readable = inv.map(|inv| (true, inv));
             }
             Kind::Patch(patch) => {
                 let (status, body, dur) = match json_output(&text) {
@@ -715,8 +731,9 @@ impl CodexDecoder {
                 if let Some(t) = p.get("turn_id") {
                     e.insert("turn_id".into(), t.clone());
                 }
+                self.em.cancel_open(out, INTERRUPTED, line, ts);
                 self.em.push(out, FrameType::SessionTurnEnd, e, line, ts);
-                self.aborted = true;
+                self.aborted = Some((line, ts.or_else(|| self.em.last_timestamp())));
             }
             "exec_command_begin" | "patch_apply_begin" | "web_search_begin"
                 if str_of(p, "call_id").is_some_and(|id| self.em.is_known(id)) =>
@@ -752,7 +769,6 @@ impl CodexDecoder {
                 let inv = p.get("invocation").unwrap_or(&Value::Null);
                 let name = mcp_name(inv);
                 let input = inv.get("arguments").cloned().unwrap_or(Value::Null);
-                self.kinds.insert(id.clone(), Kind::Other);
                 self.em
                     .request(out, &id, &name, input, Map::new(), line, ts);
             }
@@ -869,8 +885,12 @@ impl CodexDecoder {
         let output = if ok {
             let diff = changes_diff(p.get("changes"));
             let diff = if diff.is_empty() {
-                match self.kinds.get(&id) {
-                    Some(Kind::Patch(pt)) => to_unified(pt),
+                match self
+                    .em
+                    .invocation_of(&id)
+                    .and_then(|i| self.kinds.remove(i))
+                {
+                    Some(Kind::Patch(pt)) => to_unified(&pt),
                     _ => String::new(),
                 }
             } else {
@@ -1078,14 +1098,14 @@ pub fn reparse(
     match part {
         crate::session::Part::Input => {
             let (cid, _, _, input) = call_of(p)?;
-            (cid == id).then_some(input)
+            same_call(&cid, id).then_some(input)
         }
         crate::session::Part::Output => {
             // Both output items are read the same way by the decoder (`output`).
             let ok = matches!(
                 str_of(p, "type"),
                 Some("function_call_output" | "custom_tool_call_output")
-            ) && str_of(p, "call_id").unwrap_or("") == id
+            ) && same_call(str_of(p, "call_id").unwrap_or(""), id)
                 && matches!(tool, "shell" | "local_shell");
             ok.then(|| shell_result(&output_text(p.get("output")).0).1)
         }

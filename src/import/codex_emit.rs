@@ -6,18 +6,28 @@
 //!
 //! What it keeps: the frame counter (`seq`, 1-based in emission order), the latest timestamp
 //! (frames of records without one get it), the session id (put on every frame, so the
-//! per-session model sees Codex and Gemini sessions), the calls seen (id → name, start time,
-//! line, answered) and the tool names used so far. The first call of a tool name not seen yet
-//! is preceded by a derived `tool.catalog.publish` (metadata `rawpv_derived: true`, as the
-//! Claude Code decoder derives its catalog) listing every tool used so far with its category
-//! and declared `output_type` ([`tool_kind`]), so the SPEC 3.4 rule and the catalog panel work;
-//! a result's `output_type` is the one that rule gives for the catalog entry.
+//! per-session model sees Codex and Gemini sessions), the open calls (invocation id → name,
+//! start time, line), the raw call ids of the current session (each raw id's open calls,
+//! oldest first) and the tool names used so far. The first call of a tool name not seen yet in
+//! the session is preceded by a derived `tool.catalog.publish` (metadata `rawpv_derived: true`,
+//! as the Claude Code decoder derives its catalog) listing every tool used so far in the session
+//! with its category and declared `output_type` ([`tool_kind`]), so the SPEC 3.4 rule and the
+//! catalog panel work; a result's `output_type` is the one that rule gives for the catalog
+//! entry. The catalog lists at most [`MAX_DERIVED_TOOLS`] tools (SPEC 3.5 publishes are whole
+//! catalogs, so their total size grows with the square of the tool count).
+//!
+//! Ids: a decoder names calls by their raw ids; the emitter gives each call its invocation id:
+//! the raw id, `<raw>#N` for the N-th different call reusing it (a warning), `<raw>@R` in a run
+//! whose session id an earlier run had (a resumed exec thread). [`Emitter::begin_session`]
+//! starts afresh (ids, catalog) at each new session or run; [`same_call`] maps an invocation id
+//! back to its raw id.
 //!
 //! Invariants: never panics; a result whose call was never requested is still emitted (the
-//! reducer reports it) with a `tool-result-without-use` finding; calls never answered and
-//! record kinds not understood are reported once at the end ([`Emitter::finish`]).
+//! reducer reports it) with a `tool-result-without-use` finding; calls never answered are
+//! reported at the end of their session, record kinds not understood once at the end
+//! ([`Emitter::finish`]); memory is linear in the input.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use serde_json::{Map, Value};
 
@@ -61,14 +71,36 @@ pub fn tool_kind(name: &str) -> (Option<Category>, Option<OutputType>) {
     (Some(c), None)
 }
 
-/// One call seen.
+/// Most tools one session's derived catalog lists. Each new tool name publishes the catalog
+/// again (SPEC 3.5: the latest publish is the whole current catalog), so publishes grow with the
+/// square of the tool count; past this many a session's later tools are left out of its catalog
+/// (one warning), which keeps memory and `convert` output linear in the input (attack 6 #1).
+pub const MAX_DERIVED_TOOLS: usize = 256;
+
+/// One open call.
 #[derive(Debug)]
 struct Call {
+    /// The raw call id it was requested with.
+    raw: String,
     name: String,
     ts: Option<Timestamp>,
     line: u64,
-    answered: bool,
     chunks: u64,
+    /// Its key in `Emitter::open`.
+    key: u64,
+}
+
+/// What one raw call id (`call_id`, `tool_id`, `item_N`) of the current session has named.
+#[derive(Debug, Default)]
+struct RawId {
+    /// Invocation ids of its calls still open, oldest first.
+    open: VecDeque<String>,
+    /// Calls made with it so far (the `n`-th gets invocation id `<raw>#n` from 2 on).
+    used: u32,
+    /// Hash of the latest call's tool name and input (an identical repeat is a repeated record).
+    sig: u64,
+    /// Line of the latest call.
+    line: u64,
 }
 
 /// The shared frame-building state (see the module docs).
@@ -85,13 +117,51 @@ pub struct Emitter {
     /// `metadata.<key>` of every frame (`codex`, `gemini`): `{format}`, which also marks the
     /// frame as imported for the checks.
     meta: (&'static str, &'static str),
+    /// Open calls by invocation id.
     calls: HashMap<String, Call>,
-    order: Vec<String>,
+    /// Open calls in request order (key → invocation id).
+    open: BTreeMap<u64, String>,
+    next_key: u64,
+    /// Raw call ids of the current session.
+    raw: HashMap<String, RawId>,
+    /// Tools of the current session's derived catalog, in order of first use.
     tools: Vec<String>,
     tool_set: HashSet<String>,
     unknown: BTreeMap<String, (u64, u64)>,
     /// Results repeating one already emitted (same id).
     repeated: u64,
+    /// Session ids begun so far, and the suffix (`@N`, the run's number) of this session's
+    /// invocation ids when its id was begun before (a resumed exec thread, a run appended twice),
+    /// so the ids stay unique within the session.
+    sessions: HashSet<String>,
+    runs: u64,
+    scope: String,
+}
+
+/// Whether invocation id `inv` was made from raw call id `raw`: `raw` itself, or `raw` with the
+/// emitter's suffixes (`@run`, `#n`).
+pub fn same_call(raw: &str, inv: &str) -> bool {
+    let Some(mut rest) = inv.strip_prefix(raw) else {
+        return false;
+    };
+    for mark in ['@', '#'] {
+        if let Some(r) = rest.strip_prefix(mark) {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return false;
+            }
+            rest = &r[digits..];
+        }
+    }
+    rest.is_empty()
+}
+
+fn sig_of(name: &str, input: &Value) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    name.hash(&mut h);
+    input.to_string().hash(&mut h);
+    h.finish()
 }
 
 impl Emitter {
@@ -110,12 +180,39 @@ impl Emitter {
             prefix,
             agent,
             calls: HashMap::new(),
-            order: Vec::new(),
+            open: BTreeMap::new(),
+            next_key: 0,
+            raw: HashMap::new(),
             tools: Vec::new(),
             tool_set: HashSet::new(),
             unknown: BTreeMap::new(),
             repeated: 0,
+            sessions: HashSet::new(),
+            runs: 1,
+            scope: String::new(),
         }
+    }
+
+    /// A new session (a `session_meta` with another id, an exec run's `thread.started`, a
+    /// stream-json `init`): the previous one's open calls are reported (never answered), and
+    /// call ids and the derived catalog start afresh, since each run numbers its calls from the
+    /// start (`item_0`) and each session has its own catalog (attack 6 #2, #9).
+    pub fn begin_session(&mut self, out: &mut Vec<Decoded>, id: Option<String>) {
+        self.report_open(out);
+        self.calls.clear();
+        self.open.clear();
+        self.raw.clear();
+        self.tools.clear();
+        self.tool_set.clear();
+        if let Some(old) = self.session_id.take() {
+            self.sessions.insert(old);
+        }
+        self.runs += 1;
+        self.scope = match &id {
+            Some(i) if self.sessions.contains(i) => format!("@{}", self.runs),
+            _ => String::new(),
+        };
+        self.session_id = id;
     }
 
     /// Notes a record's timestamp (frames of later records without one get it).
@@ -195,23 +292,33 @@ impl Emitter {
         self.ext(out, &kind, payload, line, ts);
     }
 
-    /// Whether call `id` was requested and not answered yet.
+    /// Whether a call with raw id `id` is open in this session.
     pub fn is_open(&self, id: &str) -> bool {
-        self.calls.get(id).is_some_and(|c| !c.answered)
+        self.raw.get(id).is_some_and(|r| !r.open.is_empty())
     }
 
-    /// Whether call `id` was requested (answered or not).
+    /// Whether a call with raw id `id` was requested in this session (answered or not).
     pub fn is_known(&self, id: &str) -> bool {
-        self.calls.contains_key(id)
+        self.raw.contains_key(id)
     }
 
-    /// The tool name of call `id`.
+    /// The invocation id of the oldest open call with raw id `id`.
+    pub fn invocation_of(&self, id: &str) -> Option<&str> {
+        self.raw.get(id)?.open.front().map(String::as_str)
+    }
+
+    /// The tool name of the oldest open call with raw id `id`.
     pub fn name_of(&self, id: &str) -> Option<&str> {
-        self.calls.get(id).map(|c| c.name.as_str())
+        self.calls
+            .get(self.invocation_of(id)?)
+            .map(|c| c.name.as_str())
     }
 
-    /// Emits a `tool.invoke.request` (after a derived catalog when `name` is new). A second
-    /// request with an id already seen is counted and not emitted.
+    /// Emits a `tool.invoke.request` (after a derived catalog when `name` is new in this
+    /// session) and returns its invocation id. A raw id already used in this session: the same
+    /// tool and input again is a repeated record (counted, `None`); another call gets the
+    /// invocation id `<id>#N` and a `duplicate-invocation-id` warning, so both calls (and their
+    /// failures) are shown (attack 6 #3).
     #[allow(clippy::too_many_arguments)]
     pub fn request(
         &mut self,
@@ -222,29 +329,72 @@ impl Emitter {
         extra: Map<String, Value>,
         line: u64,
         ts: Option<Timestamp>,
-    ) {
-        if self.calls.contains_key(id) {
+    ) -> Option<String> {
+        let sig = sig_of(name, &input);
+        let r = self.raw.entry(id.to_owned()).or_default();
+        if r.used > 0 && r.sig == sig {
             self.repeated += 1;
-            return;
+            return None;
         }
+        r.used += 1;
+        let inv = if r.used == 1 {
+            format!("{id}{}", self.scope)
+        } else {
+            format!("{id}{}#{}", self.scope, r.used)
+        };
+        if r.used > 1 {
+            let msg = format!(
+                "call id {id:?} was used by an earlier call (line {}); this {name} call is shown as {inv:?}",
+                r.line
+            );
+            out.push(Decoded::Finding(
+                Finding::new(
+                    Level::Warning,
+                    code::DUPLICATE_INVOCATION_ID,
+                    "SPEC 3.7",
+                    line,
+                    msg,
+                )
+                .for_invocation(inv.clone()),
+            ));
+        }
+        r.sig = sig;
+        r.line = line;
+        r.open.push_back(inv.clone());
         if self.tool_set.insert(name.to_owned()) {
-            self.tools.push(name.to_owned());
-            let f = self.catalog_frame(line, ts);
-            out.push(Decoded::frame(f));
+            if self.tools.len() < MAX_DERIVED_TOOLS {
+                self.tools.push(name.to_owned());
+                let f = self.catalog_frame(line, ts);
+                out.push(Decoded::frame(f));
+            } else if self.tool_set.len() == MAX_DERIVED_TOOLS + 1 {
+                let msg = format!(
+                    "more than {MAX_DERIVED_TOOLS} tool names in this session: the derived catalog lists the first {MAX_DERIVED_TOOLS}, so {name} and later new tools are not in it"
+                );
+                out.push(Decoded::Finding(Finding::new(
+                    Level::Warning,
+                    code::UNRECOGNISED_RECORD,
+                    "SPEC 3.5",
+                    line,
+                    msg,
+                )));
+            }
         }
-        self.order.push(id.to_owned());
+        let key = self.next_key;
+        self.next_key += 1;
+        self.open.insert(key, inv.clone());
         self.calls.insert(
-            id.to_owned(),
+            inv.clone(),
             Call {
+                raw: id.to_owned(),
                 name: name.to_owned(),
                 ts: ts.or(self.last_ts),
                 line,
-                answered: false,
                 chunks: 0,
+                key,
             },
         );
         let req = ToolInvokeRequest {
-            invocation_id: Some(id.to_owned()),
+            invocation_id: Some(inv.clone()),
             tool_name: Some(name.to_owned()),
             input: Some(input),
             extra,
@@ -252,9 +402,11 @@ impl Emitter {
         };
         let f = self.frame(FrameType::ToolInvokeRequest, Body::Request(req), line, ts);
         out.push(Decoded::frame(f));
+        Some(inv)
     }
 
-    /// Emits a `tool.invoke.stream` chunk of call `id` (ignored when the call is not open).
+    /// Emits a `tool.invoke.stream` chunk of the open call with raw id `id` (ignored when none
+    /// is open).
     pub fn chunk(
         &mut self,
         out: &mut Vec<Decoded>,
@@ -264,13 +416,16 @@ impl Emitter {
         line: u64,
         ts: Option<Timestamp>,
     ) {
-        let Some(c) = self.calls.get_mut(id).filter(|c| !c.answered) else {
+        let Some(inv) = self.invocation_of(id).map(str::to_owned) else {
+            return;
+        };
+        let Some(c) = self.calls.get_mut(&inv) else {
             return;
         };
         let sequence = c.chunks;
         c.chunks += 1;
         let s = ToolInvokeStream {
-            invocation_id: Some(id.to_owned()),
+            invocation_id: Some(inv),
             tool_name: Some(c.name.clone()),
             stream_type: Some(stream_type),
             chunk: Some(text.to_owned()),
@@ -281,10 +436,11 @@ impl Emitter {
         out.push(Decoded::frame(f));
     }
 
-    /// Emits the `tool.invoke.result` of call `id`: its `output_type` is the SPEC 3.4 rule's for
-    /// the derived catalog entry (`text` for a failed call's text), its duration the time since
-    /// the request unless `duration_ms` is given. A second result for the same id is counted and
-    /// not emitted.
+    /// Emits the `tool.invoke.result` of the oldest open call with raw id `id` and returns its
+    /// invocation id: its `output_type` is the SPEC 3.4 rule's for the derived catalog entry
+    /// (`text` for a failed call's text), its duration the time since the request unless
+    /// `duration_ms` is given. A result for an id whose calls are all answered is counted and
+    /// not emitted (`None`).
     #[allow(clippy::too_many_arguments)]
     pub fn result(
         &mut self,
@@ -296,17 +452,20 @@ impl Emitter {
         extra: Map<String, Value>,
         line: u64,
         ts: Option<Timestamp>,
-    ) {
-        let (name, started) = match self.calls.get_mut(id) {
-            Some(c) if c.answered => {
+    ) -> Option<String> {
+        let (inv, name, started) = if let Some(r) = self.raw.get_mut(id) {
+            let Some(inv) = r.open.pop_front() else {
                 self.repeated += 1;
-                return;
+                return None;
+            };
+            let c = self.calls.remove(&inv);
+            if let Some(c) = &c {
+                self.open.remove(&c.key);
             }
-            Some(c) => {
-                c.answered = true;
-                (c.name.clone(), c.ts)
-            }
-            None => {
+            let (name, ts) = c.map(|c| (c.name, c.ts)).unwrap_or_default();
+            (inv, name, ts)
+        } else {
+            {
                 let msg = format!("a result for call {id:?}, which no call in this input made");
                 out.push(Decoded::Finding(
                     Finding::new(
@@ -316,9 +475,9 @@ impl Emitter {
                         line,
                         msg,
                     )
-                    .for_invocation(id.to_owned()),
+                    .for_invocation(format!("{id}{}", self.scope)),
                 ));
-                (String::new(), None)
+                (format!("{id}{}", self.scope), String::new(), None)
             }
         };
         let end = ts.or(self.last_ts);
@@ -333,7 +492,7 @@ impl Emitter {
             expected_output_type(&name, Some(&entry), Some(&output)).0
         };
         let res = ToolInvokeResult {
-            invocation_id: Some(id.to_owned()),
+            invocation_id: Some(inv.clone()),
             tool_name: Some(name),
             status: Some(status),
             output: Some(output),
@@ -344,6 +503,36 @@ impl Emitter {
         };
         let f = self.frame(FrameType::ToolInvokeResult, Body::Result(res), line, ts);
         out.push(Decoded::frame(f));
+        Some(inv)
+    }
+
+    /// Ends every open call of this session as `cancelled` at `line` / `ts` (an interrupted or
+    /// failed turn, attack 6 #5): its duration runs to the interruption.
+    pub fn cancel_open(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        why: &str,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let open: Vec<String> = std::mem::take(&mut self.open).into_values().collect();
+        for inv in open {
+            let Some(raw) = self.calls.get(&inv).map(|c| c.raw.clone()) else {
+                continue;
+            };
+            let why = Value::String(why.to_owned());
+            let none = Map::new();
+            self.result(
+                out,
+                &raw,
+                ResultStatus::Cancelled,
+                why,
+                None,
+                none,
+                line,
+                ts,
+            );
+        }
     }
 
     /// The derived catalog of every tool used so far.
@@ -370,26 +559,12 @@ impl Emitter {
         f
     }
 
-    /// Calls still open, oldest first (id, name).
-    pub fn open_calls(&self) -> Vec<(String, String)> {
-        self.order
-            .iter()
-            .filter_map(|id| {
-                let c = self.calls.get(id)?;
-                (!c.answered).then(|| (id.clone(), c.name.clone()))
-            })
-            .collect()
-    }
-
-    /// End of input: a finding for every call never answered (SPEC 5), one for repeated
-    /// records, one info finding per record kind not understood.
-    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
-        for id in &self.order {
-            if let Some(c) = self.calls.get(id)
-                && !c.answered
-            {
+    /// A finding for every open call of this session (never answered, SPEC 5).
+    fn report_open(&mut self, out: &mut Vec<Decoded>) {
+        for inv in self.open.values() {
+            if let Some(c) = self.calls.get(inv) {
                 let msg = format!(
-                    "{} call {id:?} has no result in this input (cut off, or still running)",
+                    "{} call {inv:?} has no result in this input (cut off, or still running)",
                     c.name
                 );
                 out.push(Decoded::Finding(
@@ -400,10 +575,16 @@ impl Emitter {
                         c.line,
                         msg,
                     )
-                    .for_invocation(id.clone()),
+                    .for_invocation(inv.clone()),
                 ));
             }
         }
+    }
+
+    /// End of input: a finding for every call never answered (SPEC 5), one for repeated
+    /// records, one info finding per record kind not understood.
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        self.report_open(out);
         if self.repeated > 0 {
             let msg = format!(
                 "{} call or result record(s) repeated an earlier one with the same id; the first is shown",

@@ -17,7 +17,9 @@
 //!   `reasoning` → `agent.thinking.done`, `agent_message` → `agent.text.done`, `error` →
 //!   `session.error`; other item types → `x-codex.item` rows, counted (info).
 //! * `turn.completed {usage}` → `session.usage` (cached input split out) and `session.turn.end`
-//!   (`end_turn`); `turn.failed` and `error` → `session.error` (the turn ends with `error`).
+//!   (`end_turn`); `turn.failed` and `error` → `session.error` (the turn ends with `error`;
+//!   `turn.failed` cancels the calls still open). Each `thread.started` begins a run (appended
+//!   runs: item ids restart at `item_0`), with its own call ids and derived catalog.
 //!
 //! Invariants: one line at a time; never panics; bad lines are `Decoded::Malformed`.
 
@@ -36,6 +38,8 @@ pub struct CodexExecDecoder {
     em: Emitter,
     /// Bytes of a running command's `aggregated_output` already sent as chunks.
     sent: HashMap<String, usize>,
+    /// `thread.started` records seen (each starts a run, whose item ids restart at `item_0`).
+    runs: u64,
 }
 
 impl Default for CodexExecDecoder {
@@ -128,6 +132,7 @@ impl CodexExecDecoder {
         Self {
             em: Emitter::new("x-codex", "Codex", ("codex", "exec-json")),
             sent: HashMap::new(),
+            runs: 0,
         }
     }
 
@@ -135,9 +140,11 @@ impl CodexExecDecoder {
         let id = str_of(item, "id").unwrap_or("").to_owned();
         let ty = str_of(item, "type").unwrap_or("");
         if let Some((name, input)) = call_of(item) {
-            if !self.em.is_known(&id) {
+            if !self.em.is_open(&id) {
+                // (An item id used again in this run is another call: the emitter numbers it.)
                 self.em
                     .request(out, &id, &name, input, Map::new(), line, None);
+                self.sent.remove(&id);
             }
             match ev {
                 "item.completed" => self.completed(&id, ty, item, line, out),
@@ -271,8 +278,15 @@ impl CodexExecDecoder {
         };
         match ty {
             "thread.started" => {
-                if let Some(t) = str_of(v, "thread_id") {
-                    self.em.session_id = Some(t.to_owned());
+                let id = str_of(v, "thread_id").map(str::to_owned);
+                self.runs += 1;
+                if self.runs > 1 {
+                    // Another run appended (`codex exec --json … >> runs.jsonl`).
+                    let id = id.or_else(|| self.em.session_id.clone());
+                    self.em.begin_session(out, id);
+                    self.sent.clear();
+                } else if id.is_some() {
+                    self.em.session_id = id;
                 }
                 self.em.ext(out, "thread_started", rest(), line, None);
             }
@@ -298,6 +312,8 @@ impl CodexExecDecoder {
                 let p = obj([("message", msg)]);
                 self.em.push(out, FrameType::SessionError, p, line, None);
                 if ty == "turn.failed" {
+                    let why = "the turn failed before this call returned";
+                    self.em.cancel_open(out, why, line, None);
                     let p = obj([("stop_reason", json!("error"))]);
                     self.em.push(out, FrameType::SessionTurnEnd, p, line, None);
                 }

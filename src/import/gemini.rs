@@ -16,7 +16,7 @@
 //! `x-gemini.<type>`, counted (info).
 //!
 //! Stream ([`GeminiStreamDecoder`], line by line): `init` → `x-gemini.init` (its `session_id` on
-//! every frame); `message` user → prompt, assistant `delta` → `agent.text.delta` (the message is
+//! every frame; each `init` begins a run with its own call ids and derived catalog); `message` user → prompt, assistant `delta` → `agent.text.delta` (the message is
 //! closed by `agent.text.done` with the joined text at the next other line); `tool_use` →
 //! request; `tool_result` → result by `tool_id`; `result` → `session.usage` of its `stats` and
 //! `session.turn.end`; `error` → `session.error`.
@@ -418,6 +418,8 @@ pub struct GeminiStreamDecoder {
     model: Option<Value>,
     /// Arguments of the calls still open (their results are shaped from them).
     args: HashMap<String, Value>,
+    /// `init` records seen (each starts a run).
+    runs: u64,
 }
 
 impl Default for GeminiStreamDecoder {
@@ -433,6 +435,7 @@ impl GeminiStreamDecoder {
             text: None,
             model: None,
             args: HashMap::new(),
+            runs: 0,
         }
     }
 
@@ -463,8 +466,15 @@ impl GeminiStreamDecoder {
         };
         match ty {
             "init" => {
-                if let Some(s) = str_of(v, "session_id") {
-                    self.em.session_id = Some(s.to_owned());
+                let id = str_of(v, "session_id").map(str::to_owned);
+                self.runs += 1;
+                if self.runs > 1 {
+                    // Another run appended: its `tool_id`s and catalog are its own.
+                    let id = id.or_else(|| self.em.session_id.clone());
+                    self.em.begin_session(out, id);
+                    self.args.clear();
+                } else if id.is_some() {
+                    self.em.session_id = id;
                 }
                 self.model = v.get("model").cloned();
                 self.em.ext(out, "init", rest(), line, ts);

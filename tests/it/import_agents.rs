@@ -661,7 +661,8 @@ fn rollout_inputs_and_shell_outputs_read_back_from_the_file() {
 /// Fuzz finding (`agents`, 2026-12-01): a call id requested twice, first as an `apply_patch`
 /// heredoc and then as a plain `shell` call, gave its result the second call's kind under the
 /// first call's name, so the file-backed session could not read the output back. The first call
-/// keeps its kind; the repeat is counted.
+/// keeps its kind and gets the result; the second (another call: attack 6 #3) is shown as `c1#2`,
+/// never answered.
 #[test]
 fn a_repeated_call_id_keeps_its_first_call() {
     let lines = [
@@ -674,7 +675,13 @@ fn a_repeated_call_id_keeps_its_first_call() {
     let p = dir.path().join("rollout.jsonl");
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     let backed = fold(&p);
-    assert_eq!(statuses(&backed), vec![st("c1", "apply_patch", Failed)]);
+    assert_eq!(
+        statuses(&backed),
+        vec![
+            st("c1", "apply_patch", Failed),
+            st("c1#2", "shell", CallStatus::Requested)
+        ]
+    );
     let inv = &backed.invocations[0];
     assert_eq!(
         backed
@@ -687,7 +694,12 @@ fn a_repeated_call_id_keeps_its_first_call() {
             "failed in sandbox Seatbelt with execution error: exit code: 1".into()
         ))
     );
-    assert!(backed.findings.iter().any(|f| f.code == "duplicate-record"));
+    assert!(
+        backed
+            .findings
+            .iter()
+            .any(|f| f.code == "duplicate-invocation-id" && f.line == 3)
+    );
 }
 
 /// A Gemini saved session that is not valid JSON is one malformed item at the JSON error's line;

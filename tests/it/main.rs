@@ -34,6 +34,7 @@ mod file_two_threads;
 mod hostile_output;
 mod hostile_tui;
 mod import_agents;
+mod import_agents_attack;
 mod import_anthropic;
 mod import_claude_code;
 mod import_stream_json;
