@@ -103,8 +103,8 @@ impl Format {
 ///   dotted types would match —, RAWP frames (`payload`, dotted `type`),
 ///   Claude Code transcript records (`sessionId`/`uuid`/`leafUuid`/`messageId` with a transcript
 ///   `type`), stream-json records (`system/init`, `result`, `session_id`), Anthropic messages;
-/// * one multi-line JSON object → a Gemini saved session (`sessionId`, `projectHash`,
-///   `messages`), else Anthropic (request or response body, vercel `{steps}`);
+/// * one multi-line JSON object → a Gemini saved session (`messages` with `sessionId` or
+///   `projectHash`, or Gemini-typed messages without `role`), else Anthropic (request or response body, vercel `{steps}`);
 /// * `event:` / `data:` / `:` lines whose data is a Messages API stream event → an SSE capture;
 /// * JSON lines that are Messages API stream events (`message_start`, …) → an event stream.
 pub fn detect(head: &[u8]) -> Format {
@@ -244,11 +244,30 @@ fn classify_agent_record(
         None if obj.get("record_type").and_then(serde_json::Value::as_str) == Some("state") => {
             Some(Format::CodexRollout)
         }
-        None if has("sessionId") && has("projectHash") && has("messages") => {
-            Some(Format::GeminiSession)
-        }
+        None if has("messages") && is_gemini_session(obj) => Some(Format::GeminiSession),
         _ => None,
     }
+}
+
+/// Whether a document with `messages` (and no `type`) is a Gemini saved session: it has a
+/// `sessionId` or `projectHash` (an Anthropic request body has neither), or its first message
+/// has a Gemini `type` and no `role` (attack 6 #7: a session without `sessionId` was read as an
+/// Anthropic conversation).
+fn is_gemini_session(obj: &serde_json::Map<String, serde_json::Value>) -> bool {
+    if obj.contains_key("sessionId") || obj.contains_key("projectHash") {
+        return true;
+    }
+    let first = obj
+        .get("messages")
+        .and_then(serde_json::Value::as_array)
+        .and_then(|m| m.first());
+    first.is_some_and(|m| {
+        m.get("role").is_none()
+            && matches!(
+                m.get("type").and_then(serde_json::Value::as_str),
+                Some("user" | "gemini" | "info" | "warning" | "error")
+            )
+    })
 }
 
 /// A JSON array: RAWP frames unless its first element looks like an Anthropic message or
@@ -299,7 +318,9 @@ fn detect_document(text: &str) -> Format {
     // record holding a pasted image, say) or a cut document. Look for telling keys, transcript
     // ones first (their record fields come before the message).
     let head = prefix(text, 8192);
-    if head.contains("\"projectHash\"") && head.contains("\"sessionId\"") {
+    if head.contains("\"projectHash\"")
+        && (head.contains("\"sessionId\"") || head.contains("\"messages\""))
+    {
         Format::GeminiSession
     } else if head.starts_with("{\"timestamp\":") && head.contains("\"type\":\"session_meta\"") {
         // A Codex rollout whose header (the whole system prompt, 0.125) is longer than the head.

@@ -22,7 +22,8 @@
 //! `session.turn.end`; `error` → `session.error`.
 //!
 //! Results ([`call_result`]): `success` / `error` / `cancelled`; a shell command whose output
-//! says `Exit Code: N` with N ≠ 0 is an `error` (Gemini reports it as success; the reported
+//! trailer says `Exit Code: N` with N ≠ 0 (the last such line: [`shell_exit`]), or a `Signal:`
+//! (killed, `Exit Code: (none)`), is an `error` (Gemini reports it as success; the reported
 //! status is kept as `reported_status`); `read_file` → `{file_path, content}`; `write_file` →
 //! Write's `{file_path, content, type}` (or the `resultDisplay.fileDiff` when given); `replace`
 //! → Edit's `{file_path, old_string, new_string}` (a diff); `write_todos` → `{todos, message}`
@@ -37,17 +38,32 @@ use serde_json::{Map, Value, json};
 
 use super::codex_emit::{Emitter, content_text, decode_line, obj, str_of};
 use super::{Decoded, Decoder};
+use crate::finding::{Finding, Level, code};
 use crate::protocol::{FrameType, ParseError, ParseErrorKind, ResultStatus, Timestamp};
 
 /// Largest saved session read, in bytes (256 MiB, the longest line a file may have; real ones
 /// are well under 1 MB).
 pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024 * 1024;
 
-/// The exit code a Gemini shell output text reports (`Exit Code: N`).
-pub fn shell_exit_code(text: &str) -> Option<i64> {
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix("Exit Code:"))
-        .and_then(|n| n.trim().parse().ok())
+/// What the trailer of a Gemini shell output text reports: `(exit code, signal)` from its last
+/// `Exit Code:` line and the `Signal:` line after it (`(none)` or `0` → `None`). Only the last
+/// `Exit Code:` line counts: the command's own output, earlier in the text, may hold one.
+pub fn shell_exit(text: &str) -> (Option<i64>, Option<i64>) {
+    let field = |l: &str, k: &str| l.trim().strip_prefix(k).map(|v| v.trim().parse().ok());
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(at) = lines
+        .iter()
+        .rposition(|l| l.trim().starts_with("Exit Code:"))
+    else {
+        return (None, None);
+    };
+    let code = field(lines[at], "Exit Code:").flatten();
+    let signal = lines[at + 1..]
+        .iter()
+        .find_map(|l| field(l, "Signal:"))
+        .flatten()
+        .filter(|&s| s != 0);
+    (code, signal)
 }
 
 fn status_of(s: Option<&str>) -> ResultStatus {
@@ -103,8 +119,8 @@ pub fn call_result(
         .and_then(Value::as_str);
     let out = match name {
         "run_shell_command" => {
-            let code = shell_exit_code(text);
-            if code.is_some_and(|c| c != 0) {
+            let (code, signal) = shell_exit(text);
+            if code.is_some_and(|c| c != 0) || signal.is_some() {
                 status = ResultStatus::Error;
                 extra.insert(
                     "reported_status".into(),
@@ -114,6 +130,9 @@ pub fn call_result(
             let mut o = obj([("stdout", json!(text))]);
             if let Some(c) = code {
                 o.insert("exit_code".into(), json!(c));
+            }
+            if let Some(s) = signal {
+                o.insert("signal".into(), json!(s));
             }
             Value::Object(o)
         }
@@ -278,6 +297,20 @@ impl Decoder for GeminiSessionDecoder {
         let mut head = doc.as_object().cloned().unwrap_or_default();
         head.remove("messages");
         em.ext(out, "session", head, 1, start);
+        match doc.get("messages") {
+            Some(Value::Array(_)) => {}
+            other => {
+                let what = other.map_or("missing", crate::session::check::json_kind);
+                let msg = format!("`messages` is {what}, not an array of messages: none read");
+                out.push(Decoded::Finding(Finding::new(
+                    Level::Warning,
+                    code::UNREADABLE_INPUT,
+                    "AGENT-FORMATS.md §3",
+                    1,
+                    msg,
+                )));
+            }
+        }
         let mut cursor = 0usize;
         for m in doc
             .get("messages")

@@ -711,7 +711,7 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
 }
 
 /// The JSON kind of `v` in a finding's words ("a string", "a number"…).
-pub(super) fn json_kind(v: &Value) -> &'static str {
+pub(crate) fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

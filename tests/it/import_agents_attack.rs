@@ -343,3 +343,109 @@ fn derived_catalog_is_capped() {
     assert_eq!(s.invocations.len(), 1000);
     assert!(s.invocations.iter().all(|i| i.status == Succeeded));
 }
+
+/// #4: a Gemini shell's exit code is the trailer's (the last `Exit Code:` line), not a line of
+/// the command's output; killed by a signal (`Exit Code: (none)`, `Signal: 9`) is an error.
+#[test]
+fn gemini_exit_code_is_the_trailers() {
+    use rawpv::import::gemini::{call_result, shell_exit};
+    use rawpv::protocol::ResultStatus;
+    let t = |stdout: &str, code: &str, sig: &str| {
+        format!(
+            "Command: c\nDirectory: (root)\nStdout: {stdout}\nStderr: (empty)\nError: (none)\nExit Code: {code}\nSignal: {sig}\nBackground PIDs: (none)"
+        )
+    };
+    let ok = t("line1\nExit Code: 1\nline3", "0", "(none)");
+    assert_eq!(shell_exit(&ok), (Some(0), None));
+    let fail = t("Exit Code: 0", "2", "(none)");
+    assert_eq!(shell_exit(&fail), (Some(2), None));
+    let killed = t("(empty)", "(none)", "9");
+    assert_eq!(shell_exit(&killed), (None, Some(9)));
+    assert_eq!(
+        shell_exit("no trailer; Exit Code: 3 mid-line"),
+        (None, None)
+    );
+    let args = serde_json::json!({"command": "c"});
+    let status = |text: &str| {
+        call_result(
+            "run_shell_command",
+            &args,
+            Some("success"),
+            Some(text),
+            None,
+            None,
+        )
+        .0
+    };
+    assert_eq!(status(&ok), ResultStatus::Success);
+    assert_eq!(status(&fail), ResultStatus::Error);
+    let (st, out, extra) = call_result(
+        "run_shell_command",
+        &args,
+        Some("success"),
+        Some(&killed),
+        None,
+        None,
+    );
+    assert_eq!(st, ResultStatus::Error);
+    assert_eq!(out, serde_json::json!({"stdout": killed, "signal": 9}));
+    assert_eq!(
+        extra.get("reported_status"),
+        Some(&serde_json::json!("success"))
+    );
+}
+
+/// #4: the real trailer writes `Signal: 0` for no signal (corpus 2025-10-27): not an error.
+#[test]
+fn gemini_signal_zero_is_no_signal() {
+    use rawpv::import::gemini::shell_exit;
+    let text = "Command: ls\nOutput: (empty)\nError: (none)\nExit Code: 0\nSignal: 0\nBackground PIDs: (none)";
+    assert_eq!(shell_exit(text), (Some(0), None));
+}
+
+/// #7: a Gemini saved session without `sessionId` is still Gemini (by `projectHash`, or by its
+/// messages' Gemini `type`s), its calls all kept; `messages` as an object is a finding, not 0
+/// frames in silence.
+#[test]
+fn gemini_detected_without_session_id() {
+    let msgs = r#"[{"id":"m1","timestamp":"2025-10-27T19:56:01.000Z","type":"user","content":"p"},{"id":"m2","timestamp":"2025-10-27T19:56:02.000Z","type":"gemini","content":"a","toolCalls":[{"id":"a-1","name":"read_file","args":{"file_path":"/x"},"result":[{"functionResponse":{"id":"a-1","name":"read_file","response":{"output":"hi"}}}],"status":"success"}]}]"#;
+    for doc in [
+        format!("{{\n\"projectHash\": \"ab\",\n\"messages\": {msgs}\n}}"),
+        format!("{{\n\"startTime\": \"2025-10-27T19:56:01.701Z\",\n\"messages\": {msgs}\n}}"),
+    ] {
+        let loaded = import::load_bytes(doc.as_bytes());
+        assert_eq!(loaded.format, Format::GeminiSession, "{doc}");
+        let calls = loaded
+            .items
+            .iter()
+            .filter(
+                |d| matches!(d, Decoded::Frame(f) if f.frame_type == FrameType::ToolInvokeRequest),
+            )
+            .count();
+        assert_eq!(calls, 1);
+    }
+    // An Anthropic request body stays Anthropic.
+    let body = "{\n\"model\": \"m\",\n\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}";
+    assert_eq!(
+        import::load_bytes(body.as_bytes()).format,
+        Format::Anthropic
+    );
+    let loaded = import::load_bytes(b"{\n\"sessionId\": \"x\",\n\"messages\": {}\n}");
+    assert_eq!(loaded.format, Format::GeminiSession);
+    let found: Vec<(&str, u64, &str)> = loaded
+        .items
+        .iter()
+        .filter_map(|d| match d {
+            Decoded::Finding(f) => Some((f.code, f.line, f.message.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "unreadable-input",
+            1,
+            "`messages` is an object, not an array of messages: none read"
+        )]
+    );
+}
