@@ -198,9 +198,11 @@ fn json_output(text: &str) -> Option<(String, Option<i64>, Option<f64>)> {
     let v: Value = serde_json::from_str(text).ok()?;
     let out = v.get("output")?.as_str()?.to_owned();
     let meta = v.get("metadata");
-    let code = meta
-        .and_then(|m| m.get("exit_code"))
-        .and_then(Value::as_i64);
+    // (An exit code written as a string, "1", is still a failure.)
+    let code = meta.and_then(|m| m.get("exit_code")).and_then(|c| {
+        c.as_i64()
+            .or_else(|| c.as_str().and_then(|s| s.trim().parse().ok()))
+    });
     let secs = meta
         .and_then(|m| m.get("duration_seconds"))
         .and_then(Value::as_f64);

@@ -29,7 +29,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::Decoded;
 use crate::finding::{Finding, Level, code};
@@ -130,6 +130,8 @@ pub struct Emitter {
     unknown: BTreeMap<String, (u64, u64)>,
     /// Results repeating one already emitted (same id).
     repeated: u64,
+    /// The record fields holding a call's id and tool name (`call_id`, `name`), for findings.
+    pub fields: (&'static str, &'static str),
     /// Session ids begun so far, and the suffix (`@N`, the run's number) of this session's
     /// invocation ids when its id was begun before (a resumed exec thread, a run appended twice),
     /// so the ids stay unique within the session.
@@ -187,6 +189,7 @@ impl Emitter {
             tool_set: HashSet::new(),
             unknown: BTreeMap::new(),
             repeated: 0,
+            fields: ("call_id", "name"),
             sessions: HashSet::new(),
             runs: 1,
             scope: String::new(),
@@ -330,6 +333,17 @@ impl Emitter {
         line: u64,
         ts: Option<Timestamp>,
     ) -> Option<String> {
+        if id.is_empty() || name.is_empty() {
+            let field = if id.is_empty() {
+                self.fields.0
+            } else {
+                self.fields.1
+            };
+            let mut p = obj([("tool_name", json!(name)), ("input", input)]);
+            p.insert(self.fields.0.to_owned(), json!(id));
+            self.bad_record(out, "call", field, p, line, ts);
+            return None;
+        }
         let sig = sig_of(name, &input);
         let r = self.raw.entry(id.to_owned()).or_default();
         if r.used > 0 && r.sig == sig {
@@ -453,6 +467,11 @@ impl Emitter {
         line: u64,
         ts: Option<Timestamp>,
     ) -> Option<String> {
+        if id.is_empty() {
+            let p = obj([("status", json!(status)), ("output", output)]);
+            self.bad_record(out, "result", self.fields.0, p, line, ts);
+            return None;
+        }
         let (inv, name, started) = if let Some(r) = self.raw.get_mut(id) {
             let Some(inv) = r.open.pop_front() else {
                 self.repeated += 1;
@@ -557,6 +576,32 @@ impl Emitter {
                 .insert("rawpv_derived_update".into(), Value::Bool(true));
         }
         f
+    }
+
+    /// A call or result record without a usable string `field` (missing, empty, or another JSON
+    /// type, attack 6 #10): a warning naming the line and field, and the record kept as an
+    /// `x-<prefix>.<kind>` row, so no invalid RAWP frame is built from it.
+    fn bad_record(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        kind: &str,
+        field: &str,
+        payload: Map<String, Value>,
+        line: u64,
+        ts: Option<Timestamp>,
+    ) {
+        let msg = format!(
+            "a {} {kind} record without a string `{field}` (missing, empty or another JSON type): kept as an {}.{kind} row",
+            self.agent, self.prefix
+        );
+        out.push(Decoded::Finding(Finding::new(
+            Level::Warning,
+            code::WRONG_FIELD_TYPE,
+            "AGENT-FORMATS.md",
+            line,
+            msg,
+        )));
+        self.ext(out, kind, payload, line, ts);
     }
 
     /// A finding for every open call of this session (never answered, SPEC 5).

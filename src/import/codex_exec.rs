@@ -129,8 +129,10 @@ fn changes_headers(item: &Value) -> String {
 
 impl CodexExecDecoder {
     pub fn new() -> Self {
+        let mut em = Emitter::new("x-codex", "Codex", ("codex", "exec-json"));
+        em.fields = ("id", "type");
         Self {
-            em: Emitter::new("x-codex", "Codex", ("codex", "exec-json")),
+            em,
             sent: HashMap::new(),
             runs: 0,
         }

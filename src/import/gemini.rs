@@ -69,10 +69,35 @@ pub fn shell_exit(text: &str) -> (Option<i64>, Option<i64>) {
 fn status_of(s: Option<&str>) -> ResultStatus {
     match s {
         Some("success") | None => ResultStatus::Success,
-        Some("error") => ResultStatus::Error,
         Some("cancelled" | "canceled") => ResultStatus::Cancelled,
-        Some(other) => ResultStatus::from_wire(other),
+        // `error`, and a status Gemini does not write (reported by [`status_field`]).
+        Some(_) => ResultStatus::Error,
     }
+}
+
+/// A call's reported `status` field of record `v`, and a warning naming the line and field
+/// when it is not `success`, `error` or `cancelled` (attack 6 #10: such a status became an
+/// invalid RAWP status): the call is then an `error` with the value kept as `reported_status`.
+fn status_field<'a>(v: &'a Value, line: u64, out: &mut Vec<Decoded>) -> Option<&'a str> {
+    let s = v.get("status").filter(|s| !s.is_null())?;
+    let known = matches!(
+        s.as_str(),
+        Some("success" | "error" | "cancelled" | "canceled")
+    );
+    if !known {
+        let msg = format!(
+            "a Gemini call with `status` {}: not success, error or cancelled; read as error",
+            s.to_string().chars().take(60).collect::<String>()
+        );
+        out.push(Decoded::Finding(Finding::new(
+            Level::Warning,
+            code::WRONG_FIELD_TYPE,
+            "AGENT-FORMATS.md §3",
+            line,
+            msg,
+        )));
+    }
+    Some(s.as_str().unwrap_or("invalid"))
 }
 
 /// The path argument of a file tool (`absolute_path` in 2025-10, `file_path` later, `path`).
@@ -102,6 +127,11 @@ pub fn call_result(
             json!(reported.unwrap_or("success")),
         );
         return (status, json!(e), extra);
+    }
+    if let Some(r) = reported.filter(|_| status == ResultStatus::Error)
+        && r != "error"
+    {
+        extra.insert("reported_status".into(), json!(r));
     }
     if status != ResultStatus::Success {
         let text = error
@@ -291,6 +321,7 @@ impl Decoder for GeminiSessionDecoder {
             }
         };
         let mut em = Emitter::new("x-gemini", "Gemini", ("gemini", "session"));
+        em.fields = ("id", "name");
         em.session_id = str_of(&doc, "sessionId").map(str::to_owned);
         let start = doc.get("startTime").and_then(Timestamp::from_json);
         em.saw_timestamp(start);
@@ -419,6 +450,9 @@ fn saved_call(
         extra.insert("display_name".into(), d.clone());
     }
     em.request(out, &id, &name, args.clone(), extra, line, ts);
+    if id.is_empty() || name.is_empty() {
+        return; // kept as a row, with its finding; no result to pair
+    }
     // The response parts: `output` / `error` of the `functionResponse` with this id (else the
     // first one).
     let parts = c.get("result").and_then(Value::as_array);
@@ -430,10 +464,11 @@ fn saved_call(
         .and_then(|r| r.get("response"));
     let output = resp.and_then(|r| str_of(r, "output"));
     let error = resp.and_then(|r| str_of(r, "error"));
+    let reported = status_field(c, line, out);
     let (status, out_v, extra) = call_result(
         &name,
         &args,
-        str_of(c, "status"),
+        reported,
         output,
         error,
         c.get("resultDisplay").filter(|d| !d.is_null()),
@@ -463,8 +498,10 @@ impl Default for GeminiStreamDecoder {
 
 impl GeminiStreamDecoder {
     pub fn new() -> Self {
+        let mut em = Emitter::new("x-gemini", "Gemini", ("gemini", "stream-json"));
+        em.fields = ("tool_id", "tool_name");
         Self {
-            em: Emitter::new("x-gemini", "Gemini", ("gemini", "stream-json")),
+            em,
             text: None,
             model: None,
             args: HashMap::new(),
@@ -542,14 +579,9 @@ impl GeminiStreamDecoder {
                 let error = v
                     .get("error")
                     .and_then(|e| str_of(e, "message").or_else(|| e.as_str()));
-                let (status, output, extra) = call_result(
-                    &name,
-                    &args,
-                    str_of(v, "status"),
-                    str_of(v, "output"),
-                    error,
-                    None,
-                );
+                let reported = status_field(v, line, out);
+                let (status, output, extra) =
+                    call_result(&name, &args, reported, str_of(v, "output"), error, None);
                 self.em
                     .result(out, &id, status, output, None, extra, line, ts);
             }

@@ -449,3 +449,51 @@ fn gemini_detected_without_session_id() {
         )]
     );
 }
+
+/// #10: fields of the wrong type build no invalid RAWP frame: a Codex call with `name: 123`
+/// and `call_id: 7` (and its result) are rows with one warning each naming line and field;
+/// an exit code written as "1" is a failure; a Gemini status "weird" is an error with one
+/// warning. `check` then blames nothing on RAWP's rules.
+#[test]
+fn bad_field_types_are_findings_not_invalid_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = [
+        r#"{"timestamp":"2026-04-02T10:00:00.000Z","type":"session_meta","payload":{"id":"019d4a1e-7c2b-7e01-9a55-3f0c2d9e8b11"}}"#,
+        r#"{"timestamp":"2026-04-02T10:00:05.000Z","type":"response_item","payload":{"type":"function_call","name":123,"arguments":"not json","call_id":7}}"#,
+        r#"{"timestamp":"2026-04-02T10:00:06.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":7,"output":null}}"#,
+        r#"{"timestamp":"2026-04-02T10:00:13.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"x\"]}","call_id":"w5"}}"#,
+        r#"{"timestamp":"2026-04-02T10:00:14.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"w5","output":"{\"output\":\"x\",\"metadata\":{\"exit_code\":\"1\"}}"}}"#,
+    ]
+    .join("\n");
+    let p = write(&dir, "rollout.jsonl", &text);
+    let s = fold(&p);
+    assert_eq!(statuses(&s), vec![st("w5", "shell", Failed)]);
+    let found: Vec<(&str, u64)> = s.findings.iter().map(|f| (f.code, f.line)).collect();
+    assert_eq!(
+        found,
+        vec![("wrong-field-type", 2), ("wrong-field-type", 3)]
+    );
+    assert!(s.findings[0].message.contains("`call_id`"));
+    let rows: Vec<&str> = s
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            rawpv::session::Item::Event(f) => Some(f.frame_type.as_str()),
+            _ => None,
+        })
+        .filter(|t| t.starts_with("x-codex.c") || t.starts_with("x-codex.r"))
+        .collect();
+    assert_eq!(rows, vec!["x-codex.call", "x-codex.result"]);
+
+    let doc = r#"{"sessionId":"s1","projectHash":"ab","messages":[{"id":"m2","type":"gemini","content":"a","toolCalls":[{"id":"a-1","name":"read_file","args":{"file_path":"/x"},"result":[],"status":"weird"}]}]}"#;
+    let g = write(&dir, "session.json", doc);
+    let s = fold(&g);
+    assert_eq!(statuses(&s), vec![st("a-1", "read_file", Failed)]);
+    let found: Vec<(&str, u64)> = s.findings.iter().map(|f| (f.code, f.line)).collect();
+    assert_eq!(found, vec![("wrong-field-type", 1)]);
+    let r = s.invocations[0].result.as_ref().unwrap();
+    assert_eq!(
+        r.extra.get("reported_status"),
+        Some(&serde_json::json!("weird"))
+    );
+}
