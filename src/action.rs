@@ -42,6 +42,10 @@ pub enum Action {
     ToggleWrap,
     /// Show diffs side by side.
     ToggleSideBySide,
+    /// Give the feed less of the width (side by side).
+    FeedNarrower,
+    /// Give the feed more of the width (side by side).
+    FeedWider,
     /// Start typing a search regex.
     StartSearch,
     /// Next row matching the search.

@@ -107,6 +107,9 @@ pub struct Config {
     /// Action name (`Action`'s serde name) → key specs; checked by [`Config::keymap`].
     pub keys: BTreeMap<String, Vec<String>>,
     pub browser: BrowserConfig,
+    /// Most of the width the feed takes beside the detail pane, in percent (20 to 80; `{` / `}`
+    /// change it while viewing).
+    pub feed_width: u16,
 }
 
 impl Default for Config {
@@ -117,6 +120,7 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             keys: BTreeMap::new(),
             browser: BrowserConfig::default(),
+            feed_width: crate::ui::Split::DEFAULT_SHARE,
         }
     }
 }
@@ -215,6 +219,16 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
                 });
             }
         }
+    }
+    let share = crate::ui::Split::MIN_SHARE..=crate::ui::Split::MAX_SHARE;
+    if !share.contains(&config.feed_width) {
+        warnings.push(format!(
+            "{}: feed_width = {} is outside {}..={} percent (the nearest is used)",
+            file.display(),
+            config.feed_width,
+            share.start(),
+            share.end()
+        ));
     }
     if !crate::render::highlight::has_theme(&config.syntax_theme) {
         warnings.push(format!(

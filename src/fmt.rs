@@ -141,6 +141,49 @@ pub fn truncate_keep_tail(s: &str, width: usize) -> String {
     out
 }
 
+/// Cuts a path to at most `width` columns so its file name stays: the middle components give
+/// way first (`/home/…/services/waiting_summary.ex`), then the head (`…/services/x.ex`), and a
+/// file name wider than `width` keeps its tail (`…summary.ex`). Text that is not a path (no `/`)
+/// is cut like [`truncate_keep_tail`].
+pub fn elide_path(s: &str, width: usize) -> String {
+    if self::width(s) <= width {
+        return s.to_owned();
+    }
+    let parts: Vec<&str> = s.split('/').collect();
+    if parts.len() < 2 {
+        return truncate_keep_tail(s, width);
+    }
+    // The head kept before the ellipsis: `/home` for an absolute path, `src` for a relative one.
+    let head = if parts[0].is_empty() && parts.len() > 2 {
+        format!("/{}", parts[1])
+    } else {
+        parts[0].to_owned()
+    };
+    let head_n = if parts[0].is_empty() { 2 } else { 1 };
+    let tail_of = |n: usize| parts[parts.len() - n..].join("/");
+    let name = parts[parts.len() - 1];
+    for (prefix, avail) in [
+        (format!("{head}/…/"), parts.len() - head_n),
+        ("…/".to_owned(), parts.len() - 1),
+    ] {
+        let pw = self::width(&prefix);
+        if pw + self::width(name) > width {
+            continue;
+        }
+        let mut n = 1;
+        while n < avail && pw + self::width(&tail_of(n + 1)) <= width {
+            n += 1;
+        }
+        return format!("{prefix}{}", tail_of(n));
+    }
+    truncate_keep_tail(s, width)
+}
+
+/// [`elide_path`], then padded with spaces to exactly `width` columns.
+pub fn fit_path(s: &str, width: usize) -> String {
+    pad_right(elide_path(s, width), width)
+}
+
 /// [`truncate`], then padded with spaces to exactly `width` columns (left-aligned).
 pub fn fit(s: &str, width: usize) -> String {
     pad_right(truncate(s, width), width)
@@ -219,6 +262,24 @@ mod tests {
         assert_eq!(truncate_keep_tail("/a/日本.jsonl", 8), "….jsonl");
         assert_eq!(truncate_keep_tail("abc", 0), "");
         assert_eq!(fit_keep_tail("/a/b/c.txt", 8), "…b/c.txt");
+    }
+
+    #[test]
+    fn elided_paths_keep_the_file_name() {
+        let p = "/home/user/projects/spotter/lib/spotter/services/waiting_summary.ex";
+        assert_eq!(elide_path(p, 200), p);
+        assert_eq!(elide_path(p, 36), "/home/…/services/waiting_summary.ex");
+        assert_eq!(
+            elide_path(p, 44),
+            "/home/…/spotter/services/waiting_summary.ex"
+        );
+        assert_eq!(elide_path(p, 42), "/home/…/services/waiting_summary.ex");
+        assert_eq!(elide_path(p, 27), "/home/…/waiting_summary.ex");
+        assert_eq!(elide_path(p, 22), "…/waiting_summary.ex");
+        assert_eq!(elide_path(p, 12), "…_summary.ex");
+        assert_eq!(elide_path("src/a/b/c/main.rs", 14), "src/…/main.rs");
+        assert_eq!(elide_path("no-slash-here-at-all", 8), "…-at-all");
+        assert_eq!(fit_path("/a/b", 6), "/a/b  ");
     }
 
     #[test]

@@ -208,6 +208,18 @@ impl Default for Keymap {
                 None,
             ),
             b(
+                vec![c('{')],
+                Action::FeedNarrower,
+                "narrower feed (more room for the detail)",
+                None,
+            ),
+            b(
+                vec![c('}')],
+                Action::FeedWider,
+                "wider feed (longer summaries)",
+                None,
+            ),
+            b(
                 vec![c('/')],
                 Action::StartSearch,
                 "search (regex, smart case)",

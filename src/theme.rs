@@ -62,17 +62,28 @@ impl Theme {
     /// The badge text and style for a call status (the feed's status column, the detail's
     /// header). After the source ended, an open call reads "no result".
     pub fn call_badge<'a>(&self, status: &'a CallStatus, ended: bool) -> (&'a str, Style) {
+        let style = match status {
+            CallStatus::Requested | CallStatus::Streaming if ended => self.status_failed,
+            CallStatus::Requested | CallStatus::Streaming => self.status_running,
+            CallStatus::Succeeded => self.status_ok,
+            CallStatus::Cancelled => self.status_cancelled,
+            CallStatus::Failed | CallStatus::TimedOut | CallStatus::Other(_) => self.status_failed,
+        };
+        (Self::badge_text(status, ended), style)
+    }
+
+    /// The badge's words alone (`ok`, `no result`, a producer's own status): what the feed
+    /// sizes its status column by (`crate::ui::feed::Cols`).
+    pub fn badge_text(status: &CallStatus, ended: bool) -> &str {
         match status {
-            CallStatus::Requested | CallStatus::Streaming if ended => {
-                ("no res", self.status_failed)
-            }
-            CallStatus::Requested => ("pending", self.status_running),
-            CallStatus::Streaming => ("running", self.status_running),
-            CallStatus::Succeeded => ("ok", self.status_ok),
-            CallStatus::Failed => ("error", self.status_failed),
-            CallStatus::TimedOut => ("timeout", self.status_failed),
-            CallStatus::Cancelled => ("cancel", self.status_cancelled),
-            CallStatus::Other(s) => (s.as_str(), self.status_failed),
+            CallStatus::Requested | CallStatus::Streaming if ended => "no result",
+            CallStatus::Requested => "pending",
+            CallStatus::Streaming => "running",
+            CallStatus::Succeeded => "ok",
+            CallStatus::Failed => "error",
+            CallStatus::TimedOut => "timeout",
+            CallStatus::Cancelled => "cancelled",
+            CallStatus::Other(s) => s.as_str(),
         }
     }
 

@@ -96,6 +96,40 @@ pub const SIDE_BY_SIDE_MIN_WIDTH: u16 = 100;
 /// Columns the feed keeps in the side-by-side layout before the detail pane grows.
 pub const FEED_MIN_WIDTH: u16 = 56;
 
+/// Columns the detail pane keeps in the side-by-side layout, whatever the feed's share.
+pub const DETAIL_MIN_WIDTH: u16 = 40;
+
+/// How the screen is shared between the feed and the detail pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    /// Columns the feed's rows in view need to show whole, borders included
+    /// (`feed::Cols::row_width` + 2); 0: unknown (the feed takes its share).
+    pub want: u16,
+    /// Columns below which the feed's rows lose what they must show (the tool names and
+    /// statuses in view and a file name's worth of summary, borders included); the feed takes
+    /// them past its share while the detail keeps [`DETAIL_MIN_WIDTH`].
+    pub need: u16,
+    /// Most of the width the feed takes side by side, in percent (the config's `feed_width`,
+    /// changed with `{` / `}`), [`Split::MIN_SHARE`]..=[`Split::MAX_SHARE`].
+    pub share: u16,
+}
+
+impl Split {
+    pub const MIN_SHARE: u16 = 20;
+    pub const MAX_SHARE: u16 = 80;
+    pub const DEFAULT_SHARE: u16 = 50;
+}
+
+impl Default for Split {
+    fn default() -> Self {
+        Self {
+            want: 0,
+            need: 0,
+            share: Self::DEFAULT_SHARE,
+        }
+    }
+}
+
 /// Where each part goes for a terminal size. Pane areas include their borders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Areas {
@@ -109,7 +143,11 @@ pub struct Areas {
 impl Areas {
     /// The layout for a terminal area; with `zoom` the detail pane takes the feed's room too;
     /// with `timeline` (replay mode) the first row is the timeline bar when there is room.
-    pub fn compute(area: Rect, zoom: bool, timeline: bool) -> Self {
+    /// Side by side, the feed is as wide as its rows want, at least [`FEED_MIN_WIDTH`] and at
+    /// most `split.share` percent, the detail keeping [`DETAIL_MIN_WIDTH`]; stacked (narrow
+    /// terminals), the feed gets three fifths of the height, so an 80x24 screen shows a page of
+    /// the conversation.
+    pub fn compute(area: Rect, zoom: bool, timeline: bool, split: Split) -> Self {
         let (timeline, area) = if timeline && area.height >= 4 {
             (
                 Rect::new(area.x, area.y, area.width, 1),
@@ -133,14 +171,18 @@ impl Areas {
         } else {
             Direction::Vertical
         };
-        // The detail pane is what people read: it gets the larger share, once the feed has room
-        // for its columns (time, tool, summary, status, duration: FEED_MIN_WIDTH).
+        // The detail pane is what people read: the feed takes what its rows need, up to its
+        // share, once it has room for its columns (time, tool, summary, status, duration).
         let feed_size = if dir == Direction::Horizontal {
-            (main.width * 42 / 100)
+            let share = split.share.clamp(Split::MIN_SHARE, Split::MAX_SHARE);
+            let cap = (u32::from(main.width) * u32::from(share) / 100) as u16;
+            let want = if split.want == 0 { cap } else { split.want };
+            want.min(cap)
                 .max(FEED_MIN_WIDTH)
-                .min(main.width.saturating_sub(40))
+                .max(split.need)
+                .min(main.width.saturating_sub(DETAIL_MIN_WIDTH))
         } else {
-            main.height * 2 / 5
+            main.height * 3 / 5
         };
         let parts = Layout::default()
             .direction(dir)

@@ -254,9 +254,21 @@ pub struct ViewState {
     pub message: Option<String>,
     /// How far a running search or filter scan got ("filtering… 40%").
     pub progress: Option<String>,
+    /// Most of the width the feed takes side by side, in percent (`crate::ui::Split::share`);
+    /// 0: the config's or the default (see [`ViewState::feed_share`]).
+    pub feed_share: u16,
 }
 
 impl ViewState {
+    /// The feed's share of the width in percent ([`ViewState::feed_share`], its default filled).
+    pub fn feed_share(&self) -> u16 {
+        if self.feed_share == 0 {
+            crate::ui::Split::DEFAULT_SHARE
+        } else {
+            self.feed_share
+        }
+    }
+
     /// Number of visible rows.
     pub fn row_count(&self, session: &Session) -> usize {
         self.rows.as_ref().map_or(session.items.len(), Vec::len)

@@ -13,12 +13,35 @@ use crate::detail::{DetailKey, DetailOpts};
 use crate::ui::{self, Areas};
 use crate::view::Tab;
 
+/// Columns of summary the feed keeps beside the detail pane even past its share: a file name and
+/// its directory (`…/services/waiting_summary.ex`).
+const FEED_SUMMARY_NEED: usize = 28;
+
 impl App {
     /// Lays the screen out for `area` and brings view state and caches up to date: clamps the
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
     pub fn prepare(&mut self, area: Rect) {
-        self.areas = Areas::compute(area, self.view.zoom, self.replay.is_some());
+        // The feed is as wide as the rows in view need (up to its share): from the rows drawn
+        // last time, so the work is the screen's height, not the session's size.
+        let rows = if self.view.feed.height == 0 {
+            area.height
+        } else {
+            self.view.feed.height
+        };
+        let start = self.view.feed.offset;
+        let end = (start + usize::from(rows)).min(self.row_count());
+        let cols = crate::ui::feed::Cols::of_rows(
+            &self.session,
+            (start..end).filter_map(|r| self.view.item_at(r)),
+        );
+        let split = crate::ui::Split {
+            want: u16::try_from(cols.row_width() + 2 + 4).unwrap_or(u16::MAX),
+            need: u16::try_from(cols.fixed_width() + 2 + 4 + cols.summary.min(FEED_SUMMARY_NEED))
+                .unwrap_or(u16::MAX),
+            share: self.view.feed_share(),
+        };
+        self.areas = Areas::compute(area, self.view.zoom, self.replay.is_some(), split);
         let feed_h = Areas::inner(self.areas.feed).height;
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.feed.height = feed_h;

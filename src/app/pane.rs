@@ -100,6 +100,7 @@ impl App {
                     ));
                 }
             }
+            Action::FeedNarrower | Action::FeedWider => self.resize_feed(a == Action::FeedWider),
             Action::StartSearch => {
                 self.view.mode = Mode::Search;
                 self.view.input.clear();
@@ -462,6 +463,32 @@ impl App {
     }
 
     /// Selects visible row `row` (clamped).
+    /// `{` / `}`: the feed's share of the width steps by 5 percent; the status bar says the new
+    /// share, or why nothing changed (a stacked layout, a limit).
+    fn resize_feed(&mut self, wider: bool) {
+        use crate::ui::Split;
+        let old = self.view.feed_share();
+        let new = if wider {
+            (old + 5).min(Split::MAX_SHARE)
+        } else {
+            old.saturating_sub(5).max(Split::MIN_SHARE)
+        };
+        self.view.feed_share = new;
+        let side_by_side = self.areas.feed.width > 0 && self.areas.feed.y == self.areas.detail.y;
+        self.view.message = Some(if !side_by_side {
+            format!(
+                "the feed takes up to {new}% of the width when the screen is {} columns wide or \
+                 more (the panes are stacked now)",
+                crate::ui::SIDE_BY_SIDE_MIN_WIDTH
+            )
+        } else if new == old {
+            let edge = if wider { "most" } else { "least" };
+            format!("the feed already takes the {edge} it can: {new}% of the width")
+        } else {
+            format!("the feed takes up to {new}% of the width")
+        });
+    }
+
     pub fn select(&mut self, row: usize) {
         let count = self.row_count();
         let row = row.min(count.saturating_sub(1));

@@ -42,6 +42,9 @@ impl App {
         self.theme = config.theme(crate::config::no_color_env());
         self.keymap = config.keymap();
         self.limits = config.limits.limits();
+        self.view.feed_share = config
+            .feed_width
+            .clamp(crate::ui::Split::MIN_SHARE, crate::ui::Split::MAX_SHARE);
         config.apply_render_settings();
     }
 
@@ -102,6 +105,8 @@ impl App {
             | Action::ToggleZoom
             | Action::ToggleWrap
             | Action::ToggleSideBySide
+            | Action::FeedNarrower
+            | Action::FeedWider
             | Action::StartSearch
             | Action::SearchNext
             | Action::SearchPrev

@@ -77,6 +77,27 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
     capped(summary)
 }
 
+/// Whether `tool`'s summary is a file path (Claude Code's Read/Write/Edit…, Gemini CLI's
+/// `read_file`, `write_file`, `replace`…): the feed cuts such a summary in the middle so the file name
+/// stays (`crate::fmt::elide_path`).
+pub fn is_path_tool(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Read"
+            | "Write"
+            | "Edit"
+            | "MultiEdit"
+            | "NotebookRead"
+            | "NotebookEdit"
+            | "LS"
+            | "read_file"
+            | "write_file"
+            | "replace"
+            | "list_directory"
+            | "read_many_files"
+    )
+}
+
 /// The files an `apply_patch` call changes (`M path, A path`): from a Codex patch's `*** Update
 /// File:` lines, or `codex exec --json`'s `changes [{path, kind}]`.
 fn patch_summary(input: &Value) -> Option<String> {

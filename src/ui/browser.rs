@@ -78,7 +78,7 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         let Some(e) = state.entries.get(i) else {
             continue;
         };
-        let project = crate::fmt::fit(&crate::render::text::visible(&e.project), 24);
+        let project = crate::fmt::fit_path(&crate::render::text::visible(&e.project), 24);
         let prompt =
             crate::render::ansi::visible_plain(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let head = format!(

@@ -27,12 +27,18 @@ use crate::view::{Pane, TurnSummary};
 
 /// Columns of the time column (`HH:MM:SS`).
 const TIME_W: usize = 8;
-/// Columns of the tool / kind column.
-const TOOL_W: usize = 10;
-/// Columns of the status badge.
+/// Fewest columns of the tool / kind column (`thinking`, `catalog`, a folded `▸ prompt`).
+const TOOL_W: usize = 8;
+/// Most columns of the tool column: a longer name keeps its tail (`…server__tool`).
+pub const TOOL_W_MAX: usize = 24;
+/// Fewest columns of the status badge (`pending`, `running`, `timeout`).
 const BADGE_W: usize = 7;
+/// Most columns of the status badge: a producer's own status longer than this is cut.
+const BADGE_W_MAX: usize = 16;
 /// Columns of the duration.
 const DUR_W: usize = 6;
+/// Columns of text an event row (a fork point, a turn end, an error) asks the layout for.
+const EVENT_WANT: usize = 56;
 /// Deepest indentation level drawn (deeper chains indent no further).
 const MAX_DEPTH: usize = 4;
 
@@ -84,6 +90,10 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     let width = usize::from(inner.width);
     let start = ctx.view.feed.offset;
     let end = (start + usize::from(inner.height)).min(count);
+    let cols = Cols::of_rows(
+        ctx.session,
+        (start..end).filter_map(|r| ctx.view.item_at(r)),
+    );
     for (k, row) in (start..end).enumerate() {
         let Some(item) = ctx.view.item_at(row) else {
             continue;
@@ -115,7 +125,9 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
                 let label = format!("  branch {b}{main} of the fork at line {}", fp.parent_line);
                 fork_row(f, &label, width, ctx.theme)
             }
-            (None, None) => build_row(ctx.session, item, width, ctx.theme, ctx.now, fold),
+            (None, None) => {
+                build_row_with(ctx.session, item, width, ctx.theme, ctx.now, fold, cols)
+            }
         };
         if let Some(re) = &ctx.search {
             line = super::highlight_matches(line, re, ctx.theme.search_match);
@@ -190,8 +202,65 @@ pub fn fold_summary(s: &TurnSummary) -> String {
     out
 }
 
-/// Builds one feed row at `width` columns. `now` (epoch ms) drives running calls' elapsed time;
-/// `None` (tests, finished sources) shows no elapsed time. `fold` marks prompt rows.
+/// The widths of the feed's variable columns for the rows drawn together: the tool column as
+/// wide as the longest tool name among them ([`TOOL_W`]..=[`TOOL_W_MAX`]), the badge as wide as
+/// the longest status ([`BADGE_W`]..=[`BADGE_W_MAX`]), and the widest call summary (what the
+/// feed's width would need, `crate::ui::Areas::compute`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cols {
+    pub tool: usize,
+    pub badge: usize,
+    pub summary: usize,
+    /// Columns of text the event rows in view would like ([`EVENT_WANT`], 0 without events).
+    pub event: usize,
+}
+
+impl Default for Cols {
+    fn default() -> Self {
+        Self {
+            tool: TOOL_W,
+            badge: BADGE_W,
+            summary: 0,
+            event: 0,
+        }
+    }
+}
+
+impl Cols {
+    /// The columns for `items` (the rows in view: work proportional to their number only).
+    pub fn of_rows(session: &Session, items: impl Iterator<Item = usize>) -> Self {
+        let mut c = Self::default();
+        for item in items {
+            if let Some(Item::Invocation(k)) = session.items.get(item) {
+                let inv = &session.invocations[*k];
+                c.tool = c.tool.max(crate::fmt::width(&visible(&inv.tool_name)));
+                let badge = Theme::badge_text(&inv.status, session.ended);
+                c.badge = c.badge.max(crate::fmt::width(badge));
+                c.summary = c.summary.max(crate::fmt::width(&inv.summary));
+            } else if let Some(Item::Event(_)) = session.items.get(item) {
+                // An event's label (a fork point's branches and fold) wants a line's worth.
+                c.event = EVENT_WANT;
+            }
+        }
+        c.tool = c.tool.min(TOOL_W_MAX);
+        c.badge = c.badge.min(BADGE_W_MAX);
+        c
+    }
+
+    /// Columns the rows need to show every call summary and event label whole (borders not
+    /// counted).
+    pub fn row_width(&self) -> usize {
+        (self.fixed_width() + self.summary).max(TIME_W + 2 + self.tool + 1 + self.event)
+    }
+
+    /// Columns a call row needs besides its summary (a subagent's indentation not counted).
+    pub fn fixed_width(&self) -> usize {
+        TIME_W + 2 + self.tool + 1 + 1 + self.badge + 1 + DUR_W
+    }
+}
+
+/// Builds one feed row at `width` columns, its columns sized for this row alone (see
+/// [`build_row_with`]).
 pub fn build_row(
     session: &Session,
     item: usize,
@@ -200,9 +269,26 @@ pub fn build_row(
     now: Option<Timestamp>,
     fold: Fold,
 ) -> Line<'static> {
+    let cols = Cols::of_rows(session, std::iter::once(item));
+    build_row_with(session, item, width, theme, now, fold, cols)
+}
+
+/// Builds one feed row at `width` columns with the columns `cols` (the same for every row drawn
+/// together). `now` (epoch ms) drives running calls' elapsed time; `None` (tests, finished
+/// sources) shows no elapsed time. `fold` marks prompt rows.
+pub fn build_row_with(
+    session: &Session,
+    item: usize,
+    width: usize,
+    theme: &Theme,
+    now: Option<Timestamp>,
+    fold: Fold,
+    cols: Cols,
+) -> Line<'static> {
+    let tool_w = cols.tool;
     match session.items.get(item) {
         Some(Item::Invocation(k)) => {
-            build_invocation_row(session, &session.invocations[*k], width, theme, now)
+            build_invocation_row(session, &session.invocations[*k], width, theme, now, cols)
         }
         Some(Item::Message(m)) => {
             let (label, style) = match m.kind {
@@ -213,11 +299,11 @@ pub fn build_row(
             let depth = m.delegation_chain.len().min(MAX_DEPTH);
             let text =
                 crate::render::ansi::visible_plain(&crate::session::summary::message_line(m));
-            let fixed = TIME_W + 2 + depth * 2 + TOOL_W + 1;
+            let fixed = TIME_W + 2 + depth * 2 + tool_w + 1;
             let (gap, label_w) = match fold {
-                Fold::None => (Span::raw("  "), TOOL_W),
-                Fold::Open => (Span::styled(" ▾ ", theme.dim), TOOL_W - 1),
-                Fold::Folded(_) => (Span::styled(" ▸ ", theme.hint), TOOL_W - 1),
+                Fold::None => (Span::raw("  "), tool_w),
+                Fold::Open => (Span::styled(" ▾ ", theme.dim), tool_w - 1),
+                Fold::Folded(_) => (Span::styled(" ▸ ", theme.hint), tool_w - 1),
             };
             let mut spans = vec![
                 Span::styled(clock(m.timestamp), theme.dim),
@@ -248,7 +334,7 @@ pub fn build_row(
             Line::from(spans)
         }
         Some(Item::Event(f)) => {
-            let mut row = build_event_row(f, width, theme, fold);
+            let mut row = build_event_row_labelled(f, width, theme, fold, None, tool_w);
             // A finding about the frame's line (a field of the wrong type, a missing one): the
             // row is marked like a call with findings. Not for imported frames: one record
             // gives several rows there, and the line does not say which one a finding is about.
@@ -270,6 +356,7 @@ fn build_invocation_row(
     width: usize,
     theme: &Theme,
     now: Option<Timestamp>,
+    cols: Cols,
 ) -> Line<'static> {
     let depth = inv.delegation_chain.len().min(MAX_DEPTH);
     let (badge, badge_style) = theme.call_badge(&inv.status, session.ended);
@@ -291,19 +378,27 @@ fn build_invocation_row(
     } else {
         String::new()
     };
-    let fixed = TIME_W + 1 + 1 + indent.chars().count() + TOOL_W + 1 + 1 + BADGE_W + 1 + DUR_W;
+    let fixed =
+        TIME_W + 1 + 1 + indent.chars().count() + cols.tool + 1 + 1 + cols.badge + 1 + DUR_W;
     let summary = crate::render::ansi::visible_plain(&inv.summary);
     let name = visible(&inv.tool_name);
+    let room = width.saturating_sub(fixed);
+    // A path keeps its file name (the middle gives way); other summaries keep their start.
+    let summary = if crate::session::summary::is_path_tool(&inv.tool_name) {
+        crate::fmt::fit_path(&summary, room)
+    } else {
+        fit(&summary, room)
+    };
     Line::from(vec![
         Span::styled(clock(inv.requested_at), theme.dim),
         Span::raw(" "),
         mark,
         Span::styled(indent, theme.dim),
-        Span::styled(fit(&name, TOOL_W), theme.title),
+        Span::styled(crate::fmt::fit_keep_tail(&name, cols.tool), theme.title),
         Span::raw(" "),
-        Span::raw(fit(&summary, width.saturating_sub(fixed))),
+        Span::raw(summary),
         Span::raw(" "),
-        Span::styled(fit_right(badge, BADGE_W), badge_style),
+        Span::styled(fit_right(badge, cols.badge), badge_style),
         Span::raw(" "),
         Span::styled(fit_right(&duration, DUR_W), theme.dim),
     ])
@@ -339,11 +434,7 @@ pub fn fork_label(fp: &crate::session::forks::ForkPoint, hidden: usize) -> Strin
 
 /// The row of a fork point's frame `f` with `label` (see [`fork_label`]).
 pub fn fork_row(f: &Frame, label: &str, width: usize, theme: &Theme) -> Line<'static> {
-    build_event_row_labelled(f, width, theme, Fold::None, Some(label))
-}
-
-fn build_event_row(f: &Frame, width: usize, theme: &Theme, fold: Fold) -> Line<'static> {
-    build_event_row_labelled(f, width, theme, fold, None)
+    build_event_row_labelled(f, width, theme, Fold::None, Some(label), TOOL_W)
 }
 
 fn build_event_row_labelled(
@@ -352,6 +443,7 @@ fn build_event_row_labelled(
     theme: &Theme,
     fold: Fold,
     fork_label: Option<&str>,
+    tool_w: usize,
 ) -> Line<'static> {
     let time = clock(f.envelope.timestamp);
     // A subagent's rows (its turn end, usage, compaction) are indented like its messages.
@@ -421,12 +513,12 @@ fn build_event_row_labelled(
                     .unwrap_or_else(|| crate::session::summary::payload_summary(&payload));
                 format!("{} {}", f.frame_type.as_str(), first_line(&msg))
             };
-            let fixed = TIME_W + 2 + pad.len() + TOOL_W + 1;
+            let fixed = TIME_W + 2 + pad.len() + tool_w + 1;
             Line::from(vec![
                 Span::styled(time, theme.dim),
                 Span::raw("  "),
                 Span::raw(pad),
-                Span::styled(fit(label, TOOL_W), style),
+                Span::styled(fit(label, tool_w), style),
                 Span::raw(" "),
                 Span::styled(
                     truncate(&visible(&summary), width.saturating_sub(fixed)),

@@ -276,7 +276,7 @@ fn the_viewer_shows_the_finding_and_keeps_the_catalog() {
         let mut app = App::headless(load_bytes(text.as_bytes()).items, "wrong.ndjson");
         let feed = screen_text(&draw(&mut app, w, h));
         assert!(
-            feed.contains("!catalog    2 tools published"),
+            feed.contains("!catalog  2 tools published"),
             "{w}x{h}: {feed}"
         );
         act(&mut app, &[Action::ShowCatalog]);
