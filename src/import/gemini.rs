@@ -6,7 +6,9 @@
 //!
 //! Saved session ([`GeminiSessionDecoder`], a whole-document decoder: its lines are buffered up
 //! to [`MAX_DOCUMENT_BYTES`], past which the document is a `too-long` malformed item, and read at
-//! the end): `{sessionId, projectHash, startTime, lastUpdated}` → `x-gemini.session` (the
+//! the end, its fields as raw spans of the text, one message parsed and mapped at a time, not one
+//! tree of the whole document): `{sessionId, projectHash, startTime, lastUpdated}` →
+//! `x-gemini.session` (the
 //! `sessionId` on every frame); each message in order, at the line where its `id` appears:
 //! `user` → `control.prompt.request`; `gemini` → its `thoughts` (`agent.thinking.done`, subject
 //! in bold then the description), its `content` (`agent.text.done`), its `toolCalls` (each a
@@ -34,6 +36,7 @@
 
 use std::collections::HashMap;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::codex_emit::{Emitter, content_text, decode_line, obj, str_of};
@@ -306,9 +309,12 @@ impl Decoder for GeminiSessionDecoder {
         if text.trim().is_empty() {
             return;
         }
-        let doc = match serde_json::from_str::<Value>(&text) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
+        // The document's fields as raw JSON spans of `text` (one pass that checks the syntax),
+        // then each message parsed and mapped on its own: a tree of the whole document cost
+        // about 9× its size (attack 6 #6).
+        let top = match serde_json::from_str::<Top<'_>>(&text) {
+            Ok(Top(Some(fields))) => fields,
+            Ok(Top(None)) => {
                 let e = ParseError::new(1, ParseErrorKind::NotObject, &text);
                 out.push(Decoded::Malformed(e));
                 return;
@@ -320,18 +326,33 @@ impl Decoder for GeminiSessionDecoder {
                 return;
             }
         };
+        let mut head = Map::new();
+        let mut messages = None;
+        for (k, raw) in top {
+            if k == "messages" {
+                messages = Some(raw);
+            } else {
+                let v = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
+                head.insert(k, v);
+            }
+        }
         let mut em = Emitter::new("x-gemini", "Gemini", ("gemini", "session"));
         em.fields = ("id", "name");
-        em.session_id = str_of(&doc, "sessionId").map(str::to_owned);
-        let start = doc.get("startTime").and_then(Timestamp::from_json);
+        em.session_id = head
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let start = head.get("startTime").and_then(Timestamp::from_json);
         em.saw_timestamp(start);
-        let mut head = doc.as_object().cloned().unwrap_or_default();
-        head.remove("messages");
         em.ext(out, "session", head, 1, start);
-        match doc.get("messages") {
-            Some(Value::Array(_)) => {}
-            other => {
-                let what = other.map_or("missing", crate::session::check::json_kind);
+        let list = messages.and_then(|m| serde_json::from_str::<Vec<&RawValue>>(m.get()).ok());
+        match (&list, messages) {
+            (Some(_), _) => {}
+            (None, other) => {
+                let kind = other.and_then(|m| serde_json::from_str::<Value>(m.get()).ok());
+                let what = kind
+                    .as_ref()
+                    .map_or("missing", crate::session::check::json_kind);
                 let msg = format!("`messages` is {what}, not an array of messages: none read");
                 out.push(Decoded::Finding(Finding::new(
                     Level::Warning,
@@ -342,27 +363,72 @@ impl Decoder for GeminiSessionDecoder {
                 )));
             }
         }
-        let mut cursor = 0usize;
-        for m in doc
-            .get("messages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            // The line of the message: where its id appears next in the text.
-            let line = match str_of(m, "id").map(|id| format!("\"{id}\"")) {
-                Some(needle) => match text[cursor..].find(&needle) {
-                    Some(at) => {
-                        cursor += at + needle.len();
-                        self.line_at(cursor - needle.len())
-                    }
-                    None => self.line_at(cursor),
-                },
-                None => self.line_at(cursor),
+        for raw in list.into_iter().flatten() {
+            let src = raw.get();
+            // Where the message starts in `text` (a span of it).
+            let start = (src.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+            let Ok(m) = serde_json::from_str::<Value>(src) else {
+                continue; // (checked whole above)
             };
-            message(&mut em, m, line, out);
+            // The line of the message: where its id appears in it.
+            let at = str_of(&m, "id")
+                .and_then(|id| src.find(&format!("\"{id}\"")))
+                .unwrap_or(0);
+            message(&mut em, &m, self.line_at(start + at), out);
         }
         em.finish(out);
+    }
+}
+
+/// A JSON document's top-level fields in order as raw spans of the text (`None`: not an
+/// object).
+struct Top<'a>(Option<Vec<(String, &'a RawValue)>>);
+
+impl<'de> serde::Deserialize<'de> for Top<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Top<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Top<'de>, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(kv) = a.next_entry::<String, &'de RawValue>()? {
+                    fields.push(kv);
+                }
+                Ok(Top(Some(fields)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Top<'de>, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Top(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Top<'de>, E> {
+                Ok(Top(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Top<'de>, E> {
+                Ok(Top(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Top<'de>, E> {
+                Ok(Top(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Top<'de>, E> {
+                Ok(Top(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Top<'de>, E> {
+                Ok(Top(None))
+            }
+            fn visit_unit<E>(self) -> Result<Top<'de>, E> {
+                Ok(Top(None))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
