@@ -98,6 +98,9 @@ pub struct App {
     keymap: Keymap,
     source_label: String,
     source_status: SourceStatus,
+    /// The first screen has been placed (`App::prepare` skips header-only rows to the first
+    /// prompt once), or the user moved first.
+    placed: bool,
     /// While a saved file is read: (bytes read, file size), for the status bar's percentage.
     load_progress: Option<(u64, u64)>,
     format: Option<Format>,
@@ -154,6 +157,7 @@ impl App {
             keymap: Keymap::default(),
             source_label: source_label.into(),
             source_status: SourceStatus::Loading,
+            placed: false,
             load_progress: None,
             format: None,
             hint: None,

@@ -257,6 +257,8 @@ pub struct ViewState {
     /// Most of the width the feed takes side by side, in percent (`crate::ui::Split::share`);
     /// 0: the config's or the default (see [`ViewState::feed_share`]).
     pub feed_share: u16,
+    /// Rows the help popup is scrolled by (`crate::ui::help`).
+    pub help_scroll: usize,
 }
 
 impl ViewState {

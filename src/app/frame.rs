@@ -13,6 +13,47 @@ use crate::detail::{DetailKey, DetailOpts};
 use crate::ui::{self, Areas};
 use crate::view::Tab;
 
+/// Fewest header rows that make the first screen start at the first prompt (one catalog row
+/// above the prompt stays on screen).
+const HEADER_ROWS_MIN: usize = 3;
+/// Most rows looked at, once, for the first prompt behind a session's header rows.
+const HEADER_ROWS_MAX: usize = 1000;
+
+impl App {
+    /// The first screen shows the conversation: when a session opens with [`HEADER_ROWS_MIN`]
+    /// or more rows that are only header records (catalog, summaries, metadata events) before
+    /// its first prompt, the feed
+    /// starts at that prompt (the rows above stay a scroll away). Done once, not while following
+    /// a live tail, and never after the user moved; at most [`HEADER_ROWS_MAX`] rows looked at.
+    fn place_first_screen(&mut self) {
+        if self.placed || self.view.feed.follow {
+            return;
+        }
+        let count = self.row_count();
+        for r in 0..count.min(HEADER_ROWS_MAX) {
+            let Some(item) = self.view.item_at(r) else {
+                break;
+            };
+            match self.session.items.get(item) {
+                Some(crate::session::Item::Event(_)) => continue,
+                Some(crate::session::Item::Message(m))
+                    if m.kind == crate::session::MessageKind::Prompt && r >= HEADER_ROWS_MIN =>
+                {
+                    self.view.feed.selected = r;
+                    self.view.feed.offset = r;
+                }
+                _ => {}
+            }
+            self.placed = true;
+            return;
+        }
+        // Only header rows so far: a file still loading may bring the prompt next.
+        if count >= HEADER_ROWS_MAX || self.source_status != crate::ui::SourceStatus::Loading {
+            self.placed = count > 0;
+        }
+    }
+}
+
 /// Columns of summary the feed keeps beside the detail pane even past its share: a file name and
 /// its directory (`…/services/waiting_summary.ex`).
 const FEED_SUMMARY_NEED: usize = 28;
@@ -22,6 +63,7 @@ impl App {
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
     pub fn prepare(&mut self, area: Rect) {
+        self.place_first_screen();
         // The feed is as wide as the rows in view need (up to its share): from the rows drawn
         // last time, so the work is the screen's height, not the session's size.
         let rows = if self.view.feed.height == 0 {

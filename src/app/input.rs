@@ -24,6 +24,7 @@ impl App {
                 true
             }
             Event::Mouse(m) => {
+                self.placed = true;
                 let (col, row) = (m.column, m.row);
                 match m.kind {
                     MouseEventKind::ScrollDown => self.wheel(col, row, true),
@@ -40,14 +41,25 @@ impl App {
 
     pub(super) fn on_key(&mut self, k: &KeyEvent) {
         self.view.message = None;
+        self.placed = true;
         if self.view.help {
-            if let Some(a @ (Action::ToggleHelp | Action::Cancel | Action::Quit)) =
-                self.keymap.action(k)
-            {
-                if a == Action::Quit && k.modifiers.contains(KeyModifiers::CONTROL) {
-                    self.quit = true;
+            let max = crate::ui::help::scroll_max(&self.keymap);
+            let page = usize::from(self.view.feed.height.max(2));
+            let s = &mut self.view.help_scroll;
+            match self.keymap.action(k) {
+                Some(a @ (Action::ToggleHelp | Action::Cancel | Action::Quit)) => {
+                    if a == Action::Quit && k.modifiers.contains(KeyModifiers::CONTROL) {
+                        self.quit = true;
+                    }
+                    self.view.help = false;
                 }
-                self.view.help = false;
+                Some(Action::MoveDown) => *s = (*s + 1).min(max),
+                Some(Action::MoveUp) => *s = s.saturating_sub(1),
+                Some(Action::PageDown) => *s = (*s + page).min(max),
+                Some(Action::PageUp) => *s = s.saturating_sub(page),
+                Some(Action::Top) => *s = 0,
+                Some(Action::Bottom) => *s = max,
+                _ => {}
             }
             return;
         }

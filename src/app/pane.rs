@@ -48,6 +48,7 @@ pub(super) enum Verb {
 impl App {
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
+        self.placed = true;
         self.cancel_search_scan();
         self.scroll_to_match = false;
         match a {
@@ -161,7 +162,10 @@ impl App {
             }
             Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
             Action::ShowProblems => self.toggle_tab(Tab::Problems),
-            Action::ToggleHelp => self.view.help = !self.view.help,
+            Action::ToggleHelp => {
+                self.view.help = !self.view.help;
+                self.view.help_scroll = 0;
+            }
             Action::TogglePlay
             | Action::SpeedUp
             | Action::SpeedDown
@@ -490,6 +494,7 @@ impl App {
     }
 
     pub fn select(&mut self, row: usize) {
+        self.placed = true;
         let count = self.row_count();
         let row = row.min(count.saturating_sub(1));
         self.view.feed.follow = count > 0 && row + 1 == count && self.live;

@@ -30,24 +30,40 @@ pub fn build_help_lines(ctx: &DrawCtx<'_>) -> Vec<Line<'static>> {
     lines
 }
 
-/// The line under the key list.
-pub const HELP_FOOTER: &str =
-    "mouse: wheel scrolls the pane under the pointer, click selects a row (on ▸/▾: folds)";
+/// The lines under the key list: what Enter does in each pane, and the mouse.
+pub const HELP_FOOTER: &[&str] = &[
+    "Enter: in the feed opens the row; in the catalog (c) filters by the tool;",
+    "in problems (!) jumps to the finding's row. Esc or c/! hands keys back.",
+    "mouse: wheel scrolls the pane under it; click selects a row (▸/▾: folds)",
+];
 
-/// Draws the popup centred over `area`; in two columns when one does not fit the height.
+/// Most rows the help can scroll by (`ViewState::help_scroll` is clamped to this).
+pub fn scroll_max(keymap: &crate::keymap::Keymap) -> usize {
+    keymap.bindings().len() + 1 + HELP_FOOTER.len()
+}
+
+/// Draws the popup centred over `area`: in two columns when one does not fit the height and
+/// two fit the width, else in one column that scrolls (`view.help_scroll`; j/k, PgDn/PgUp) and
+/// says how much is above and below in its border. Fits any size from 80x24 up.
 pub fn render_help(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
-    let lines = build_help_lines(ctx);
-    let col_w = lines.iter().map(Line::width).max().unwrap_or(20) as u16;
-    // Rows: borders (2), keys, a blank line and the footer (2).
-    let two = lines.len() as u16 + 4 > area.height;
-    let per_col = if two {
-        lines.len().div_ceil(2)
+    let keys = build_help_lines(ctx);
+    let footer_w = HELP_FOOTER
+        .iter()
+        .map(|l| crate::fmt::width(l))
+        .max()
+        .unwrap_or(0) as u16;
+    let col_w = keys.iter().map(Line::width).max().unwrap_or(20) as u16;
+    let foot_h = HELP_FOOTER.len() as u16 + 1;
+    // Rows: borders (2), keys, a blank line and the footer.
+    let one_h = keys.len() as u16 + foot_h + 2;
+    let two_w = (col_w * 2 + 5).max(footer_w + 4);
+    let two_h = keys.len().div_ceil(2) as u16 + foot_h + 2;
+    let two = one_h > area.height && two_w <= area.width && two_h <= area.height;
+    let (per_col, want_w, want_h) = if two {
+        (keys.len().div_ceil(2), two_w, two_h)
     } else {
-        lines.len()
+        (keys.len(), (col_w + 4).max(footer_w + 4), one_h)
     };
-    let want_w =
-        if two { col_w * 2 + 5 } else { col_w + 4 }.max(crate::fmt::width(HELP_FOOTER) as u16 + 4);
-    let want_h = per_col as u16 + 4;
     let [_, mid, _] = Layout::vertical([
         Constraint::Fill(1),
         Constraint::Length(want_h.min(area.height)),
@@ -61,28 +77,42 @@ pub fn render_help(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     ])
     .areas(mid);
     Clear.render(popup, buf);
-    let block = ratatui::widgets::Block::bordered()
+    // One column: keys, a blank line and the footer as one list, scrolled.
+    let lines: Vec<(u16, Line<'static>)> = keys
+        .into_iter()
+        .enumerate()
+        .map(|(k, line)| ((k / per_col) as u16, line))
+        .collect();
+    let rows_total = per_col + usize::from(foot_h);
+    let inner_h = usize::from(popup.height.saturating_sub(2));
+    let scroll = ctx.view.help_scroll.min(rows_total.saturating_sub(inner_h));
+    let below = rows_total.saturating_sub(scroll + inner_h);
+    let mut block = ratatui::widgets::Block::bordered()
         .border_style(ctx.theme.border_focused)
         .title(" Keys (? or Esc closes) ");
+    if scroll > 0 || below > 0 {
+        block = block.title_bottom(Line::from(format!(
+            " {scroll} above · {below} below (j/k scroll) "
+        )));
+    }
     let inner = block.inner(popup);
     block.render(popup, buf);
-    let rows = usize::from(inner.height);
-    for (k, line) in lines.iter().enumerate() {
-        let (col, row) = (k / per_col, k % per_col);
-        if row >= rows {
+    let y_of = |row: usize| -> Option<u16> {
+        let r = row.checked_sub(scroll)?;
+        (r < usize::from(inner.height)).then(|| inner.y + r as u16)
+    };
+    for (k, (col, line)) in lines.iter().enumerate() {
+        let Some(y) = y_of(k % per_col) else {
             continue;
-        }
-        let x = inner.x + 1 + col as u16 * (col_w + 2);
+        };
+        let x = inner.x + 1 + col * (col_w + 2);
         let max = (inner.x + inner.width).saturating_sub(x);
-        buf.set_line(x, inner.y + row as u16, line, max);
+        buf.set_line(x, y, line, max);
     }
-    if rows > per_col + 1 {
-        let footer = Span::styled(HELP_FOOTER, ctx.theme.dim);
-        buf.set_span(
-            inner.x + 1,
-            inner.y + per_col as u16 + 1,
-            &footer,
-            inner.width.saturating_sub(1),
-        );
+    for (i, text) in HELP_FOOTER.iter().enumerate() {
+        if let Some(y) = y_of(per_col + 1 + i) {
+            let footer = Span::styled(*text, ctx.theme.dim);
+            buf.set_span(inner.x + 1, y, &footer, inner.width.saturating_sub(1));
+        }
     }
 }

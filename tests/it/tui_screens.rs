@@ -221,3 +221,50 @@ fn a_narrow_status_bar_keeps_the_filter_search_and_count() {
     let wide = status_rows(&draw(&mut app, 160, 24));
     assert_snapshot!("narrow_status", format!("{narrow}\n{wide}"));
 }
+
+/// Issue 22: at 80x24 the help is one column that scrolls; every binding's description is
+/// drawn whole on one of its pages, and the border says what is below.
+#[test]
+fn help_fits_80x24_and_scrolls() {
+    let mut app = session();
+    act(&mut app, &[Action::ToggleHelp]);
+    let term = draw(&mut app, 80, 24);
+    assert_snapshot!("help_popup_80x24", term.backend());
+    assert!(screen_text(&term).contains("below (j/k scroll)"));
+    let mut seen = String::new();
+    for _ in 0..6 {
+        seen.push_str(&screen_text(&draw(&mut app, 80, 24)));
+        app.press(crossterm::event::KeyCode::PageDown);
+    }
+    assert!(app.view().help, "paging keeps the help open");
+    for b in app.keymap().bindings() {
+        assert!(seen.contains(b.desc), "{:?} not shown whole", b.desc);
+    }
+    for l in rawpv::ui::help::HELP_FOOTER {
+        assert!(seen.contains(l), "{l:?} not shown whole");
+    }
+    app.press(crossterm::event::KeyCode::Esc);
+    assert!(!app.view().help);
+}
+
+/// Issue 22: a session that opens with summary records (no conversation) starts at its first
+/// prompt, so the first 80x24 screen shows the conversation.
+#[test]
+fn first_screen_skips_header_rows_to_the_first_prompt() {
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let loaded = import::load_path(&dir.join("cc-v1.0.24-summaries-thinking.jsonl")).unwrap();
+    let mut app = App::headless(loaded.items, "summaries");
+    let term = draw(&mut app, 80, 24);
+    let first = app.view().item_at(app.view().feed.offset).unwrap();
+    assert!(
+        rawpv::session::query::is_prompt(app.session(), first),
+        "{}",
+        screen_text(&term)
+    );
+    assert!(app.view().feed.offset >= 3);
+    // The feed has most of the height: 13 of the 22 rows above the status bar.
+    assert_eq!(app.areas().feed.height, 13);
+    assert_snapshot!("first_screen_80x24", term.backend());
+}
