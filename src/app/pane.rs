@@ -188,6 +188,7 @@ impl App {
                     self.set_filter(None);
                 } else if self.view.tab != Tab::Detail {
                     self.view.tab = Tab::Detail;
+                    self.view.focus = Pane::Feed;
                 } else if self.from_browser {
                     self.quit = true;
                 }
@@ -459,14 +460,15 @@ impl App {
 
     pub(super) fn toggle_tab(&mut self, tab: Tab) {
         self.view.panel_scroll = 0;
-        self.view.tab = if self.view.tab == tab {
-            Tab::Detail
+        // An opened panel takes the keys (j/k move in it, Enter acts on its row); its own key
+        // again, or Esc, gives them back to the feed.
+        (self.view.tab, self.view.focus) = if self.view.tab == tab {
+            (Tab::Detail, Pane::Feed)
         } else {
-            tab
+            (tab, Pane::Detail)
         };
     }
 
-    /// Selects visible row `row` (clamped).
     /// `{` / `}`: the feed's share of the width steps by 5 percent; the status bar says the new
     /// share, or why nothing changed (a stacked layout, a limit).
     fn resize_feed(&mut self, wider: bool) {
@@ -493,6 +495,7 @@ impl App {
         });
     }
 
+    /// Selects visible row `row` (clamped).
     pub fn select(&mut self, row: usize) {
         self.placed = true;
         let count = self.row_count();

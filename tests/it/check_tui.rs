@@ -46,7 +46,7 @@ fn selected_tool_name(app: &App) -> Option<String> {
 #[test]
 fn enter_on_a_finding_jumps_to_its_feed_row() {
     let mut app = demo();
-    act(&mut app, &[Action::ShowProblems, Action::FocusNext]);
+    act(&mut app, &[Action::ShowProblems]);
     assert_eq!(
         (app.view().focus, app.view().tab),
         (Pane::Detail, Tab::Problems)
@@ -64,12 +64,7 @@ fn enter_on_a_finding_jumps_to_its_feed_row() {
     // Bottom selects the last finding (the Read result typed binary_ref).
     act(
         &mut app,
-        &[
-            Action::ShowProblems,
-            Action::FocusNext,
-            Action::Bottom,
-            Action::Open,
-        ],
+        &[Action::ShowProblems, Action::Bottom, Action::Open],
     );
     assert_eq!(selected_tool_name(&app).as_deref(), Some("Read"));
 }
@@ -77,7 +72,7 @@ fn enter_on_a_finding_jumps_to_its_feed_row() {
 #[test]
 fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
     let mut app = demo();
-    act(&mut app, &[Action::ShowCatalog, Action::FocusNext]);
+    act(&mut app, &[Action::ShowCatalog]);
     let tools: Vec<String> = app
         .session()
         .catalog()
@@ -118,10 +113,7 @@ fn enter_on_a_catalog_tool_filters_the_feed_and_back() {
 #[test]
 fn page_keys_scroll_the_tool_details() {
     let mut app = demo();
-    act(
-        &mut app,
-        &[Action::ShowCatalog, Action::FocusNext, Action::PageDown],
-    );
+    act(&mut app, &[Action::ShowCatalog, Action::PageDown]);
     assert!(app.view().catalog.scroll > 0);
     assert_eq!(app.view().catalog.selected, 0);
     act(&mut app, &[Action::Top]);
@@ -157,4 +149,25 @@ fn clicks_select_panel_rows() {
         app.view().catalog.selected_tool(app.session()),
         Some("Write")
     );
+}
+
+/// Issue 22: `c` gives the catalog the keys, so `c` `j` `Enter` filters the feed by the
+/// catalog's second tool (it used to move the feed and open its row).
+#[test]
+fn c_j_enter_filters_by_the_second_tool() {
+    use crossterm::event::KeyCode;
+    let mut app = demo();
+    draw(&mut app);
+    let second = app.session().catalog().unwrap().tools[1].name.clone();
+    app.press(KeyCode::Char('c'));
+    app.press(KeyCode::Char('j'));
+    app.press(KeyCode::Enter);
+    let rows = app.view().rows.clone().expect("a filter is active");
+    assert!(!rows.is_empty());
+    for item in rows {
+        let Item::Invocation(i) = &app.session().items[item] else {
+            panic!("not a call")
+        };
+        assert_eq!(app.session().invocations[*i].tool_name, second);
+    }
 }

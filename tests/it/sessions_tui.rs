@@ -24,7 +24,10 @@ fn app() -> App {
 #[test]
 fn status_bar_and_catalog_follow_the_selected_rows_session() {
     let mut app = app();
-    act(&mut app, &[Action::ShowCatalog, Action::Top]);
+    act(
+        &mut app,
+        &[Action::ShowCatalog, Action::FocusNext, Action::Top],
+    );
     let term = draw(&mut app, 120, 24);
     let screen = screen_text(&term);
     // A's catalog (Bash), with A's usage: its one call was a Read.
@@ -50,7 +53,10 @@ fn status_bar_and_catalog_follow_the_selected_rows_session() {
 #[test]
 fn problems_panel_lists_the_selected_rows_session() {
     let mut app = app();
-    act(&mut app, &[Action::ShowProblems, Action::Bottom]);
+    act(
+        &mut app,
+        &[Action::ShowProblems, Action::FocusNext, Action::Bottom],
+    );
     let term = draw(&mut app, 120, 24);
     let screen = screen_text(&term);
     assert!(

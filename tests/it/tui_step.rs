@@ -141,9 +141,12 @@ fn focus_scroll_and_toggles() {
         &[Action::Open, Action::FocusNext, Action::ShowCatalog],
     );
     assert_eq!(v.detail.expanded, true);
-    assert_eq!((v.focus, v.tab), (Pane::Feed, Tab::Catalog));
+    // The opened panel takes the keys; Esc gives them back to the feed.
+    assert_eq!((v.focus, v.tab), (Pane::Detail, Tab::Catalog));
     let v = step(&mut app, &[Action::ShowProblems, Action::Cancel]);
-    assert_eq!(v.tab, Tab::Detail);
+    assert_eq!((v.focus, v.tab), (Pane::Feed, Tab::Detail));
+    let v = step(&mut app, &[Action::ShowCatalog, Action::ShowCatalog]);
+    assert_eq!((v.focus, v.tab), (Pane::Feed, Tab::Detail));
 }
 
 #[test]
