@@ -76,11 +76,46 @@ impl App {
                 }
             }
             Action::Open => self.on_pane(self.focused(), Verb::Open),
-            Action::ToggleExpand => self.view.detail.expanded = !self.view.detail.expanded,
-            Action::Follow => self.follow_tail(),
+            Action::ToggleExpand => {
+                self.view.detail.expanded = !self.view.detail.expanded;
+                self.view.message = Some(
+                    if self.view.detail.expanded {
+                        "long output shown in full"
+                    } else {
+                        "long output folded"
+                    }
+                    .to_owned(),
+                );
+            }
+            Action::Follow => {
+                self.follow_tail();
+                let running = self.view.selected_item(&self.session).and_then(|i| {
+                    match self.session.items.get(i) {
+                        Some(crate::session::Item::Invocation(k)) => {
+                            Some(self.session.invocations[*k].status.is_open())
+                        }
+                        _ => None,
+                    }
+                });
+                self.view.message = Some(match running {
+                    Some(true) if !self.session.ended => {
+                        "following the running call's output".to_owned()
+                    }
+                    Some(_) => "at the end of the output (the call has finished: nothing more \
+                                will come)"
+                        .to_owned(),
+                    None => "follow: the selected row is not a call with output".to_owned(),
+                });
+            }
             Action::ToggleQuiet => {
                 self.view.show_quiet = !self.view.show_quiet;
                 self.rebuild_rows();
+                let n = self.view.quiet;
+                self.view.message = Some(match (n, self.view.show_quiet) {
+                    (0, _) => "no quiet rows (usage, progress) in this session".to_owned(),
+                    (n, true) => format!("{} shown", crate::fmt::plural(n, "quiet row")),
+                    (n, false) => format!("{} hidden", crate::fmt::plural(n, "quiet row")),
+                });
             }
             Action::ToggleZoom => {
                 self.view.zoom = !self.view.zoom;
@@ -88,7 +123,19 @@ impl App {
                     self.view.focus = Pane::Detail;
                 }
             }
-            Action::ToggleWrap => self.view.detail.wrap = !self.view.detail.wrap,
+            Action::ToggleWrap => {
+                self.view.detail.wrap = !self.view.detail.wrap;
+                let width = usize::from(Areas::inner(self.areas.detail).width);
+                let wide = self.detail.lines().iter().any(|l| l.width() > width);
+                self.view.message = Some(match (self.view.detail.wrap, wide) {
+                    (true, true) => "wrap on: long lines of the detail wrap".to_owned(),
+                    (false, true) => "wrap off: long lines of the detail are cut".to_owned(),
+                    (on, false) => format!(
+                        "wrap {}: no line of this detail is wider than its {width} columns",
+                        if on { "on" } else { "off" }
+                    ),
+                });
+            }
             Action::ToggleSideBySide => {
                 self.view.detail.side_by_side = !self.view.detail.side_by_side;
                 // On a narrow detail nothing changes on screen: say why.

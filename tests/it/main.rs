@@ -71,4 +71,5 @@ mod tui_rebase;
 mod tui_scan;
 mod tui_screens;
 mod tui_step;
+mod tui_toggles;
 mod viewer_cli;
