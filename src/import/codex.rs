@@ -43,7 +43,7 @@
 //! * `token_count` → `session.usage` of `last_token_usage` (cached input split out), deduplicated
 //!   on the cumulative `total_token_usage` (a repeat is counted, not shown); one with only
 //!   `rate_limits` → `x-codex.rate_limits`. `compacted` / `context_compacted` →
-//!   `session.compacted`; `error` / `stream_error` → `session.error`.
+//!   `session.compacted` (one row: the event following a `compacted` record mirrors it); `error` / `stream_error` → `session.error`.
 //! * `ghost_snapshot`, `task_started`, `turn_diff`, `record_type: state` → `x-codex.<kind>`; any
 //!   other record → `x-codex.<kind>`, counted and reported once per kind (info).
 //!
@@ -134,6 +134,8 @@ pub struct CodexDecoder {
     /// A turn was aborted (at this line and time): its open calls were cancelled then, and calls
     /// written after the abort still open at the next prompt are cancelled there.
     aborted: Option<(u64, Option<Timestamp>)>,
+    /// A `compacted` record was shown and its `context_compacted` event has not come yet.
+    compacted: bool,
     /// Web searches without a call id, numbered.
     searches: u64,
     /// The frame of the line being decoded that can be read back from it alone
@@ -260,6 +262,7 @@ impl CodexDecoder {
             usage_repeats: 0,
             model: None,
             aborted: None,
+            compacted: false,
             searches: 0,
             readable: None,
         }
@@ -378,6 +381,7 @@ impl CodexDecoder {
             c.insert("replacement_items".into(), json!(h.len()));
         }
         self.em.push(out, FrameType::SessionCompacted, c, line, ts);
+        self.compacted = true;
     }
 
     fn prompt(&mut self, text: &str, line: u64, ts: Option<Timestamp>, out: &mut Vec<Decoded>) {
@@ -541,7 +545,16 @@ impl CodexDecoder {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             });
-            let target = pid.and_then(|pid| self.processes.get(&pid).cloned());
+            let target = pid
+                .as_ref()
+                .and_then(|pid| self.processes.get(pid).cloned());
+            if let (Some(pid), None) = (&pid, &target) {
+                // (attack 6 #13: shown "ok" with no word that nothing started the process.)
+                let msg = format!(
+                    "write_stdin call {id:?} polls process {pid}, which no exec_command call in this session started"
+                );
+                out.push(info(code::UNRECOGNISED_RECORD, line, msg));
+            }
             if let Some(t) = target.as_deref().and_then(|t| self.em.invocation_of(t)) {
                 extra.insert("polls_invocation_id".into(), json!(t));
             }
@@ -775,6 +788,10 @@ impl CodexDecoder {
                     .request(out, &id, &name, input, Map::new(), line, ts);
             }
             "mcp_tool_call_end" => self.mcp_end(p, line, ts, out),
+            "context_compacted" if std::mem::take(&mut self.compacted) => {
+                // The event of the `compacted` record just shown: one compaction, one row.
+                self.mirrored += 1;
+            }
             "context_compacted" => {
                 let c = obj([("trigger", json!("auto"))]);
                 self.em.push(out, FrameType::SessionCompacted, c, line, ts);

@@ -228,7 +228,10 @@ pub fn call_result(
     (status, out, extra)
 }
 
-/// `tokens {input, output, cached, thoughts, tool, total}` as a `session.usage` payload.
+/// `tokens {input, output, cached, thoughts, tool, total}` as a `session.usage` payload:
+/// `output_tokens` counts the thoughts too (Gemini's `total` is input + output + thoughts +
+/// tool, and thoughts are billed as output), as Codex's `output_tokens` counts its reasoning
+/// tokens, so the two agents' "out" compare (attack 6 #11); `thoughts_tokens` keeps the part.
 fn gemini_usage(t: &Map<String, Value>, model: Option<&Value>) -> Map<String, Value> {
     let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
     let mut p = Map::new();
@@ -237,7 +240,10 @@ fn gemini_usage(t: &Map<String, Value>, model: Option<&Value>) -> Map<String, Va
         n("input").saturating_sub(n("cached")).into(),
     );
     p.insert("cache_read_input_tokens".into(), n("cached").into());
-    p.insert("output_tokens".into(), n("output").into());
+    p.insert(
+        "output_tokens".into(),
+        (n("output").saturating_add(n("thoughts"))).into(),
+    );
     for (from, to) in [
         ("thoughts", "thoughts_tokens"),
         ("tool", "tool_tokens"),

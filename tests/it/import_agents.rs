@@ -376,7 +376,8 @@ fn codex_0125_fixture() {
         ),
         (Some(1000), Some(8000))
     );
-    // Turns: one ended, one interrupted; two compaction rows; the prompt shown once.
+    // Turns: one ended, one interrupted; one compaction row (attack 6 #12); the prompt shown
+    // once.
     let ends: Vec<String> = frames
         .iter()
         .filter(|f| f.frame_type == FrameType::SessionTurnEnd)
@@ -388,7 +389,7 @@ fn codex_0125_fixture() {
             .iter()
             .filter(|f| f.frame_type == FrameType::SessionCompacted)
             .count(),
-        2
+        1
     );
     assert_eq!(
         frames

@@ -497,3 +497,94 @@ fn bad_field_types_are_findings_not_invalid_frames() {
         Some(&serde_json::json!("weird"))
     );
 }
+
+/// #12: Codex 0.125 writes a compaction twice (`compacted`, then its `context_compacted`
+/// event): one `session.compacted` frame, the event counted as a mirror.
+#[test]
+fn one_compaction_is_one_row() {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/codex_v0125_calls.jsonl");
+    let (_, fr, _) = frames(&p);
+    let lines: Vec<u64> = fr
+        .iter()
+        .filter(|f| f.frame_type == FrameType::SessionCompacted)
+        .map(|f| f.origin.line)
+        .collect();
+    assert_eq!(lines, vec![43]);
+    // A lone `context_compacted` is still a row.
+    let dir = tempfile::tempdir().unwrap();
+    let q = write(
+        &dir,
+        "r.jsonl",
+        r#"{"timestamp":"2026-04-02T10:00:00.000Z","type":"session_meta","payload":{"id":"s"}}
+{"timestamp":"2026-04-02T10:01:10.010Z","type":"event_msg","payload":{"type":"context_compacted"}}
+"#,
+    );
+    let (_, fr, _) = frames(&q);
+    assert_eq!(
+        fr.iter()
+            .filter(|f| f.frame_type == FrameType::SessionCompacted)
+            .count(),
+        1
+    );
+}
+
+/// #13: a `write_stdin` poll of a process no call started is an info finding naming it.
+#[test]
+fn poll_of_an_unknown_process_is_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = write(
+        &dir,
+        "r.jsonl",
+        r#"{"timestamp":"2026-04-02T10:00:00.000Z","type":"session_meta","payload":{"id":"s"}}
+{"timestamp":"2026-04-02T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"write_stdin","arguments":"{\"session_id\":99,\"chars\":\"\"}","call_id":"p1"}}
+{"timestamp":"2026-04-02T10:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"p1","output":"Process running with session ID 99\nOutput:\n"}}
+"#,
+    );
+    let s = fold(&q);
+    let found: Vec<(&str, u64, &str)> = s
+        .findings
+        .iter()
+        .map(|f| (f.code, f.line, f.message.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "unrecognised-record",
+            2,
+            "write_stdin call \"p1\" polls process 99, which no exec_command call in this session started"
+        )]
+    );
+}
+
+/// #11: Gemini's output tokens count its thoughts (billed as output, outside `output` in
+/// `tokens`), as Codex's count its reasoning: summed from the raw corpus session.
+#[test]
+fn gemini_output_tokens_count_thoughts() {
+    let Some(d) = corpus::dir("gemini") else {
+        return;
+    };
+    let p = d.join("gemini-session-2025-10-27-shell-websearch-cancelled-error.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let n =
+        |t: &serde_json::Value, k: &str| t.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let (mut out, mut thoughts) = (0, 0);
+    for m in doc["messages"].as_array().unwrap() {
+        if let Some(t) = m.get("tokens") {
+            out += n(t, "output") + n(t, "thoughts");
+            thoughts += n(t, "thoughts");
+        }
+    }
+    assert!(thoughts > 0);
+    let (_, fr, _) = frames(&p);
+    let got: u64 = fr
+        .iter()
+        .filter(|f| f.frame_type == FrameType::SessionUsage)
+        .filter_map(|f| match &f.body {
+            Body::Generic(g) => g.get("output_tokens").and_then(serde_json::Value::as_u64),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(got, out);
+}
