@@ -37,6 +37,7 @@ mod frame;
 mod input;
 mod pane;
 mod player;
+pub mod prompt;
 mod scan;
 mod screen;
 mod update;

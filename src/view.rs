@@ -206,6 +206,15 @@ fn item_end_time(session: &Session, i: usize) -> Option<Timestamp> {
     }
 }
 
+/// What the search and filter prompts remember: each mode's committed texts, oldest first, and
+/// where Up / Down are in them while a prompt is open (`None`: at the text being typed).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PromptHistory {
+    pub search: Vec<String>,
+    pub filter: Vec<String>,
+    pub pos: Option<usize>,
+}
+
 /// Everything the user controls about the view.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ViewState {
@@ -257,6 +266,12 @@ pub struct ViewState {
     /// Most of the width the feed takes side by side, in percent (`crate::ui::Split::share`);
     /// 0: the config's or the default (see [`ViewState::feed_share`]).
     pub feed_share: u16,
+    /// The prompt's cursor, a byte offset into `input` at a character boundary.
+    pub input_cursor: usize,
+    /// The prompt's text is selected (the filter prompt reopens so): typing replaces it.
+    pub input_selected: bool,
+    /// Committed searches and filters, oldest first (Up / Down in the prompt).
+    pub history: PromptHistory,
     /// Rows the help popup is scrolled by (`crate::ui::help`).
     pub help_scroll: usize,
 }

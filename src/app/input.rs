@@ -80,15 +80,11 @@ impl App {
                 self.end_input(false);
             }
             KeyCode::Enter => self.end_input(true),
-            KeyCode::Backspace => {
-                self.view.input.pop();
-                self.preview_input();
+            _ => {
+                if crate::app::prompt::edit(&mut self.view, k) {
+                    self.preview_input();
+                }
             }
-            KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.view.input.push(c);
-                self.preview_input();
-            }
-            _ => {}
         }
     }
 
@@ -125,6 +121,18 @@ impl App {
         let mode = std::mem::take(&mut self.view.mode);
         let input = std::mem::take(&mut self.view.input);
         self.view.input_problem = None;
+        self.view.input_cursor = 0;
+        self.view.input_selected = false;
+        self.view.history.pos = None;
+        if commit && !input.is_empty() {
+            let h = match mode {
+                Mode::Filter => &mut self.view.history.filter,
+                Mode::Search | Mode::Normal => &mut self.view.history.search,
+            };
+            if h.last() != Some(&input) {
+                h.push(input.clone());
+            }
+        }
         match mode {
             Mode::Normal => {}
             Mode::Search => {

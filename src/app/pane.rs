@@ -152,6 +152,9 @@ impl App {
             Action::StartSearch => {
                 self.view.mode = Mode::Search;
                 self.view.input.clear();
+                self.view.input_cursor = 0;
+                self.view.input_selected = false;
+                self.view.history.pos = None;
             }
             Action::SearchNext => self.search_step(true),
             Action::SearchPrev => self.search_step(false),
@@ -206,6 +209,10 @@ impl App {
                     .as_ref()
                     .map(|f| f.raw.clone())
                     .unwrap_or_default();
+                // The old filter, selected: typing replaces it, Right or Home edits it.
+                self.view.input_cursor = self.view.input.len();
+                self.view.input_selected = !self.view.input.is_empty();
+                self.view.history.pos = None;
             }
             Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
             Action::ShowProblems => self.toggle_tab(Tab::Problems),

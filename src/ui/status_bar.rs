@@ -244,11 +244,24 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             } else {
                 "filter (tool:NAME status:ok|error|running|findings text): "
             };
-            let mut spans = vec![
-                Span::styled(format!(" {prompt}"), t.hint),
-                Span::raw(ctx.view.input.clone()),
-                Span::styled("▏", t.hint),
-            ];
+            let input = &ctx.view.input;
+            let cur = ctx.view.input_cursor.min(input.len());
+            let (head, tail) = input.split_at(if input.is_char_boundary(cur) {
+                cur
+            } else {
+                input.len()
+            });
+            let text = |s: &str| crate::render::text::visible(s);
+            let mut spans = vec![Span::styled(format!(" {prompt}"), t.hint)];
+            if ctx.view.input_selected {
+                // Selected: typing replaces it.
+                spans.push(Span::styled(text(input), t.selected));
+                spans.push(Span::styled("▏", t.hint));
+            } else {
+                spans.push(Span::raw(text(head)));
+                spans.push(Span::styled("▏", t.hint));
+                spans.push(Span::raw(text(tail)));
+            }
             if let Some(why) = &ctx.view.input_problem {
                 spans.push(Span::styled(format!("  {why}"), t.finding_warning));
             }

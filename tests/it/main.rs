@@ -67,6 +67,7 @@ mod stats_cli;
 mod tui_config;
 mod tui_fold;
 mod tui_perf;
+mod tui_prompt;
 mod tui_rebase;
 mod tui_scan;
 mod tui_screens;

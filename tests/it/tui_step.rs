@@ -187,6 +187,12 @@ fn search_and_filter_by_keys() {
             rows: Some(vec![4]),
             filtered: Some(vec![4]),
             search: Some("unwrap".into()),
+            // The committed texts, for Up / Down in the prompts.
+            history: rawpv::view::PromptHistory {
+                search: vec!["Unwrap".into(), "unwrap".into()],
+                filter: vec!["status:error".into()],
+                pos: None,
+            },
             ..base()
         }
     );
@@ -199,6 +205,7 @@ fn search_and_filter_by_keys() {
                 selected: 4,
                 ..base().feed
             },
+            history: v.history.clone(),
             ..base()
         }
     );
