@@ -205,7 +205,12 @@ fn search_and_filter_by_keys() {
                 selected: 4,
                 ..base().feed
             },
-            history: v.history.clone(),
+            // Cancelling a prompt's result keeps what was committed.
+            history: rawpv::view::PromptHistory {
+                search: vec!["Unwrap".into(), "unwrap".into()],
+                filter: vec!["status:error".into()],
+                pos: None,
+            },
             ..base()
         }
     );
