@@ -29,6 +29,27 @@ use std::path::Path;
 use crate::finding::{Finding, Level, code};
 use crate::protocol::{Frame, ParseError};
 
+/// The most tools a catalog derived by an importer lists per session (Claude Code, Codex,
+/// Gemini). SPEC 3.5 makes every publish the whole catalog, so a derived catalog published again
+/// at each new tool costs the square of its size in frames and memory (attack 6 #1: 5000 tool
+/// names in a 2 MB file took 5.8 GB); past this many, later tools are left out with one warning
+/// ([`derived_catalog_full`]) and their requests get check's `tool-not-in-catalog`.
+pub const MAX_DERIVED_TOOLS: usize = 256;
+
+/// The one warning an importer gives when its derived catalog is full: `name` is the first tool
+/// left out, `line` the record that named it (SPEC 3.5).
+pub fn derived_catalog_full(name: &str, line: u64) -> Finding {
+    Finding::new(
+        Level::Warning,
+        code::UNRECOGNISED_RECORD,
+        "SPEC 3.5",
+        line,
+        format!(
+            "more than {MAX_DERIVED_TOOLS} tool names in this session: the derived catalog lists the first {MAX_DERIVED_TOOLS}, so {name} and later new tools are not in it"
+        ),
+    )
+}
+
 /// One output of a decoder.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decoded {

@@ -884,8 +884,12 @@ impl ClaudeCodeDecoder {
                 && let Some(n) = str_of(b, "name")
                 && self.tool_set.insert(n.to_owned())
             {
-                self.tools.push(n.to_owned());
-                new = true;
+                if self.tools.len() < super::MAX_DERIVED_TOOLS {
+                    self.tools.push(n.to_owned());
+                    new = true;
+                } else if self.tool_set.len() == super::MAX_DERIVED_TOOLS + 1 {
+                    out.push(Decoded::Finding(super::derived_catalog_full(n, line)));
+                }
             }
         }
         if new {

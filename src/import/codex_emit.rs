@@ -71,11 +71,8 @@ pub fn tool_kind(name: &str) -> (Option<Category>, Option<OutputType>) {
     (Some(c), None)
 }
 
-/// Most tools one session's derived catalog lists. Each new tool name publishes the catalog
-/// again (SPEC 3.5: the latest publish is the whole current catalog), so publishes grow with the
-/// square of the tool count; past this many a session's later tools are left out of its catalog
-/// (one warning), which keeps memory and `convert` output linear in the input (attack 6 #1).
-pub const MAX_DERIVED_TOOLS: usize = 256;
+/// The cap of the derived catalog, shared with the Claude Code importer.
+pub use super::MAX_DERIVED_TOOLS;
 
 /// One open call.
 #[derive(Debug)]
@@ -381,16 +378,7 @@ impl Emitter {
                 let f = self.catalog_frame(line, ts);
                 out.push(Decoded::frame(f));
             } else if self.tool_set.len() == MAX_DERIVED_TOOLS + 1 {
-                let msg = format!(
-                    "more than {MAX_DERIVED_TOOLS} tool names in this session: the derived catalog lists the first {MAX_DERIVED_TOOLS}, so {name} and later new tools are not in it"
-                );
-                out.push(Decoded::Finding(Finding::new(
-                    Level::Warning,
-                    code::UNRECOGNISED_RECORD,
-                    "SPEC 3.5",
-                    line,
-                    msg,
-                )));
+                out.push(Decoded::Finding(super::derived_catalog_full(name, line)));
             }
         }
         let key = self.next_key;

@@ -842,3 +842,46 @@ fn a_subagent_files_bad_lines_are_findings_and_its_bom_is_skipped() {
         ]
     );
 }
+
+/// A transcript that names 300 tools: the derived catalog stops at `MAX_DERIVED_TOOLS` with one
+/// warning at the record naming the first tool left out, so its publishes stay bounded instead of
+/// growing with the square of the names (as attack 6 #1 found for Codex); every call still pairs.
+#[test]
+fn the_derived_catalog_is_capped() {
+    use rawpv::import::MAX_DERIVED_TOOLS;
+    use std::fmt::Write as _;
+    let sid = "11111111-2222-4333-8444-555555555555";
+    let mut text = String::new();
+    let mut parent = String::from("null");
+    for i in 1..=300u32 {
+        let (a, u) = (format!("a{i:07}"), format!("u{i:07}"));
+        let _ = writeln!(
+            text,
+            r#"{{"parentUuid":{parent},"sessionId":"{sid}","type":"assistant","uuid":"{a}","timestamp":"2026-01-01T00:00:01.000Z","message":{{"id":"msg_{i}","role":"assistant","model":"claude-x","content":[{{"type":"tool_use","id":"t{i}","name":"Tool{i}","input":{{}}}}]}}}}"#
+        );
+        let _ = writeln!(
+            text,
+            r#"{{"parentUuid":"{a}","sessionId":"{sid}","type":"user","uuid":"{u}","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"ok"}}]}}}}"#
+        );
+        parent = format!("\"{u}\"");
+    }
+    let loaded = import::load_bytes(text.as_bytes());
+    assert_eq!(loaded.format, Format::ClaudeCode);
+    let s = Session::from_decoded(loaded.items);
+    let sizes: Vec<usize> = s.publishes.iter().map(|p| p.catalog.tools.len()).collect();
+    assert_eq!(sizes, (1..=MAX_DERIVED_TOOLS).collect::<Vec<_>>());
+    let capped: Vec<(u64, &str)> = s
+        .findings
+        .iter()
+        .filter(|f| f.message.contains("derived catalog lists the first"))
+        .map(|f| (f.line, f.code))
+        .collect();
+    // Tool 257 is named on line 2 × 257 − 1.
+    assert_eq!(capped, vec![(513, "unrecognised-record")]);
+    assert_eq!(s.invocations.len(), 300);
+    assert!(
+        s.invocations
+            .iter()
+            .all(|i| i.status == CallStatus::Succeeded)
+    );
+}
