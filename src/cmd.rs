@@ -56,9 +56,12 @@ async fn load_session_with(
 ) -> Result<(Session, Format), String> {
     let kind = source_kind(input);
     if let SourceKind::File(p) = &kind {
+        let shown = crate::render::text::visible(&p.display().to_string());
+        if let Some(e) = crate::import::not_a_session(p, &shown) {
+            return Err(e);
+        }
         // Streamed: decode and fold overlap, and no decoded item outlives its batch.
         let p = p.clone();
-        let shown = crate::render::text::visible(&p.display().to_string());
         return tokio::task::spawn_blocking(move || {
             crate::source::file::fold_path_into(&p, session)
         })

@@ -20,6 +20,7 @@ pub mod codex_emit;
 pub mod codex_exec;
 pub mod codex_patch;
 pub mod gemini;
+pub mod patch;
 pub mod rawp;
 pub mod stream_json;
 
@@ -92,6 +93,14 @@ pub enum Format {
     GeminiSession,
     /// `gemini -o stream-json` stdout (`init`, `message`, `tool_use`, `tool_result`, `result`).
     GeminiStreamJson,
+    /// A unified diff or patch (`git diff`, `git show`, `diff -u`): one `diff` call per file
+    /// ([`patch`]).
+    UnifiedDiff,
+    /// A raw terminal capture (text with escape sequences): one `terminal` call ([`patch`]).
+    TerminalCapture,
+    /// Not a session of any format here (binary data, plain text): [`patch::describe`] says
+    /// what it looks like.
+    NotSession,
 }
 
 impl Format {
@@ -108,6 +117,9 @@ impl Format {
             Self::CodexExec => "codex-exec-json",
             Self::GeminiSession => "gemini",
             Self::GeminiStreamJson => "gemini-stream-json",
+            Self::UnifiedDiff => "unified-diff",
+            Self::TerminalCapture => "terminal-capture",
+            Self::NotSession => "not-a-session",
         }
     }
 }
@@ -115,6 +127,9 @@ impl Format {
 /// Guesses the format from the first bytes of the input (up to 64 KiB is enough; a cut last line
 /// is ignored). Defaults to RAWP NDJSON.
 ///
+/// * a unified diff (`diff --git`, `--- `/`+++ `/`@@ `, `git show`'s commit header first) → a
+///   patch; text with escape sequences whose first line is not JSON → a terminal capture; binary
+///   data or text with no line starting like JSON → not a session (`patch::describe`);
 /// * `[` … → a JSON array: of RAWP frames, or Anthropic messages / `[{request, response}]` pairs;
 /// * YAML (`interactions:`, `---`) → an Anthropic VCR cassette;
 /// * JSON lines → by the first lines that decide: Codex rollouts (`{timestamp, type:
@@ -134,11 +149,20 @@ pub fn detect(head: &[u8]) -> Format {
     if is_sse(trimmed) {
         return Format::AnthropicSse;
     }
+    if patch::looks_like_patch(trimmed) {
+        return Format::UnifiedDiff;
+    }
+    if patch::looks_like_terminal(head) {
+        return Format::TerminalCapture;
+    }
     if trimmed.starts_with('[') {
         return detect_array(trimmed);
     }
     if trimmed.starts_with("interactions:") || trimmed.starts_with("---") {
         return Format::Anthropic;
+    }
+    if patch::is_not_a_session(head) {
+        return Format::NotSession;
     }
     let mut undecided_json = 0;
     for line in trimmed.lines().take(50) {
@@ -423,6 +447,9 @@ pub fn decoder_for(format: Format) -> Box<dyn Decoder> {
         Format::CodexExec => Box::new(codex_exec::CodexExecDecoder::new()),
         Format::GeminiSession => Box::new(gemini::GeminiSessionDecoder::new()),
         Format::GeminiStreamJson => Box::new(gemini::GeminiStreamDecoder::new()),
+        Format::UnifiedDiff => Box::new(patch::PatchDecoder::new()),
+        Format::TerminalCapture => Box::new(patch::TerminalDecoder::new()),
+        Format::NotSession => Box::new(patch::NotSessionDecoder::default()),
     }
 }
 
@@ -480,6 +507,32 @@ pub fn load_bytes(bytes: &[u8]) -> Loaded {
     }
     dec.finish(&mut items);
     Loaded { format, items }
+}
+
+/// The format of the file at `path`, from its first 64 KiB ([`detect`]); `None` when it cannot
+/// be read.
+pub fn detect_path(path: &Path) -> Option<Format> {
+    read_head(path).map(|h| detect(&h))
+}
+
+fn read_head(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(64 * 1024);
+    std::fs::File::open(path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
+}
+
+/// Why the file at `path` cannot be read as a session, when it is certainly not one (binary
+/// data, plain text: [`Format::NotSession`]): what it looks like and how to read it
+/// ([`patch::describe`], naming it `shown`: the path as the caller shows it, made visible).
+/// `None` when it may be one, or cannot be read (the caller reports that).
+pub fn not_a_session(path: &Path, shown: &str) -> Option<String> {
+    let head = read_head(path)?;
+    (detect(&head) == Format::NotSession).then(|| patch::describe(shown, &head))
 }
 
 /// Reads and decodes a file. A Claude Code transcript also brings in its subagent files

@@ -32,14 +32,18 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
 }
 
 /// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):
-/// a saved file that is missing or a directory, or `-` while stdin is the terminal (the
+/// a saved file that is missing, a directory or not a session (binary data, plain text: what
+/// it looks like and how to read it), or `-` while stdin is the terminal (the
 /// reader would eat the keys). `None` when it can try; a followed file may appear later.
 pub(super) fn unopenable(kind: &SourceKind) -> Option<String> {
     match kind {
         SourceKind::File(p) => match std::fs::metadata(p) {
             Err(e) => Some(format!("cannot read {}: {e}", p.display())),
             Ok(m) if m.is_dir() => Some(format!("cannot read {}: it is a directory", p.display())),
-            Ok(_) => None,
+            Ok(_) => crate::import::not_a_session(
+                p,
+                &crate::render::text::visible(&p.display().to_string()),
+            ),
         },
         SourceKind::Stdin if std::io::stdin().is_terminal() => Some(
             "`-` reads a session from stdin, but stdin is the terminal: pipe one in \

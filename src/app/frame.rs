@@ -23,7 +23,8 @@ impl App {
     /// The first screen shows the conversation: when a session opens with [`HEADER_ROWS_MIN`]
     /// or more rows that are only header records (catalog, summaries, metadata events) before
     /// its first prompt, the feed
-    /// starts at that prompt (the rows above stay a scroll away). Done once, not while following
+    /// starts at that prompt (a patch or terminal capture opened as a session selects its first
+    /// file) (the rows above stay a scroll away). Done once, not while following
     /// a live tail, and never after the user moved; at most [`HEADER_ROWS_MAX`] rows looked at.
     fn place_first_screen(&mut self) {
         if self.placed || self.view.feed.follow {
@@ -36,6 +37,15 @@ impl App {
             };
             match self.session.items.get(item) {
                 Some(crate::session::Item::Event(_)) => continue,
+                // A patch or a terminal capture (`crate::import::patch`): its first file shows.
+                Some(crate::session::Item::Invocation(k))
+                    if matches!(
+                        self.session.invocations[*k].tool_name.as_str(),
+                        "diff" | "terminal"
+                    ) =>
+                {
+                    self.view.feed.selected = r;
+                }
                 Some(crate::session::Item::Message(m))
                     if m.kind == crate::session::MessageKind::Prompt && r >= HEADER_ROWS_MIN =>
                 {

@@ -16,6 +16,10 @@ use crate::query::{Filter, compile_search};
 use crate::ui::Areas;
 use crate::view::{Mode, Pane, Tab};
 
+/// Most rows `n` / `N` look at for the next file of a patch (a patch's rows are all files but
+/// its header, so the next one is near).
+const FILE_STEP_MAX: usize = 1000;
+
 impl App {
     pub(super) fn on_term(&mut self, ev: &Event) -> bool {
         match ev {
@@ -200,10 +204,49 @@ impl App {
 
     pub(super) fn search_step(&mut self, forward: bool) {
         let Some(re) = self.search_re.clone() else {
-            self.view.message = Some("no search: press / to search".into());
+            if !self.file_step(forward) {
+                self.view.message = Some("no search: press / to search".into());
+            }
             return;
         };
         self.start_search(re, forward);
+    }
+
+    /// `n` / `N` without a search in a patch opened as a session (`crate::import::patch`): the
+    /// next / previous file's row. `false` when the session is not a patch. Looks at most
+    /// [`FILE_STEP_MAX`] rows.
+    fn file_step(&mut self, forward: bool) -> bool {
+        let is_file = |app: &Self, r: usize| {
+            app.view.item_at(r).is_some_and(|i| {
+                matches!(app.session.items.get(i), Some(crate::session::Item::Invocation(k))
+                    if app.session.invocations[*k].tool_name == "diff")
+            })
+        };
+        if self
+            .session
+            .invocations
+            .first()
+            .is_none_or(|i| i.tool_name != "diff")
+        {
+            return false;
+        }
+        let count = self.row_count();
+        let cur = self.view.feed.selected;
+        let found = if forward {
+            (cur + 1..count.min(cur + 1 + FILE_STEP_MAX)).find(|&r| is_file(self, r))
+        } else {
+            (cur.saturating_sub(FILE_STEP_MAX)..cur)
+                .rev()
+                .find(|&r| is_file(self, r))
+        };
+        let Some(r) = found else {
+            let end = if forward { "last" } else { "first" };
+            self.view.message = Some(format!("no more files: this is the {end} file"));
+            return true;
+        };
+        self.view.feed.selected = r;
+        self.view.message = None;
+        true
     }
 
     /// A wheel notch over a pane moves that pane (focused or not) by [`WHEEL_ROWS`].

@@ -17,6 +17,15 @@ pub async fn run(input: &InputArgs) -> i32 {
         }
     };
     let mut skipped = 0u64;
+    if let SourceKind::File(path) = &kind
+        && let Some(e) = crate::import::not_a_session(
+            path,
+            &crate::render::text::visible(&path.display().to_string()),
+        )
+    {
+        eprintln!("rawpv: {e}");
+        return 2;
+    }
     let r = if let SourceKind::File(path) = &kind {
         // Streamed: frames are written as they are decoded; memory stays one batch.
         let path = path.clone();

@@ -55,7 +55,21 @@ pub async fn run(
     } else {
         crate::render::Limits::default()
     };
-    if !detail && let SourceKind::File(path) = super::source_kind(input) {
+    let kind = super::source_kind(input);
+    // A patch or a terminal capture prints as the document it is (issue 22 item 10).
+    let document = matches!(&kind, SourceKind::File(p) if matches!(
+        crate::import::detect_path(p),
+        Some(crate::import::Format::UnifiedDiff | crate::import::Format::TerminalCapture)
+    ));
+    if !detail
+        && !document
+        && let SourceKind::File(path) = kind
+    {
+        let shown = crate::render::text::visible(&path.display().to_string());
+        if let Some(e) = crate::import::not_a_session(&path, &shown) {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
         return match tokio::task::spawn_blocking(move || stream_feed(&path)).await {
             Ok(Ok(r)) => super::exit_code(r, 0),
             Ok(Err(e)) => {
@@ -68,14 +82,24 @@ pub async fn run(
             }
         };
     }
-    let session = match super::load_session(input).await {
-        Ok((s, _)) => s,
+    let (session, format) = match super::load_session(input).await {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("rawpv: {e}");
             return 2;
         }
     };
-    let r = if detail {
+    if format == crate::import::Format::NotSession {
+        eprintln!(
+            "rawpv: the input is not a session: no line of it is a JSON record, a diff or a terminal capture"
+        );
+        return 2;
+    }
+    let document = matches!(
+        format,
+        crate::import::Format::UnifiedDiff | crate::import::Format::TerminalCapture
+    );
+    let r = if detail || document {
         let is_tty = std::io::stdout().is_terminal();
         let use_colour = match color {
             ColorChoice::Always => true,
@@ -92,7 +116,11 @@ pub async fn run(
             })
             .unwrap_or(DEFAULT_WIDTH)
             .max(20);
-        super::with_stdout(|out| write_detail_with(out, &session, width, use_colour, limits))
+        if document && !detail {
+            super::with_stdout(|out| write_document(out, &session, width, use_colour, limits))
+        } else {
+            super::with_stdout(|out| write_detail_with(out, &session, width, use_colour, limits))
+        }
     } else {
         super::with_stdout(|out| write_feed(out, &session))
     };
@@ -305,6 +333,58 @@ pub fn write_detail_with(
             sgr::lines_to_ansi(&wrapped)
         } else {
             lines_to_string(&wrapped)
+        };
+        out.write_all(text.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// A patch or a terminal capture opened as a session (`crate::import::patch`), printed as the
+/// document: a patch's header text, then each file's diff drawn by the renderer of Edit results
+/// (gutter, line numbers, word emphasis; syntax colour with `colour`), a capture through the
+/// terminal emulator; wrapped at `width`.
+///
+/// # Errors
+/// Writing failed.
+pub fn write_document(
+    out: &mut dyn Write,
+    session: &Session,
+    width: u16,
+    colour: bool,
+    limits: crate::render::Limits,
+) -> std::io::Result<()> {
+    let theme = if colour { Theme::dark() } else { Theme::mono() };
+    let mut cx = crate::render::RenderCtx::new(width, &theme);
+    cx.limits = limits;
+    cx.highlight = colour;
+    for item in &session.items {
+        let lines = match item {
+            Item::Event(f) if crate::import::patch::is_header(&f.frame_type) => f
+                .payload_json()
+                .get("text")
+                .and_then(serde_json::Value::as_str)
+                .map(|t| crate::render::text::build_plain_lines(t, &cx).lines)
+                .unwrap_or_default(),
+            Item::Invocation(k) => {
+                let inv = &session.invocations[*k];
+                let Some(output) = session.output(inv) else {
+                    continue;
+                };
+                let ot = inv
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.output_type.clone())
+                    .unwrap_or(crate::protocol::OutputType::Text);
+                let r = crate::render::render_output(&ot, &output, &inv.tool_name, &inv.input, &cx);
+                crate::render::wrap::wrap_lines(&r.lines, width)
+            }
+            Item::Event(_) | Item::Message(_) => continue,
+        };
+        let text = if colour {
+            sgr::lines_to_ansi(&lines)
+        } else {
+            lines_to_string(&lines)
         };
         out.write_all(text.as_bytes())?;
         out.write_all(b"\n")?;

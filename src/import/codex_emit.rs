@@ -58,6 +58,9 @@ pub fn tool_kind(name: &str) -> (Option<Category>, Option<OutputType>) {
             return (Some(C::Filesystem), Some(OutputType::FileContent));
         }
         "list_directory" => return (Some(C::Filesystem), Some(OutputType::Text)),
+        // A patch file's files and a terminal capture (`super::patch`).
+        "diff" => return (Some(C::Filesystem), Some(OutputType::Diff)),
+        "terminal" => return (Some(C::Shell), Some(OutputType::Text)),
         "shell" | "exec_command" | "write_stdin" | "local_shell" | "run_shell_command" => C::Shell,
         "apply_patch" | "write_file" | "replace" | "edit" => C::Filesystem,
         "glob" | "search_file_content" | "grep" => C::Search,

@@ -120,7 +120,13 @@ pub mod code {
 }
 
 /// Metadata keys importers set on the frames they build; such frames keep the source's ids.
-const IMPORTER_METADATA: &[&str] = &["claude_code", "anthropic", "codex", "gemini"];
+const IMPORTER_METADATA: &[&str] = &[
+    "claude_code",
+    "anthropic",
+    "codex",
+    "gemini",
+    "rawpv_import",
+];
 
 /// Whether `id` is a hyphenated UUID of version 4 (SPEC 3.1).
 pub fn is_uuid_v4(id: &str) -> bool {

@@ -53,6 +53,8 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
             }
         }),
         "apply_patch" => patch_summary(input),
+        // A file of a patch opened as a session (`crate::import::patch`): `M src/x.rs`.
+        "diff" => s("file_path").map(|p| format!("{} {p}", s("change").unwrap_or("M"))),
         "update_plan" => input
             .get("plan")
             .and_then(Value::as_array)
@@ -95,6 +97,7 @@ pub fn is_path_tool(tool: &str) -> bool {
             | "replace"
             | "list_directory"
             | "read_many_files"
+            | "diff"
     )
 }
 

@@ -46,6 +46,7 @@ mod live_net;
 mod live_session_cap;
 mod live_stdin;
 mod log_file;
+mod open_documents;
 mod oracle_outputs;
 mod parse_lenient;
 mod parse_oracle;
