@@ -179,6 +179,50 @@ pub fn elide_path(s: &str, width: usize) -> String {
     truncate_keep_tail(s, width)
 }
 
+/// `s` with every path inside `cwd` (an absolute directory, no trailing `/`) made relative to
+/// it: `/home/u/proj/src/x.rs` → `src/x.rs`, `/home/u/proj` itself → `.`. A path starts the
+/// string or follows a space, `,`, `(`, `'`, `"` or `=`; `/home/u/project2` is not inside
+/// `/home/u/proj`. Borrowed when nothing changes.
+pub fn relative_to<'a>(s: &'a str, cwd: &str) -> std::borrow::Cow<'a, str> {
+    let cwd = cwd.trim_end_matches('/');
+    if cwd.is_empty() || !s.contains(cwd) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let starts_token = |i: usize| {
+        i == 0
+            || s[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| matches!(c, ' ' | ',' | '(' | '\'' | '"' | '='))
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut changed = false;
+    while let Some(k) = s[i..].find(cwd) {
+        let at = i + k;
+        let after = at + cwd.len();
+        let next = s[after..].chars().next();
+        out.push_str(&s[i..at]);
+        if starts_token(at) && next == Some('/') && s.len() > after + 1 {
+            i = after + 1;
+            changed = true;
+        } else if starts_token(at) && next.is_none_or(|c| matches!(c, ' ' | ',' | ')' | '\'' | '"'))
+        {
+            out.push('.');
+            i = after;
+            changed = true;
+        } else {
+            out.push_str(cwd);
+            i = after;
+        }
+    }
+    if !changed {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    out.push_str(&s[i..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// [`elide_path`], then padded with spaces to exactly `width` columns.
 pub fn fit_path(s: &str, width: usize) -> String {
     pad_right(elide_path(s, width), width)
@@ -211,6 +255,34 @@ fn pad_right(mut t: String, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_inside_the_cwd_become_relative() {
+        let cwd = "/home/u/proj";
+        assert_eq!(relative_to("/home/u/proj/src/x.rs", cwd), "src/x.rs");
+        assert_eq!(relative_to("/home/u/proj", cwd), ".");
+        assert_eq!(
+            relative_to("/home/u/project2/a.rs", cwd),
+            "/home/u/project2/a.rs"
+        );
+        assert_eq!(relative_to("/etc/hosts", cwd), "/etc/hosts");
+        assert_eq!(
+            relative_to("M /home/u/proj/a.rs, A /home/u/proj/b/c.rs", cwd),
+            "M a.rs, A b/c.rs"
+        );
+        assert_eq!(
+            relative_to("fn main  in /home/u/proj/src", "/home/u/proj/"),
+            "fn main  in src"
+        );
+        assert_eq!(
+            relative_to("cat x/home/u/proj/a", cwd),
+            "cat x/home/u/proj/a"
+        );
+        assert!(matches!(
+            relative_to("ls", cwd),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn plurals() {

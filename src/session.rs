@@ -1220,6 +1220,11 @@ impl Session {
             e.first_line = line;
         }
         e.tokens.add_frame(&frame);
+        if e.cwd.is_none()
+            && let Some(c) = sessions::frame_cwd(&frame)
+        {
+            e.cwd = Some(c.into());
+        }
         match frame.frame_type {
             FrameType::SessionCompacted | FrameType::ControlSessionCompact => e.compactions += 1,
             FrameType::ControlPromptRequest if frame.envelope.delegation_chain().is_empty() => {

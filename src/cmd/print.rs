@@ -230,7 +230,8 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
             let inv = &session.invocations[*i];
             // Names and ids are untrusted text too (issue 9).
             // What the call did (the feed's summary), then its id for grep and `--detail`.
-            let summary = crate::render::ansi::visible_plain(&inv.summary);
+            let summary =
+                crate::render::ansi::visible_plain(&crate::session::summary::shown(session, inv));
             let gap = if summary.is_empty() { "" } else { "  " };
             writeln!(
                 out,

@@ -71,8 +71,13 @@ impl DetailSource {
         Some(match session.items.get(item)? {
             Item::Invocation(k) => {
                 let inv = &session.invocations[*k];
+                let mut copied = copy(inv);
+                // The header shows the summary as the feed does (paths relative to the cwd).
+                if let std::borrow::Cow::Owned(s) = crate::session::summary::shown(session, inv) {
+                    copied.summary = s.into();
+                }
                 Self::Invocation {
-                    inv: Box::new(copy(inv)),
+                    inv: Box::new(copied),
                     entry: catalog_entry(session, inv).map(|t| Box::new(t.clone())),
                     ended: session.ended,
                     findings: findings_of(session, inv),
@@ -501,6 +506,11 @@ fn build_invocation(
         head.push(Span::styled(crate::fmt::duration_ms(ms), theme.dim));
     }
     lines.push(Line::from(head));
+    // What the call did (the feed's summary: a path relative to the session's cwd, a command).
+    let summary = crate::render::ansi::visible_plain(&inv.summary);
+    if !summary.is_empty() {
+        lines.push(Line::from(summary));
+    }
     let mut ids = format!(
         "id {}  line {}",
         visible(&inv.invocation_id),

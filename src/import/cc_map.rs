@@ -106,6 +106,9 @@ pub struct Mapper {
     repeated: u64,
     /// Frame type prefix for extension frames, e.g. `x-claude-code`.
     prefix: &'static str,
+    /// The session id and `cwd` last put in a frame's `metadata.claude_code.cwd`: a record's
+    /// `cwd` goes there on a session's first frame and when it changes, not on every frame.
+    cwd: Option<(Option<String>, String)>,
 }
 
 impl Default for Mapper {
@@ -125,6 +128,7 @@ impl Mapper {
             after_boundary: false,
             repeated: 0,
             prefix: "x-claude-code",
+            cwd: None,
         }
     }
 
@@ -176,6 +180,13 @@ impl Mapper {
             }
             if let Some(file) = ctx.file {
                 cc.insert("file".into(), Value::String(file.to_owned()));
+            }
+            if let Some(cwd) = r.get("cwd").and_then(Value::as_str) {
+                let key = (f.envelope.session_id.clone(), cwd.to_owned());
+                if self.cwd.as_ref() != Some(&key) {
+                    cc.insert("cwd".into(), Value::String(key.1.clone()));
+                    self.cwd = Some(key);
+                }
             }
             if !cc.is_empty() {
                 f.envelope

@@ -340,8 +340,15 @@ impl CodexDecoder {
                 None => self.em.session_id = Some(id.to_owned()),
             }
         }
+        let cwd = str_of(p, "cwd").map(str::to_owned);
         let p = p.as_object().cloned().unwrap_or_default();
         self.em.ext(out, "session_meta", p, line, ts);
+        // The session's working directory, where the viewer finds it (`Session`'s `cwd`).
+        if let (Some(cwd), Some(Decoded::Frame(f))) = (cwd, out.last_mut())
+            && let Some(Value::Object(m)) = f.envelope.metadata.get_mut("codex")
+        {
+            m.insert("cwd".into(), Value::String(cwd));
+        }
     }
 
     fn turn_context(

@@ -61,6 +61,22 @@ pub struct SessionEntry {
     pub publishes: Vec<u32>,
     /// Source line of the session's first frame.
     pub first_line: u64,
+    /// The session's working directory: the first one a frame names ([`frame_cwd`]); paths
+    /// inside it are shown relative to it (`crate::fmt::relative_to`).
+    pub cwd: Option<Box<str>>,
+}
+
+/// The working directory a frame names: `metadata.cwd`, else the importer's own map's `cwd`
+/// (`metadata.claude_code.cwd`, `metadata.codex.cwd`; the importers put it on a session's first
+/// frame and when it changes, not on every frame). Absolute paths only.
+pub fn frame_cwd(frame: &crate::protocol::Frame) -> Option<&str> {
+    let m = &frame.envelope.metadata;
+    let cwd = m.get("cwd").or_else(|| {
+        ["claude_code", "codex"]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(|v| v.get("cwd")))
+    })?;
+    cwd.as_str().filter(|c| c.starts_with('/') && c.len() > 1)
 }
 
 /// The sessions of an input and which session each feed row belongs to.

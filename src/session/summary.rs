@@ -136,6 +136,18 @@ fn patch_summary(input: &Value) -> Option<String> {
     (!files.is_empty()).then(|| files.join(", "))
 }
 
+/// A call's summary as shown: paths inside its session's working directory made relative to
+/// it (`crate::fmt::relative_to`; the feed, `print` and the detail header).
+pub fn shown<'a>(
+    session: &crate::session::Session,
+    inv: &'a crate::session::Invocation,
+) -> std::borrow::Cow<'a, str> {
+    match session.sessions.get(inv.session).cwd.as_deref() {
+        Some(cwd) => crate::fmt::relative_to(&inv.summary, cwd),
+        None => std::borrow::Cow::Borrowed(&inv.summary),
+    }
+}
+
 /// A message's one-line text (the feed row, `print`): `[redacted]` when the sender redacted it
 /// (SPEC 3.6: never shown as the original), else [`first_line`] of its text.
 pub fn message_line(m: &crate::session::Message) -> String {

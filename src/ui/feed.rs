@@ -236,7 +236,11 @@ impl Cols {
                 c.tool = c.tool.max(crate::fmt::width(&visible(&inv.tool_name)));
                 let badge = Theme::badge_text(&inv.status, session.ended);
                 c.badge = c.badge.max(crate::fmt::width(badge));
-                c.summary = c.summary.max(crate::fmt::width(&inv.summary));
+                c.summary = c
+                    .summary
+                    .max(crate::fmt::width(&crate::session::summary::shown(
+                        session, inv,
+                    )));
             } else if let Some(Item::Event(_)) = session.items.get(item) {
                 // An event's label (a fork point's branches and fold) wants a line's worth.
                 c.event = EVENT_WANT;
@@ -380,11 +384,14 @@ fn build_invocation_row(
     };
     let fixed =
         TIME_W + 1 + 1 + indent.chars().count() + cols.tool + 1 + 1 + cols.badge + 1 + DUR_W;
-    let summary = crate::render::ansi::visible_plain(&inv.summary);
+    let summary = crate::render::ansi::visible_plain(&crate::session::summary::shown(session, inv));
     let name = visible(&inv.tool_name);
     let room = width.saturating_sub(fixed);
-    // A path keeps its file name (the middle gives way); other summaries keep their start.
-    let summary = if crate::session::summary::is_path_tool(&inv.tool_name) {
+    // A path keeps its file name (the middle gives way), a patch's list of files its last
+    // file; other summaries keep their start.
+    let summary = if crate::session::summary::is_path_tool(&inv.tool_name)
+        || inv.tool_name == "apply_patch"
+    {
         crate::fmt::fit_path(&summary, room)
     } else {
         fit(&summary, room)

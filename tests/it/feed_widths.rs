@@ -69,7 +69,8 @@ fn check_width(app: &mut App, name: &str, w: u16) -> usize {
                 "{name} at {w}: status {badge:?} cut in {line:?}"
             );
             if rawpv::session::summary::is_path_tool(&inv.tool_name) && !inv.summary.is_empty() {
-                let file = inv.summary.rsplit('/').next().unwrap_or_default();
+                let shown = rawpv::session::summary::shown(app.session(), inv);
+                let file = shown.rsplit('/').next().unwrap_or_default();
                 let file = if file.chars().count() > 24 {
                     tail(file, 12)
                 } else {
