@@ -7,7 +7,11 @@
 //! of the records are printed too. Heap only: the process's resident memory adds the allocator's
 //! own overhead (`examples/open_file.rs` reports that).
 //!
-//! Usage: `cargo run --release --example session_memory -- /tmp/g200k.ndjson`
+//! With `--fold` (what `rawpv check` and `stats` fold: `Session::findings_only` and a tally) it
+//! prints instead the live heap after every folded batch (the highest and the last) and once
+//! the session is finished, to see whether the one-shot commands' memory grows with the file.
+//!
+//! Usage: `cargo run --release --example session_memory -- [--fold] /tmp/g200k.ndjson`
 
 use std::alloc::System;
 use std::mem::size_of;
@@ -24,9 +28,56 @@ fn live() -> usize {
     s.bytes_allocated.saturating_sub(s.bytes_deallocated)
 }
 
+/// `--fold`: the live heap of a `findings_only` fold with a tally, after each batch.
+fn fold(path: &str) {
+    let mut s = Session::new();
+    s.findings_only = true;
+    s.tally = Some(Box::default());
+    let (mut peak, mut batches) = (0usize, 0u64);
+    let each = |_: &mut Session| {
+        peak = peak.max(live());
+        batches += 1;
+        Ok(())
+    };
+    let (mut s, _) = match rawpv::source::file::fold_path_each(std::path::Path::new(path), s, each)
+    {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!(
+        "{path}: {} frames, {} calls; live heap: highest after a batch {} KB ({batches} batches), finished {} KB; {} calls kept, {} findings",
+        s.counts.frames,
+        s.counts.invocations,
+        peak >> 10,
+        live() >> 10,
+        s.invocations.len(),
+        s.findings.len()
+    );
+    let part = |name: &str, s: &mut Session, clear: &dyn Fn(&mut Session)| {
+        let before = live();
+        clear(s);
+        println!("  {name:<34} {:>9} KB", before.saturating_sub(live()) >> 10);
+    };
+    part("tally", &mut s, &|s| s.tally = None);
+    part("findings", &mut s, &|s| s.findings = Vec::new());
+    part("the rest (calls, index, sessions)", &mut s, &|s| {
+        *s = Session::new();
+    });
+    println!("  left {} KB", live() >> 10);
+}
+
 fn main() {
-    let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: session_memory FILE");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, path] = args.as_slice()
+        && flag == "--fold"
+    {
+        return fold(path);
+    }
+    let Some(path) = args.first() else {
+        eprintln!("usage: session_memory [--fold] FILE");
         std::process::exit(2);
     };
     let (mut s, _) = match rawpv::source::file::fold_path(std::path::Path::new(&path)) {

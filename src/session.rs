@@ -49,6 +49,7 @@ use serde_json::{Map, Value};
 
 pub mod check;
 pub mod chunks;
+pub mod folded;
 pub mod forks;
 pub mod query;
 pub mod sessions;
@@ -318,10 +319,13 @@ pub struct Session {
     pub reparse: Option<Reparse>,
     /// `backing`, opened once.
     open_file: OpenFile,
-    /// Only the findings are read once folded (`rawpv check`, issue 17): events and messages are
-    /// not kept, nor a finished call's result record and envelopes. The checks read only the
-    /// frame at hand, the catalogs and the calls' ids, names, statuses and stream sequences, so
-    /// the findings are the same (`tests/it/oracle_outputs.rs` compares `check`'s outputs).
+    /// Only the findings are read once folded (`rawpv check`, issue 17): events, messages and
+    /// feed rows are not kept, a finished call leaves `invocations` for [`folded::FoldedCalls`]
+    /// (its id's hash, tool name and stream sequences: what a later frame's checks read, through
+    /// [`Session::call_in`]), and a session's superseded catalog is emptied. The checks read only
+    /// the frame at hand, the current catalogs and those facts, so the findings are the same
+    /// (`tests/it/oracle_outputs.rs` compares `check`'s outputs, `tests/it/check_fold.rs` the
+    /// findings of both folds).
     pub findings_only: bool,
     /// `rawpv stats`' counters, kept as the session folds when set (with `findings_only`):
     /// each call is counted when its result is folded, each event frame before it is dropped
@@ -332,6 +336,40 @@ pub struct Session {
     /// stays in memory, the payload is read back when shown ([`Session::event_payload`]). Set
     /// by the viewer.
     pub defer_events: bool,
+    /// With `findings_only`: the finished calls, reduced to what the checks still read
+    /// ([`folded::FoldedCalls`]); their records left `invocations` (issue 17 item 3).
+    folded: folded::FoldedCalls,
+    /// Slots of `invocations` whose call was folded away and not yet compacted out.
+    stale: usize,
+}
+
+/// A call looked up by its id ([`Session::call_in`]): its whole record, or what is left of it
+/// once finished in a `findings_only` fold.
+#[derive(Debug, Clone, Copy)]
+pub enum CallRef<'a> {
+    Kept(&'a Invocation),
+    Folded {
+        tool_name: &'a str,
+        stream: Option<&'a folded::FoldedStream>,
+    },
+}
+
+impl CallRef<'_> {
+    /// The request's `tool_name`.
+    pub fn tool_name(&self) -> &str {
+        match self {
+            Self::Kept(inv) => &inv.tool_name,
+            Self::Folded { tool_name, .. } => tool_name,
+        }
+    }
+
+    /// The source line of the kept stream chunk with this `sequence`, if any.
+    pub fn chunk_line(&self, sequence: u64) -> Option<u64> {
+        match self {
+            Self::Kept(inv) => inv.stream.get(sequence).map(|c| c.line),
+            Self::Folded { stream, .. } => stream.and_then(|s| s.line_of(sequence)),
+        }
+    }
 }
 
 /// Which part of a call [`Reparse`] reads again.
@@ -681,6 +719,26 @@ impl IdIndex {
     }
 }
 
+impl IdIndex {
+    /// Removes `id` of session `sid`, indexed at `idx`; a colliding pair in `overflow` takes
+    /// its hash slot (O(overflow), which is empty but for 64-bit collisions).
+    fn remove(&mut self, sid: u32, id: &str, idx: usize) {
+        let h = Self::hash(sid, id);
+        if self.by_hash.get(&h) != Some(&idx) {
+            self.overflow.remove(&(sid, id.to_owned()));
+            return;
+        }
+        self.by_hash.remove(&h);
+        let promoted = (self.overflow.iter())
+            .find(|((s, i), _)| Self::hash(*s, i) == h)
+            .map(|(k, &v)| (k.clone(), v));
+        if let Some((k, v)) = promoted {
+            self.overflow.remove(&k);
+            self.by_hash.insert(h, v);
+        }
+    }
+}
+
 /// A `Hasher` for keys that are already hashes (the `u64`s of [`IdIndex`]).
 #[derive(Debug, Default, Clone, Copy)]
 struct PreHashed(u64);
@@ -846,6 +904,50 @@ impl Session {
         self.index
             .get(sid, id, &self.invocations)
             .map(|i| &*self.invocations[i])
+    }
+
+    /// The call with this id in session `sid`, kept or folded away ([`Self::findings_only`]).
+    pub fn call_in(&self, sid: u32, id: &str) -> Option<CallRef<'_>> {
+        if let Some(inv) = self.invocation_in(sid, id) {
+            return Some(CallRef::Kept(inv));
+        }
+        let (tool_name, stream) = self.folded.get(sid, id)?;
+        Some(CallRef::Folded { tool_name, stream })
+    }
+
+    /// Whether session `sid` has a call with this id, kept or folded away.
+    fn has_call(&self, sid: u32, id: &str) -> bool {
+        self.index.get(sid, id, &self.invocations).is_some() || self.folded.contains(sid, id)
+    }
+
+    /// Moves the finished call at `idx` out of the model into [`Self::folded`] (a
+    /// `findings_only` fold): its slot is dropped by the next compaction of `invocations`, which
+    /// runs once more than half of the list is such slots (amortised O(1) a call; the list keeps
+    /// its order, which the end-of-input findings and `stats`' open calls follow).
+    fn fold_away(&mut self, idx: usize) {
+        let inv = &self.invocations[idx];
+        self.folded
+            .insert(inv.session, &inv.invocation_id, &inv.tool_name, &inv.stream);
+        self.index.remove(inv.session, &inv.invocation_id, idx);
+        let inv = &mut self.invocations[idx];
+        inv.stream = ChunkBuffer::default();
+        inv.delegation_chain = Vec::new();
+        inv.result = None;
+        inv.result_envelope = None;
+        inv.request_envelope = None;
+        inv.summary = Box::default();
+        self.stale += 1;
+        if self.stale >= 1024 && self.stale * 2 > self.invocations.len() {
+            // Every finished call of a `findings_only` fold is folded away.
+            self.invocations.retain(|inv| inv.status.is_open());
+            self.invocations.shrink_to(self.invocations.len() * 2);
+            self.index = IdIndex::default();
+            for (i, inv) in self.invocations.iter().enumerate() {
+                self.index
+                    .insert(inv.session, &inv.invocation_id, i, &self.invocations);
+            }
+            self.stale = 0;
+        }
     }
 
     /// The invocation with this id: in the default session, else the first session that has
@@ -1099,7 +1201,7 @@ impl Session {
         let Some(id) = id.filter(|_| self.sessions.is_multi()) else {
             return 0;
         };
-        if self.index.get(0, id, &self.invocations).is_some() {
+        if self.has_call(0, id) {
             return 0;
         }
         (1..self.sessions.len() as u32)
@@ -1120,7 +1222,7 @@ impl Session {
         }
         (0..self.sessions.len() as u32)
             .filter(|&k| k != sid)
-            .find(|&k| self.index.get(k, id, &self.invocations).is_some())
+            .find(|&k| self.has_call(k, id))
             .map_or_else(String::new, |k| {
                 let name = self.sessions.short_name(k);
                 format!(" in this session; session {name} has a call with this id")
@@ -1290,7 +1392,7 @@ impl Session {
         };
         let id = req.invocation_id.clone().unwrap_or_default();
         let sid = self.sid();
-        if self.index.get(sid, &id, &self.invocations).is_some() {
+        if self.has_call(sid, &id) {
             let msg = format!("invocation_id {} was already requested", Quoted(&id));
             let f = Finding::new(
                 Level::Error,
@@ -1307,11 +1409,18 @@ impl Session {
             return Applied::default();
         };
         let chain = frame.envelope.delegation_chain();
+        // A `findings_only` fold keeps no feed rows and no call tree (nothing reads them, and
+        // finished calls leave the list).
         let parent = chain
             .last()
+            .filter(|_| !self.findings_only)
             .and_then(|d| self.index.get(sid, &d.invocation_id, &self.invocations));
         let idx = self.invocations.len();
-        let item = self.push_item(Item::Invocation(idx));
+        let item = if self.findings_only {
+            usize::MAX
+        } else {
+            self.push_item(Item::Invocation(idx))
+        };
         let tool_name = req.tool_name.unwrap_or_default();
         let input = req.input.unwrap_or(Value::Null);
         let summary = summary::input_summary(&tool_name, &input).into_boxed_str();
@@ -1359,9 +1468,9 @@ impl Session {
             c.running += 1;
         });
         Applied {
-            item: Some(item),
+            item: (item != usize::MAX).then_some(item),
             invocation: Some(idx),
-            new_item: true,
+            new_item: item != usize::MAX,
         }
     }
 
@@ -1371,6 +1480,12 @@ impl Session {
         };
         let id = s.invocation_id.clone().unwrap_or_default();
         let Some(idx) = self.index.get(self.sid(), &id, &self.invocations) else {
+            if self.folded.contains(self.sid(), &id) {
+                let len = s.chunk.as_ref().map_or(0, String::len);
+                let (sid, seq) = (self.sid(), s.sequence);
+                self.folded.chunk(sid, &id, seq, len, frame.origin.line);
+                return Applied::default();
+            }
             let msg = format!(
                 "stream chunk for invocation_id {}, which was never requested{}",
                 Quoted(&id),
@@ -1425,7 +1540,11 @@ impl Session {
         if frame.origin.output_skipped && !kept {
             self.reload_output(&mut frame);
         }
-        let Some(idx) = self.index.get(sid, &id, &self.invocations) else {
+        let idx = self.index.get(sid, &id, &self.invocations);
+        if idx.is_none() && self.folded.contains(sid, &id) {
+            return self.second_result(frame, id);
+        }
+        let Some(idx) = idx else {
             let msg = format!(
                 "result for invocation_id {}, which was never requested{}",
                 Quoted(&id),
@@ -1442,14 +1561,7 @@ impl Session {
             return self.push_event(frame);
         };
         if !self.invocations[idx].status.is_open() {
-            let msg = format!(
-                "second result for invocation_id {}; the first one is kept",
-                Quoted(&id)
-            );
-            let f = Finding::new(Level::Error, code::DUPLICATE_RESULT, "SPEC 3.7", line, msg)
-                .for_invocation(id);
-            self.push_finding(f);
-            return self.push_event(frame);
+            return self.second_result(frame, id);
         }
         let Body::Result(r) = frame.body else {
             return Applied::default();
@@ -1477,20 +1589,32 @@ impl Session {
         if let Some(t) = &mut self.tally {
             t.call(inv);
         }
-        if self.findings_only {
-            inv.result = None;
-            inv.result_envelope = None;
-            inv.request_envelope = None;
-            // The checks read a finished call's chunks' sequences and lines, not their text.
-            inv.stream.forget_text();
-            inv.summary = Box::default();
-        }
         inv.rev += 1;
+        let item = inv.item;
+        if self.findings_only {
+            // The checks read of a finished call only its id, name and stream sequences.
+            self.fold_away(idx);
+            return Applied::default();
+        }
         Applied {
-            item: Some(inv.item),
+            item: Some(item),
             invocation: Some(idx),
             new_item: false,
         }
+    }
+
+    /// A result for a call that already has one: a `duplicate-result` finding, the frame kept
+    /// as an event.
+    fn second_result(&mut self, frame: Frame, id: String) -> Applied {
+        let msg = format!(
+            "second result for invocation_id {}; the first one is kept",
+            Quoted(&id)
+        );
+        let line = frame.origin.line;
+        let f = Finding::new(Level::Error, code::DUPLICATE_RESULT, "SPEC 3.7", line, msg)
+            .for_invocation(id);
+        self.push_finding(f);
+        self.push_event(frame)
     }
 
     /// Puts back the real output of a result whose output the file reader skipped
@@ -1532,6 +1656,15 @@ impl Session {
             tool_index.entry(t.name.clone()).or_insert(i);
         }
         let sid = self.sid();
+        if self.findings_only
+            && let Some(&last) = self.sessions.get(sid).publishes.last()
+            && let Some(p) = self.publishes.get_mut(last as usize)
+        {
+            // The checks read only a session's current catalog (`check::At::publish`, and the
+            // `output_type` rule as a result folds); a superseded one keeps its place, empty.
+            p.catalog = CatalogPublish::default();
+            p.tool_index = HashMap::new();
+        }
         let at = u32::try_from(self.publishes.len()).unwrap_or(u32::MAX);
         self.sessions.get_mut(sid).publishes.push(at);
         self.publishes.push(Publish {

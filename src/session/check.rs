@@ -49,7 +49,7 @@
 
 use serde_json::Value;
 
-use super::{Invocation, Session};
+use super::{CallRef, Invocation, Session};
 use crate::finding::{Finding, Level, Quoted};
 use crate::protocol::rules::{Rule, expected_output_type, known_category};
 use crate::protocol::{
@@ -275,9 +275,9 @@ impl<'s> At<'s> {
         self.publish().and_then(|p| p.tool(name))
     }
 
-    /// The call with this id in the frame's session.
-    fn invocation(&self, id: &str) -> Option<&'s Invocation> {
-        self.session.invocation_in(self.sid, id)
+    /// The call with this id in the frame's session (kept, or folded away once finished).
+    fn call(&self, id: &str) -> Option<CallRef<'s>> {
+        self.session.call_in(self.sid, id)
     }
 }
 
@@ -432,21 +432,26 @@ fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
     if s.sequence.is_none() {
         out.missing(T, "sequence", S);
     }
-    let Some(inv) = s.invocation_id.as_deref().and_then(|id| at.invocation(id)) else {
+    let Some((id, call)) = (s.invocation_id.as_deref()).and_then(|id| Some((id, at.call(id)?)))
+    else {
         return; // reported by the reducer (stream-without-request)
     };
-    name_mismatch(inv, s.tool_name.as_deref(), "stream chunk", out);
+    name_mismatch(
+        call.tool_name(),
+        s.tool_name.as_deref(),
+        "stream chunk",
+        out,
+    );
     if let Some(seq) = s.sequence {
         // The lookup `ChunkBuffer::insert` makes, so this agrees with what the buffer drops.
-        if let Some(kept) = inv.stream.get(seq) {
+        if let Some(line) = call.chunk_line(seq) {
             out.push(
                 Level::Error,
                 code::STREAM_SEQUENCE_DUPLICATE,
                 "SPEC 3.7",
                 format!(
-                    "stream sequence {seq} of {} was already received (line {}); this chunk is dropped",
-                    Quoted(&inv.invocation_id),
-                    kept.line
+                    "stream sequence {seq} of {} was already received (line {line}); this chunk is dropped",
+                    Quoted(id),
                 ),
             );
         }
@@ -491,23 +496,26 @@ fn check_result(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
         ),
         Some(_) => {}
     }
-    let Some(inv) = r.invocation_id.as_deref().and_then(|id| at.invocation(id)) else {
+    let Some(call) = r.invocation_id.as_deref().and_then(|id| at.call(id)) else {
         return; // reported by the reducer (result-without-request)
+    };
+    let CallRef::Kept(inv) = call else {
+        return; // folded away once finished: reported by the reducer (duplicate-result)
     };
     if !inv.status.is_open() {
         return; // reported by the reducer (duplicate-result)
     }
-    name_mismatch(inv, r.tool_name.as_deref(), "result", out);
+    name_mismatch(&inv.tool_name, r.tool_name.as_deref(), "result", out);
     if let Some(ot) = r.output_type.as_ref().filter(|o| o.is_known()) {
         check_output_type(at, inv, r, ot, out);
     }
     push_gaps(inv, Level::Error, out);
 }
 
-fn name_mismatch(inv: &Invocation, name: Option<&str>, what: &str, out: &mut Out<'_>) {
+fn name_mismatch(requested: &str, name: Option<&str>, what: &str, out: &mut Out<'_>) {
     if let Some(name) = name
-        && !inv.tool_name.is_empty()
-        && name != inv.tool_name
+        && !requested.is_empty()
+        && name != requested
     {
         out.push(
             Level::Error,
@@ -516,7 +524,7 @@ fn name_mismatch(inv: &Invocation, name: Option<&str>, what: &str, out: &mut Out
             format!(
                 "{what} names tool {} but its request named {}",
                 Quoted(name),
-                Quoted(&inv.tool_name)
+                Quoted(requested)
             ),
         );
     }

@@ -116,3 +116,104 @@ fn print_streaming_rows_writes_the_full_feed() {
     let first_diff = got.lines().zip(want.lines()).position(|(a, b)| a != b);
     assert!(got == want, "first differing line: {first_diff:?}");
 }
+
+/// A `findings_only` fold moves every finished call out of `Session::invocations` into its
+/// compact table (issue 17 item 3), so it must still answer what later frames ask of those calls:
+/// a second request or result, late chunks (a repeated `sequence` names the line of the kept
+/// one; a new one is kept and then repeats), a chunk naming another tool, and an unnamed frame's
+/// session. 3,000 calls fold first, so the list is compacted several times; the findings are the
+/// full fold's, and only the open calls stay as records.
+#[test]
+fn finished_calls_folded_away_still_answer_later_frames() {
+    use rawpv::source::file::{fold_path, fold_path_into};
+    use std::fmt::Write as _;
+    let id = |i: u32| format!("00000000-0000-4000-8000-{i:012x}");
+    let req = |i: u32, s: &str| {
+        format!(
+            r#"{{"type":"tool.invoke.request","session_id":"{s}","payload":{{"invocation_id":"{}","tool_name":"Bash","input":{{"command":"ls"}}}}}}"#,
+            id(i)
+        )
+    };
+    let chunk = |i: u32, seq: u32, tool: &str| {
+        format!(
+            r#"{{"type":"tool.invoke.stream","payload":{{"invocation_id":"{}","tool_name":"{tool}","sequence":{seq},"stream_type":"stdout","chunk":"out {seq}\n"}}}}"#,
+            id(i)
+        )
+    };
+    let res_in = |i: u32, s: &str| {
+        format!(
+            r#"{{"type":"tool.invoke.result",{s}"payload":{{"invocation_id":"{}","tool_name":"Bash","status":"success","output":"ok","output_type":"text"}}}}"#,
+            id(i)
+        )
+    };
+    let res = |i: u32| res_in(i, "");
+    let (s1, s2) = (
+        "10000000-0000-4000-8000-000000000001",
+        "20000000-0000-4000-8000-000000000002",
+    );
+    let in_s2 = format!(r#""session_id":"{s2}","#);
+    let mut text = String::new();
+    for i in 0..3_000 {
+        writeln!(text, "{}", req(i, s1)).unwrap();
+        if i % 3 == 0 {
+            writeln!(text, "{}\n{}", chunk(i, 0, "Bash"), chunk(i, 2, "Bash")).unwrap();
+        }
+        if i % 500 != 7 {
+            writeln!(text, "{}", res(i)).unwrap();
+        }
+    }
+    for late in [
+        req(3, s1),          // already requested (finished)
+        chunk(3, 2, "Bash"), // sequence 2 already kept
+        chunk(3, 1, "Bash"), // new: kept
+        chunk(3, 1, "Bash"), // now a duplicate
+        chunk(6, 5, "Read"), // another tool's name
+        res(3),              // second result
+        res(5_000),          // never requested
+        req(7, s1),          // still open: already requested
+        req(9_000, s2),      // a call of another session, finished there …
+        res_in(9_000, &in_s2),
+        res(9_000), // … then a result naming no session: the default one has no such call
+    ] {
+        writeln!(text, "{late}").unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("late.ndjson");
+    std::fs::write(&p, text).unwrap();
+    let (full, _) = fold_path(&p).unwrap();
+    let mut lean = Session::new();
+    lean.findings_only = true;
+    let (lean, _) = fold_path_into(&p, lean).unwrap();
+    let codes = |s: &Session| {
+        let mut c: Vec<&str> = s.findings.iter().map(|f| f.code).collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    };
+    assert_eq!(
+        codes(&full),
+        [
+            "duplicate-invocation-id",
+            "duplicate-result",
+            "request-never-answered",
+            "result-without-request",
+            "stream-sequence-duplicate",
+            "stream-sequence-gap",
+            "tool-name-mismatch",
+        ]
+    );
+    assert_eq!(lean.findings, full.findings);
+    let open: Vec<&str> = (lean.invocations.iter())
+        .filter(|i| i.status.is_open())
+        .map(|i| i.invocation_id.as_str())
+        .collect();
+    assert_eq!(
+        open,
+        (0..3_000)
+            .filter(|i| i % 500 == 7)
+            .map(id)
+            .collect::<Vec<_>>()
+    );
+    // Finished records are compacted out of the list in steps of at least 1,024.
+    assert!(lean.invocations.len() < 1_100, "{}", lean.invocations.len());
+}
