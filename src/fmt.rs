@@ -9,6 +9,8 @@
 //! (`unicode-width`), never bytes or chars; a cut string ends (or, keeping the tail, starts)
 //! with `…` and is never wider than asked.
 
+pub mod words;
+
 use unicode_width::UnicodeWidthChar;
 
 /// Display width of a string in columns.

@@ -213,13 +213,13 @@ pub fn payload_summary(payload: &Value) -> String {
 }
 
 /// The text an event row shows of `payload` (its `message`, `error`, `text` or `content`
-/// string, else [`payload_summary`]), at most 512 characters: what a deferred event keeps
+/// string, else its values named, `crate::fmt::words::value_words`), at most 512 characters: what a deferred event keeps
 /// (`crate::session::Session::defer_events`).
 pub fn event_text(payload: &Value) -> String {
     let s = ["message", "error", "text", "content"]
         .iter()
         .find_map(|k| payload.get(*k).and_then(Value::as_str))
-        .map_or_else(|| payload_summary(payload), str::to_owned);
+        .map_or_else(|| crate::fmt::words::value_words(payload), str::to_owned);
     s.chars().take(512).collect()
 }
 

@@ -512,13 +512,19 @@ fn build_event_row_labelled(
                     .map_or(0, Vec::len);
                 published_label(n)
             } else {
-                let msg = field(crate::session::DEFERRED_EVENT)
-                    .or_else(|| field("message"))
-                    .or_else(|| field("error"))
-                    .or_else(|| field("text"))
-                    .or_else(|| field("content"))
-                    .unwrap_or_else(|| crate::session::summary::payload_summary(&payload));
-                format!("{} {}", f.frame_type.as_str(), first_line(&msg))
+                // In words (issue 22 item 7): the kind, tags as labels, values named.
+                let raw = |k: &str| payload.get(k).and_then(Value::as_str);
+                let msg = raw(crate::session::DEFERRED_EVENT)
+                    .or_else(|| raw("message"))
+                    .or_else(|| raw("error"))
+                    .or_else(|| raw("text"))
+                    .or_else(|| raw("content"));
+                if look == EventLook::Usage && msg.is_none() {
+                    crate::session::summary::payload_summary(&payload)
+                } else {
+                    let t = f.frame_type.as_str();
+                    first_line(&crate::fmt::words::event_words(t, &payload, msg))
+                }
             };
             let fixed = TIME_W + 2 + pad.len() + tool_w + 1;
             Line::from(vec![
