@@ -298,6 +298,12 @@ impl App {
         self.areas
     }
 
+    /// The whole screen the last frame was laid out on (the help popup is placed over it).
+    pub fn screen_area(&self) -> ratatui::layout::Rect {
+        let a = self.areas;
+        a.timeline.union(a.feed).union(a.detail).union(a.status)
+    }
+
     /// Whether the elapsed-time tick should run.
     pub fn animating(&self) -> bool {
         self.live && !self.session.ended && self.session.counts.running > 0

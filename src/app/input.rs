@@ -47,7 +47,9 @@ impl App {
         self.view.message = None;
         self.placed = true;
         if self.view.help {
-            let max = crate::ui::help::scroll_max(&self.keymap);
+            // The scroll the draw can show on this screen: `G` then `k` moves at once.
+            let max =
+                crate::ui::help::HelpLayout::of(&self.keymap, self.screen_area()).scroll_limit();
             let page = usize::from(self.view.feed.height.max(2));
             let s = &mut self.view.help_scroll;
             match self.keymap.action(k) {

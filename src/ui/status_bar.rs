@@ -18,7 +18,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{DrawCtx, SourceStatus};
-use crate::view::Mode;
+use crate::action::Action;
+use crate::view::{Mode, Pane, Tab};
 
 /// Fewest columns of the source's name on the first row (with room for less, the counts go).
 const LABEL_MIN: usize = 12;
@@ -280,7 +281,27 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
                 used += crate::fmt::width(&s);
                 spans.push(Span::styled(s, t.finding_info));
             }
-            for (key, label) in ctx.keymap.hints() {
+            // A panel that has the keys says first what they do there (issue 22 item 2).
+            let enter = match (ctx.view.focus, ctx.view.tab) {
+                (Pane::Detail, Tab::Catalog) => Some("filter by tool"),
+                (Pane::Detail, Tab::Problems) => Some("go to its row"),
+                (Pane::Detail | Pane::Feed, _) => None,
+            };
+            let mut hints: Vec<(String, &'static str)> = Vec::new();
+            if let Some(enter) = enter {
+                let key = |a| ctx.keymap.key_for(a).map(|k| k.to_string());
+                if let (Some(d), Some(u)) = (key(Action::MoveDown), key(Action::MoveUp)) {
+                    hints.push((format!("{d}/{u}"), "move"));
+                }
+                if let Some(k) = key(Action::Open) {
+                    hints.push((k, enter));
+                }
+                if let Some(k) = key(Action::Cancel) {
+                    hints.push((k, "back"));
+                }
+            }
+            hints.extend(ctx.keymap.hints());
+            for (key, label) in hints {
                 let piece = format!(" {key} {label} ");
                 let pw = crate::fmt::width(&piece);
                 if used + pw > w {

@@ -60,6 +60,7 @@ mod render_polish;
 mod render_props;
 mod render_terminal;
 mod replay_player;
+mod screen_sizes;
 mod sessions;
 mod sessions_tui;
 mod signals_pty;

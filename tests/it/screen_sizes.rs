@@ -1,0 +1,95 @@
+//! Issue 22's "Done when" screens: the feed (paths, tool names, statuses), the help, the catalog
+//! and the problems panels with their keys, on a real Claude Code transcript at 80x24, 120x35 and
+//! 200x60. Each screen is an insta snapshot; the asserts say what must hold at every size.
+
+use insta::assert_snapshot;
+use rawpv::action::Action;
+use rawpv::app::App;
+use rawpv::import;
+
+use crate::support::corpus;
+use crate::support::headless::{act, draw, screen_text, status_rows};
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 35), (200, 60)];
+
+/// A corpus transcript with many tools (`WebSearch`, `WebFetch`, `Glob`, `Read`, `Edit`),
+/// findings and paths inside its cwd.
+fn transcript() -> Option<App> {
+    let dir = corpus::dir("claude-code")?;
+    let loaded = import::load_path(&dir.join("cc-v2.1.38-tool-heavy-web.jsonl")).ok()?;
+    Some(App::headless(
+        loaded.items,
+        "cc-v2.1.38-tool-heavy-web.jsonl",
+    ))
+}
+
+#[test]
+fn feed_help_catalog_and_problems_at_three_sizes() {
+    for (w, h) in SIZES {
+        let Some(mut app) = transcript() else {
+            return;
+        };
+        // The feed: the first screen, paths relative to the session's cwd.
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(
+            !screen.contains("/home/user/projects/spotter/"),
+            "{w}x{h}: {screen}"
+        );
+        assert_snapshot!(format!("feed_{w}x{h}"), term.backend());
+
+        // The help: fits, and says what Enter does in the panels.
+        act(&mut app, &[Action::ToggleHelp]);
+        let term = draw(&mut app, w, h);
+        assert_snapshot!(format!("help_{w}x{h}"), term.backend());
+        act(&mut app, &[Action::ToggleHelp]);
+
+        // The catalog takes the keys: its hints are in the status bar.
+        act(&mut app, &[Action::ShowCatalog]);
+        let term = draw(&mut app, w, h);
+        let status = status_rows(&term);
+        assert!(status.contains("Enter"), "{w}x{h}: {status}");
+        assert_snapshot!(format!("catalog_{w}x{h}"), term.backend());
+        act(&mut app, &[Action::Cancel]);
+
+        act(&mut app, &[Action::ShowProblems]);
+        let term = draw(&mut app, w, h);
+        let status = status_rows(&term);
+        assert!(status.contains("Enter"), "{w}x{h}: {status}");
+        assert_snapshot!(format!("problems_{w}x{h}"), term.backend());
+    }
+}
+
+/// In the help, `G` goes to the last rows shown and `k` moves up at once (it used to count
+/// down from past the end first).
+#[test]
+fn help_bottom_then_up_moves_at_once() {
+    let Some(mut app) = transcript() else {
+        return;
+    };
+    draw(&mut app, 80, 24);
+    for c in ['?', 'G'] {
+        press(&mut app, c);
+    }
+    let bottom = screen_text(&draw(&mut app, 80, 24));
+    assert!(bottom.contains(" 0 below (j/k scroll) "), "{bottom}");
+    let limit = app.view().help_scroll;
+    assert!(
+        bottom.contains(&format!(" {limit} above · 0 below ")),
+        "{bottom}"
+    );
+    press(&mut app, 'k');
+    let up = screen_text(&draw(&mut app, 80, 24));
+    assert!(
+        up.contains(&format!(" {} above · 1 below ", limit - 1)),
+        "{up}"
+    );
+}
+
+fn press(app: &mut App, c: char) {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    app.update(rawpv::app::Msg::Term(Event::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    ))));
+}
