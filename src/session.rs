@@ -1093,17 +1093,7 @@ impl Session {
         let target = cap - cap / 10;
         let mut to_remove = self.items.len() - target;
         let n = self.items.len();
-        let mut pinned = vec![false; n];
-        for i in self
-            .publishes
-            .iter()
-            .map(|p| p.item)
-            .chain(self.open_messages.iter().copied())
-        {
-            if let Some(x) = pinned.get_mut(i) {
-                *x = true;
-            }
-        }
+        let pinned = self.pinned_rows(n);
         let mut keep = vec![true; n];
         for (i, it) in self.items.iter().enumerate() {
             if to_remove == 0 {
@@ -1118,6 +1108,58 @@ impl Session {
                 to_remove -= 1;
             }
         }
+        self.retain_rows(&keep)
+    }
+
+    /// Drops the finished rows before row `upto` that `rawpv print` has written (finished calls,
+    /// done messages, events other than catalog publishes), as [`Self::compact_if_needed`] does,
+    /// except that a dropped call is kept in [`folded::FoldedCalls`] (its id, tool name and
+    /// stream sequences), so later frames naming it fold as they would with it kept: a chunk is
+    /// attached (no row), a second request or result is an event row of its own, and the
+    /// findings are the same. Returns the new index of row `upto`.
+    pub fn drop_written(&mut self, upto: usize) -> usize {
+        let upto = upto.min(self.items.len());
+        let mut keep = vec![true; self.items.len()];
+        let pinned = self.pinned_rows(upto);
+        for (i, it) in self.items[..upto].iter().enumerate() {
+            keep[i] = match it {
+                Item::Invocation(k) => {
+                    let inv = &self.invocations[*k];
+                    if inv.status.is_open() {
+                        true
+                    } else {
+                        self.folded.insert(
+                            inv.session,
+                            &inv.invocation_id,
+                            &inv.tool_name,
+                            &inv.stream,
+                        );
+                        false
+                    }
+                }
+                Item::Message(_) | Item::Event(_) => pinned[i],
+            };
+        }
+        let at = keep[..upto].iter().filter(|k| **k).count();
+        self.retain_rows(&keep);
+        at
+    }
+
+    /// Which of the first `n` rows a compaction keeps whatever they hold: catalog publishes and
+    /// open messages.
+    fn pinned_rows(&self, n: usize) -> Vec<bool> {
+        let mut pinned = vec![false; n];
+        for i in (self.publishes.iter().map(|p| p.item)).chain(self.open_messages.iter().copied()) {
+            if let Some(x) = pinned.get_mut(i) {
+                *x = true;
+            }
+        }
+        pinned
+    }
+
+    /// Keeps the rows whose `keep` is true and the calls of kept rows, remapping every index
+    /// (see [`Self::compact_if_needed`]).
+    fn retain_rows(&mut self, keep: &[bool]) -> Option<Compaction> {
         let mut item_map = vec![None; self.items.len()];
         let mut next = 0;
         for (i, k) in keep.iter().enumerate() {
@@ -1141,7 +1183,7 @@ impl Session {
         let old_items = std::mem::take(&mut self.items);
         self.items = old_items
             .into_iter()
-            .zip(&keep)
+            .zip(keep)
             .filter(|(_, k)| **k)
             .map(|(it, _)| match it {
                 Item::Invocation(k) => Item::Invocation(inv_map[k].unwrap_or(0)),
@@ -1165,7 +1207,7 @@ impl Session {
             self.index
                 .insert(inv.session, &inv.invocation_id, i, &self.invocations);
         }
-        self.sessions.retain_items(&keep);
+        self.sessions.retain_items(keep);
         for p in &mut self.publishes {
             p.item = item_map[p.item].unwrap_or(0);
         }

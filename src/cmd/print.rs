@@ -130,8 +130,10 @@ pub async fn run(
 /// `print` of a file, rows written as the file folds (issue 17): after each batch, the rows from
 /// the first one not yet written up to the first one that can still change (an open call, an
 /// open message) are written and their content dropped (a call's summary, result record and
-/// chunk text; a message's text; an event's frame), so memory holds what is still open plus one
-/// small record a call (the reducer's state for later frames). At the end every row is final.
+/// chunk text; a message's text; an event's frame); once the written rows are half the feed they
+/// are dropped (`Session::drop_written`: a finished call keeps a folded record of ~30 bytes, the
+/// reducer's state for later frames), so memory holds what is still open. At the end every row
+/// is final.
 ///
 /// # Errors
 /// `Err`: the file cannot be read (phrased for the user); `Ok(Err)`: writing failed (a closed
@@ -145,7 +147,13 @@ fn stream_feed(path: &std::path::Path) -> Result<std::io::Result<()>, String> {
         write_final_rows(&mut out, s, &mut next).map_err(|e| {
             write_err = Some(e);
             std::io::Error::other("output stopped")
-        })
+        })?;
+        // The written rows go once they are half the feed (amortised O(1) a row), their calls
+        // to the folded table (`Session::drop_written`), so memory follows what is still open.
+        if next >= 4096 && next * 2 >= s.items.len() && !s.ended {
+            next = s.drop_written(next);
+        }
+        Ok(())
     });
     let written = if let Some(e) = write_err {
         Err(e)

@@ -121,8 +121,9 @@ fn print_streaming_rows_writes_the_full_feed() {
 /// compact table (issue 17 item 3), so it must still answer what later frames ask of those calls:
 /// a second request or result, late chunks (a repeated `sequence` names the line of the kept
 /// one; a new one is kept and then repeats), a chunk naming another tool, and an unnamed frame's
-/// session. 3,000 calls fold first, so the list is compacted several times; the findings are the
-/// full fold's, and only the open calls stay as records.
+/// session. 6,000 calls fold first, so the list is compacted several times; the findings are the
+/// full fold's, and only the open calls stay as records. `rawpv print`, which drops the rows it
+/// wrote the same way (`Session::drop_written`), prints the full session's feed.
 #[test]
 fn finished_calls_folded_away_still_answer_later_frames() {
     use rawpv::source::file::{fold_path, fold_path_into};
@@ -153,7 +154,7 @@ fn finished_calls_folded_away_still_answer_later_frames() {
     );
     let in_s2 = format!(r#""session_id":"{s2}","#);
     let mut text = String::new();
-    for i in 0..3_000 {
+    for i in 0..6_000 {
         writeln!(text, "{}", req(i, s1)).unwrap();
         if i % 3 == 0 {
             writeln!(text, "{}\n{}", chunk(i, 0, "Bash"), chunk(i, 2, "Bash")).unwrap();
@@ -171,14 +172,21 @@ fn finished_calls_folded_away_still_answer_later_frames() {
         res(3),              // second result
         res(5_000),          // never requested
         req(7, s1),          // still open: already requested
-        req(9_000, s2),      // a call of another session, finished there …
+    ] {
+        writeln!(text, "{late}").unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // One session for `print` (a streamed print learns of a second session only when it comes).
+    let one = dir.path().join("late.ndjson");
+    std::fs::write(&one, &text).unwrap();
+    for late in [
+        req(9_000, s2), // a call of another session, finished there …
         res_in(9_000, &in_s2),
         res(9_000), // … then a result naming no session: the default one has no such call
     ] {
         writeln!(text, "{late}").unwrap();
     }
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("late.ndjson");
+    let p = dir.path().join("two.ndjson");
     std::fs::write(&p, text).unwrap();
     let (full, _) = fold_path(&p).unwrap();
     let mut lean = Session::new();
@@ -209,11 +217,27 @@ fn finished_calls_folded_away_still_answer_later_frames() {
         .collect();
     assert_eq!(
         open,
-        (0..3_000)
+        (0..6_000)
             .filter(|i| i % 500 == 7)
             .map(id)
             .collect::<Vec<_>>()
     );
     // Finished records are compacted out of the list in steps of at least 1,024.
     assert!(lean.invocations.len() < 1_100, "{}", lean.invocations.len());
+    let (full, _) = fold_path(&one).unwrap();
+    let mut expected = Vec::new();
+    rawpv::cmd::print::write_feed(&mut expected, &full).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
+        .args(["print", "--color", "never"])
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(full.items.len() > 6_000 && out.status.success());
+    let (got, want) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&expected),
+    );
+    assert!(want.contains("tool.invoke.result") && want.contains("tool.invoke.request"));
+    let first_diff = got.lines().zip(want.lines()).position(|(a, b)| a != b);
+    assert!(got == want, "first differing line: {first_diff:?}");
 }
