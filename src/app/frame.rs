@@ -69,6 +69,20 @@ impl App {
 const FEED_SUMMARY_NEED: usize = 28;
 
 impl App {
+    /// The feed/detail split for the feed rows `start..end` (their columns' widths).
+    fn feed_split(&self, start: usize, end: usize) -> crate::ui::Split {
+        let cols = crate::ui::feed::Cols::of_rows(
+            &self.session,
+            (start..end).filter_map(|r| self.view.item_at(r)),
+        );
+        crate::ui::Split {
+            want: u16::try_from(cols.row_width() + 2 + 4).unwrap_or(u16::MAX),
+            need: u16::try_from(cols.fixed_width() + 2 + 4 + cols.summary.min(FEED_SUMMARY_NEED))
+                .unwrap_or(u16::MAX),
+            share: self.view.feed_share(),
+        }
+    }
+
     /// Lays the screen out for `area` and brings view state and caches up to date: clamps the
     /// selection, scrolls it into view, and (re)builds the detail lines if their key changed
     /// (inline when light, else as a queued [`RenderJob`] with plain text meanwhile).
@@ -83,16 +97,7 @@ impl App {
         };
         let start = self.view.feed.offset;
         let end = (start + usize::from(rows)).min(self.row_count());
-        let cols = crate::ui::feed::Cols::of_rows(
-            &self.session,
-            (start..end).filter_map(|r| self.view.item_at(r)),
-        );
-        let split = crate::ui::Split {
-            want: u16::try_from(cols.row_width() + 2 + 4).unwrap_or(u16::MAX),
-            need: u16::try_from(cols.fixed_width() + 2 + 4 + cols.summary.min(FEED_SUMMARY_NEED))
-                .unwrap_or(u16::MAX),
-            share: self.view.feed_share(),
-        };
+        let split = self.feed_split(start, end);
         self.areas = Areas::compute(area, self.view.zoom, self.replay.is_some(), split);
         let feed_h = Areas::inner(self.areas.feed).height;
         let detail_inner = Areas::inner(self.areas.detail);
@@ -108,6 +113,16 @@ impl App {
             f.offset = f.selected + 1 - h;
         }
         f.offset = f.offset.min(count.saturating_sub(h));
+        // The width from the rows this frame draws (the first guess used last frame's rows,
+        // so the split moved one frame late, after a jump): the heights do not depend on it.
+        let (start, end) = (f.offset, (f.offset + h).min(count));
+        let split2 = self.feed_split(start, end);
+        if split2 != split {
+            self.areas = Areas::compute(area, self.view.zoom, self.replay.is_some(), split2);
+        }
+        let detail_inner = Areas::inner(self.areas.detail);
+        self.view.detail.height = detail_inner.height;
+        let f = &mut self.view.feed;
         if !self.view.folds.stale.is_empty() {
             let (start, end) = (f.offset, (f.offset + h).min(count));
             let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();

@@ -113,3 +113,39 @@ fn every_path_row_shows_its_file_name_and_nothing_is_cut() {
     // The corpus has Read/Edit/Write calls at all three widths: the test looked at them.
     assert!(paths > 100, "only {paths} path rows seen");
 }
+
+/// The feed's width is computed from the rows the frame draws, not from the rows of the frame
+/// before: after a jump, one draw already has the width a second draw keeps.
+#[test]
+fn the_split_does_not_lag_a_frame_behind() {
+    let mut jumps = 0;
+    for sub in ["claude-code", "codex"] {
+        let Some(files) = corpus::files(sub) else {
+            return;
+        };
+        for f in files {
+            let Ok(loaded) = import::load_path(&f) else {
+                continue;
+            };
+            let mut app = App::headless(loaded.items, "x");
+            for w in [120, 200] {
+                draw(&mut app, w, 35);
+                for a in [
+                    rawpv::action::Action::Bottom,
+                    rawpv::action::Action::Top,
+                    rawpv::action::Action::PageDown,
+                ] {
+                    let before = app.areas().feed.width;
+                    app.update(rawpv::app::Msg::Action(a));
+                    draw(&mut app, w, 35);
+                    let once = app.areas().feed.width;
+                    draw(&mut app, w, 35);
+                    assert_eq!(once, app.areas().feed.width, "{f:?} at {w} after {a:?}");
+                    jumps += usize::from(once != before);
+                }
+            }
+        }
+    }
+    // Some jumps did change the width: the test looked at the case it is about.
+    assert!(jumps > 0);
+}
