@@ -739,7 +739,8 @@ impl IdIndex {
     }
 }
 
-/// A `Hasher` for keys that are already hashes (the `u64`s of [`IdIndex`]).
+/// A `Hasher` for keys that are already hashes (the `u64`s of [`IdIndex`] and of
+/// [`folded::FoldedCalls`]).
 #[derive(Debug, Default, Clone, Copy)]
 struct PreHashed(u64);
 

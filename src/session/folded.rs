@@ -32,28 +32,8 @@ fn key(sid: u32, id: &str) -> FoldedKey {
     (a, b as u32)
 }
 
-/// A `Hasher` for keys that are already hashes (the `u64` of a [`FoldedKey`]).
-#[derive(Debug, Default, Clone, Copy)]
-struct PreHashed(u64);
-
-impl std::hash::Hasher for PreHashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is used; fold anything else in so the hasher stays correct.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-type ByHash<V> = HashMap<u64, V, BuildHasherDefault<PreHashed>>;
+/// By a key that is already a hash (`super::PreHashed`, the id index's hasher).
+type ByHash<V> = HashMap<u64, V, BuildHasherDefault<super::PreHashed>>;
 
 /// What is left of a finished call's stream: the kept chunks' count and bytes (for the caps)
 /// and the sequenced ones' `(sequence, line)`, sorted by sequence.

@@ -17,6 +17,30 @@ fn generated(frames: u64, seed: u64) -> (tempfile::TempDir, std::path::PathBuf) 
     (dir, p)
 }
 
+/// Runs `rawpv print --color never` on `p` (rows written and dropped as the file folds) and
+/// asserts it prints the full session's feed, byte for byte; returns that feed.
+fn assert_print_is_the_full_feed(p: &std::path::Path, full: &Session) -> String {
+    let mut expected = Vec::new();
+    rawpv::cmd::print::write_feed(&mut expected, full).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
+        .args(["print", "--color", "never"])
+        .arg(p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (got, want) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&expected),
+    );
+    let first_diff = got.lines().zip(want.lines()).position(|(a, b)| a != b);
+    assert!(got == want, "first differing line: {first_diff:?}");
+    want.into_owned()
+}
+
 /// `rawpv check` folds with `Session::findings_only`: the same findings as the full session on
 /// every RAWP fixture and a generated recording, with no event or message kept and no finished
 /// call's result record.
@@ -97,24 +121,7 @@ fn print_streaming_rows_writes_the_full_feed() {
     let (_dir, p) = generated(40_000, 3);
     let (full, _) = fold_path(&p).unwrap();
     assert!(full.items.len() > 3 * rawpv::source::BATCH);
-    let mut expected = Vec::new();
-    rawpv::cmd::print::write_feed(&mut expected, &full).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
-        .args(["print", "--color", "never"])
-        .arg(&p)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (got, want) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&expected),
-    );
-    let first_diff = got.lines().zip(want.lines()).position(|(a, b)| a != b);
-    assert!(got == want, "first differing line: {first_diff:?}");
+    assert_print_is_the_full_feed(&p, &full);
 }
 
 /// A `findings_only` fold moves every finished call out of `Session::invocations` into its
@@ -225,19 +232,7 @@ fn finished_calls_folded_away_still_answer_later_frames() {
     // Finished records are compacted out of the list in steps of at least 1,024.
     assert!(lean.invocations.len() < 1_100, "{}", lean.invocations.len());
     let (full, _) = fold_path(&one).unwrap();
-    let mut expected = Vec::new();
-    rawpv::cmd::print::write_feed(&mut expected, &full).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
-        .args(["print", "--color", "never"])
-        .arg(&one)
-        .output()
-        .unwrap();
-    assert!(full.items.len() > 6_000 && out.status.success());
-    let (got, want) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&expected),
-    );
+    assert!(full.items.len() > 6_000);
+    let want = assert_print_is_the_full_feed(&one, &full);
     assert!(want.contains("tool.invoke.result") && want.contains("tool.invoke.request"));
-    let first_diff = got.lines().zip(want.lines()).position(|(a, b)| a != b);
-    assert!(got == want, "first differing line: {first_diff:?}");
 }
