@@ -32,8 +32,9 @@ pub struct Theme {
     pub diff_del: Style,
     pub diff_add_emph: Style,
     pub diff_del_emph: Style,
-    /// Background of an added / removed line whose code carries syntax colours (the sign keeps
-    /// `diff_add` / `diff_del`; emphasised words keep `diff_*_emph`).
+    /// Background of an added / removed line, across the pane (the sign keeps `diff_add` /
+    /// `diff_del`); `diff_*_emph` is patched over a changed word's own style (its syntax or
+    /// `+`/`-` colour kept): a stronger tint of this background, or reverse video in `mono`.
     pub diff_add_line: Style,
     pub diff_del_line: Style,
     pub diff_hunk: Style,
@@ -111,8 +112,9 @@ impl Theme {
             finding_info: s.fg(Color::Blue),
             diff_add: s.fg(Color::Green),
             diff_del: s.fg(Color::Red),
-            diff_add_emph: s.fg(Color::Black).bg(Color::Green),
-            diff_del_emph: s.fg(Color::Black).bg(Color::Red),
+            // Emphasis: a stronger tint of the line's background, the text keeping its colour.
+            diff_add_emph: s.bg(Color::Rgb(0x2e, 0x6b, 0x40)),
+            diff_del_emph: s.bg(Color::Rgb(0x82, 0x30, 0x3a)),
             diff_add_line: s.bg(Color::Rgb(0x1f, 0x36, 0x27)),
             diff_del_line: s.bg(Color::Rgb(0x3d, 0x20, 0x24)),
             diff_hunk: s.fg(Color::Cyan).add_modifier(Modifier::DIM),
@@ -147,8 +149,8 @@ impl Theme {
             status_running: s.fg(Color::Magenta),
             status_cancelled: s.fg(Color::DarkGray),
             finding_warning: s.fg(Color::Magenta),
-            diff_add_emph: s.fg(Color::Black).bg(Color::LightGreen),
-            diff_del_emph: s.fg(Color::Black).bg(Color::LightRed),
+            diff_add_emph: s.bg(Color::Rgb(0xab, 0xf2, 0xbc)),
+            diff_del_emph: s.bg(Color::Rgb(0xff, 0xc1, 0xc0)),
             diff_add_line: s.bg(Color::Rgb(0xe6, 0xff, 0xec)),
             diff_del_line: s.bg(Color::Rgb(0xff, 0xeb, 0xe9)),
             diff_hunk: s.fg(Color::Blue),

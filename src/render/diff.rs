@@ -18,7 +18,8 @@
 //! similar enough ([`EMPH_MIN_RATIO`]). When `cx.highlight` is on and the diff is within the
 //! highlight limits, every row gets syntax colours (the new side, context + additions, and the
 //! old side, context + deletions, are each highlighted as one unit); added / removed code sits on
-//! `theme.diff_add_line` / `diff_del_line` and its changed words keep `diff_*_emph`. With
+//! `theme.diff_add_line` / `diff_del_line` (also the line's style, so the pane tints the row across its
+//! width) and its changed words keep their colours on `diff_*_emph`, a stronger tint. With
 //! `cx.wrap`, a row wider than `cx.width` continues on rows that start after the gutter (aligned
 //! with the code). With `cx.side_by_side` and `cx.width >= SIDE_BY_SIDE_MIN_WIDTH`, old and new
 //! sit in two columns (cut with `…`, not wrapped). Work per hunk is bounded by the rows `Out`
@@ -633,6 +634,9 @@ impl Painter<'_, '_> {
             LineKind::Del => Some(theme.diff_del_line),
             LineKind::Context | LineKind::NoNewline => None,
         };
+        // Emphasis is a stronger tint of the line's own background over the text's colours
+        // (syntax colours kept inside changed words, as delta draws them).
+        let base = line_bg.map_or(base, |bg| base.patch(bg));
         match (&r.syntax, line_bg) {
             (Some(s), None) => spans.extend(s.iter().cloned()),
             (Some(s), Some(bg)) => match syntax_with_emphasis(s, text, bg, &r.emph, emph) {
@@ -657,10 +661,11 @@ impl Painter<'_, '_> {
         let width = usize::from(self.cx.width);
         let total = gutter_w + super::wrap::line_width(&Line::from(content.clone()));
         // Below 8 columns of code the generic wrapper does better.
+        let tint = self.tint(r.kind);
         if !self.cx.wrap || total <= width || width < gutter_w + 1 + 8 {
             let mut spans = vec![Span::styled(gutter, theme.diff_gutter)];
             spans.extend(content);
-            return vec![Line::from(spans)];
+            return vec![Line::from(spans).style(tint)];
         }
         let sign = content.remove(0);
         let avail = u16::try_from(width - gutter_w - 1).unwrap_or(u16::MAX);
@@ -682,9 +687,19 @@ impl Painter<'_, '_> {
                     ]
                 };
                 spans.extend(piece.spans);
-                Line::from(spans)
+                Line::from(spans).style(tint)
             })
             .collect()
+    }
+
+    /// The background an added / removed row is tinted with across the pane (the line's
+    /// style; the gutter keeps the terminal's background).
+    fn tint(&self, kind: LineKind) -> Style {
+        match kind {
+            LineKind::Add => self.theme.diff_add_line,
+            LineKind::Del => self.theme.diff_del_line,
+            LineKind::Context | LineKind::NoNewline => Style::new(),
+        }
     }
 
     /// Two columns: old rows left, new rows right; paired `-`/`+` rows share a line.
@@ -810,7 +825,8 @@ fn syntax_with_emphasis(
             }
             end += piece[end..].chars().next().map_or(0, char::len_utf8);
             let chunk = piece[start..end].to_owned();
-            out.push(Span::styled(chunk, if e { emph_style } else { styled }));
+            let st = if e { styled.patch(emph_style) } else { styled };
+            out.push(Span::styled(chunk, st));
             start = end;
         }
         at += piece.len();
@@ -840,7 +856,11 @@ fn emphasised(
             spans.extend(super::text::plain_spans(&text[at..s], base, theme));
         }
         if s < e {
-            spans.extend(super::text::plain_spans(&text[s..e], emph_style, theme));
+            spans.extend(super::text::plain_spans(
+                &text[s..e],
+                base.patch(emph_style),
+                theme,
+            ));
         }
         at = e;
     }
@@ -917,7 +937,7 @@ mod tests {
         let emph: Vec<&str> = add
             .spans
             .iter()
-            .filter(|s| s.style == t.diff_add_emph)
+            .filter(|s| s.style.bg == t.diff_add_emph.bg && s.style.fg == t.diff_add.fg)
             .map(|s| s.content.as_ref())
             .collect();
         assert_eq!(emph, ["2"]);

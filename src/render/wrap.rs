@@ -123,6 +123,9 @@ fn to_owned_line(line: &Line<'_>) -> Line<'static> {
             .map(|s| Span::styled(s.content.to_string(), line.style.patch(s.style)))
             .collect::<Vec<_>>(),
     )
+    // The line's own style stays too: a pane tints the rest of the row with its background
+    // (an added or removed diff line, `crate::ui::detail`).
+    .style(line.style)
 }
 
 #[cfg(test)]

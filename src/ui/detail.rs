@@ -55,7 +55,12 @@ pub fn render_detail(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             Some(re) => super::highlight_matches(line.clone(), re, ctx.theme.search_match),
             None => line.clone(),
         };
-        buf.set_line(inner.x, inner.y + k as u16, &line, inner.width);
+        let y = inner.y + k as u16;
+        // A line with a background (an added / removed diff row) is tinted across the pane.
+        if line.style.bg.is_some() {
+            buf.set_style(Rect::new(inner.x, y, inner.width, 1), line.style);
+        }
+        buf.set_line(inner.x, y, &line, inner.width);
     }
 }
 

@@ -83,10 +83,11 @@ fn diff_styles_on_real_diff() {
     assert_eq!(del.spans[1].style, theme.diff_del);
     assert_eq!(add.spans[1].content, "+");
     assert_eq!(add.spans[1].style, theme.diff_add);
-    let emph = |l: &ratatui::text::Line<'_>, st| -> String {
+    // An emphasised word keeps the line's colour on the stronger tint.
+    let emph = |l: &ratatui::text::Line<'_>, st: ratatui::style::Style| -> String {
         l.spans
             .iter()
-            .filter(|s| s.style == st)
+            .filter(|s| s.style.bg == st.bg)
             .map(|s| s.content.as_ref())
             .collect()
     };
