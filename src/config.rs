@@ -52,7 +52,8 @@ pub enum ThemeName {
     #[default]
     Dark,
     Light,
-    /// The 16 basic ANSI colours only (the dark palette already keeps to them).
+    /// The 16 basic ANSI colours only: the dark palette without its RGB diff tints (changed
+    /// lines in green / red, changed words bold and underlined).
     #[serde(rename = "16")]
     Ansi16,
     Mono,
@@ -95,6 +96,9 @@ pub struct BrowserConfig {
     /// Extra session directories, listed besides `~/.claude/projects`.
     pub dirs: Vec<PathBuf>,
 }
+
+/// The syntect theme `theme = "light"` uses when `syntax_theme` is not set.
+pub const LIGHT_SYNTAX_THEME: &str = "InspiredGitHub";
 
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -190,9 +194,10 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
             });
         }
     }
+    let syntax_set = user.contains_key("syntax_theme");
     let mut merged = defaults;
     merge(&mut merged, user);
-    let config: Config = Value::Table(merged)
+    let mut config: Config = Value::Table(merged)
         .try_into()
         .map_err(|e: toml::de::Error| ConfigError::Value {
             file: file.to_path_buf(),
@@ -230,6 +235,11 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
             share.end()
         ));
     }
+    // A light theme gets a light syntax theme unless one is named (the dark default's pale
+    // greys and yellows are hard to read on white).
+    if config.theme == ThemeName::Light && !syntax_set {
+        LIGHT_SYNTAX_THEME.clone_into(&mut config.syntax_theme);
+    }
     if !crate::render::highlight::has_theme(&config.syntax_theme) {
         warnings.push(format!(
             "{}: {}",
@@ -252,7 +262,8 @@ impl Config {
             return Theme::mono();
         }
         match self.theme {
-            ThemeName::Dark | ThemeName::Ansi16 => Theme::dark(),
+            ThemeName::Dark => Theme::dark(),
+            ThemeName::Ansi16 => Theme::ansi16(),
             ThemeName::Light => Theme::light(),
             ThemeName::Mono => Theme::mono(),
         }
@@ -425,6 +436,8 @@ mod tests {
         .unwrap();
         let mut want = Config {
             theme: ThemeName::Light,
+            // Light without a syntax_theme: the light syntax theme.
+            syntax_theme: LIGHT_SYNTAX_THEME.into(),
             ..Config::default()
         };
         want.limits.max_lines_per_block = 50;
@@ -481,6 +494,21 @@ mod tests {
         );
         let e = load_str("theme = \n", &file()).unwrap_err();
         assert!(matches!(e, ConfigError::Syntax { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_light_theme_picks_a_light_syntax_theme_unless_one_is_set() {
+        let l = load_str("theme = \"light\"\n", &file()).unwrap();
+        assert_eq!(l.config.syntax_theme, LIGHT_SYNTAX_THEME);
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        let l = load_str(
+            "theme = \"light\"\nsyntax_theme = \"base16-ocean.dark\"\n",
+            &file(),
+        )
+        .unwrap();
+        assert_eq!(l.config.syntax_theme, "base16-ocean.dark");
+        let l = load_str("theme = \"dark\"\n", &file()).unwrap();
+        assert_eq!(l.config.syntax_theme, "base16-ocean.dark");
     }
 
     #[test]

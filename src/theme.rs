@@ -163,6 +163,22 @@ impl Theme {
         }
     }
 
+    /// The 16 basic ANSI colours (`theme = "16"`): the dark palette without RGB backgrounds:
+    /// changed lines keep their green / red signs on the terminal's background, changed words
+    /// are bold and underlined in their own colour.
+    pub fn ansi16() -> Self {
+        let s = Style::new();
+        let emph = s.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+        Self {
+            id: 3,
+            diff_add_emph: emph,
+            diff_del_emph: emph,
+            diff_add_line: s,
+            diff_del_line: s,
+            ..Self::dark()
+        }
+    }
+
     /// Monochrome: modifiers only (for `NO_COLOR` and `--color never`).
     pub fn mono() -> Self {
         let s = Style::new();

@@ -944,6 +944,37 @@ mod tests {
     }
 
     #[test]
+    fn sixteen_colours_use_no_rgb_and_bold_underlined_words() {
+        let t = Theme::ansi16();
+        let v = json!({"file_path": "a.txt", "old_string": "let x = 1;\n", "new_string": "let x = 2;\n"});
+        let mut c = cx(&t);
+        c.highlight = false;
+        let r = render_output(&OutputType::Diff, &v, "Edit", &Value::Null, &c);
+        for l in &r.lines {
+            assert!(!matches!(l.style.bg, Some(ratatui::style::Color::Rgb(..))));
+            for s in &l.spans {
+                assert!(
+                    !matches!(s.style.bg, Some(ratatui::style::Color::Rgb(..))),
+                    "{s:?}"
+                );
+            }
+        }
+        let add = &r.lines[3];
+        let emph: Vec<&str> = add
+            .spans
+            .iter()
+            .filter(|s| {
+                s.style
+                    .add_modifier
+                    .contains(ratatui::style::Modifier::UNDERLINED)
+            })
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(emph, ["2"]);
+        assert_eq!(add.spans.last().map(|s| s.style.fg), Some(t.diff_add.fg));
+    }
+
+    #[test]
     fn structured_patch_preferred_and_original_offset() {
         let t = Theme::dark();
         let v = json!({"filePath": "f", "oldString": "b", "newString": "c",
