@@ -54,18 +54,37 @@ fn theme_set() -> &'static ThemeSet {
     THEMES.get_or_init(ThemeSet::load_defaults)
 }
 
+/// bat's themes (two-face: Dracula, Nord, GitHub, gruvbox, Catppuccin, Solarized, One Half…),
+/// each deserialised the first time it is used; a name syntect also ships keeps syntect's.
+fn extra_themes() -> &'static two_face::theme::LazyThemeSet {
+    static EXTRA: OnceLock<two_face::theme::LazyThemeSet> = OnceLock::new();
+    EXTRA.get_or_init(|| two_face::theme::extra().into())
+}
+
+/// The theme called `name`: syntect's, else bat's.
+fn theme_named(name: &str) -> Option<&'static SynTheme> {
+    theme_set()
+        .themes
+        .get(name)
+        .or_else(|| extra_themes().get(name))
+}
+
 /// The selected theme's name; `None`: [`DEFAULT_THEME`]. Process-wide because the renderers
 /// that highlight run on worker threads and take no config; set once at startup.
 static SELECTED: RwLock<Option<String>> = RwLock::new(None);
 
-/// Names of the bundled syntect themes, sorted.
+/// Names of the bundled themes (syntect's and bat's), sorted.
 pub fn theme_names() -> Vec<&'static str> {
-    theme_set().themes.keys().map(String::as_str).collect()
+    let mut names: Vec<&'static str> = theme_set().themes.keys().map(String::as_str).collect();
+    names.extend(extra_themes().theme_names());
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
-/// Whether `name` is a bundled syntect theme.
+/// Whether `name` is a bundled theme (syntect's or bat's).
 pub fn has_theme(name: &str) -> bool {
-    theme_set().themes.contains_key(name)
+    theme_set().themes.contains_key(name) || extra_themes().theme_names().any(|n| n == name)
 }
 
 /// The warning for an unknown theme name: names it and lists the available ones.
@@ -101,10 +120,9 @@ pub fn current_theme() -> String {
 }
 
 fn syn_theme() -> Option<&'static SynTheme> {
-    let themes = &theme_set().themes;
     let sel = SELECTED.read().ok().and_then(|s| s.clone());
-    sel.and_then(|n| themes.get(&n))
-        .or_else(|| themes.get(DEFAULT_THEME))
+    sel.and_then(|n| theme_named(&n))
+        .or_else(|| theme_named(DEFAULT_THEME))
 }
 
 /// Maps common language names and extensions syntect does not know to ones it does.
@@ -314,6 +332,25 @@ pub fn plain_code_spans(line: &str, theme: &Theme) -> Vec<Span<'static>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn bats_themes_are_offered() {
+        let names = theme_names();
+        for n in [
+            "Dracula",
+            "Nord",
+            "GitHub",
+            "gruvbox-light",
+            "base16-ocean.dark",
+            "InspiredGitHub",
+        ] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+            assert!(has_theme(n), "{n}");
+            assert!(theme_named(n).is_some(), "{n}");
+        }
+        assert!(!has_theme("Solarized (neon)"));
+    }
+
     use super::*;
 
     #[test]
