@@ -36,7 +36,7 @@ pub fn build_stream_lines(
                 };
                 term.marker(&label, theme.finding_warning);
             }
-            next_seq = next_seq.max(s + 1);
+            next_seq = next_seq.max(s.saturating_add(1));
         }
         let style = match &c.stream_type {
             StreamType::Stdout | StreamType::Unknown(_) => theme.text,

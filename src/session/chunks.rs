@@ -44,10 +44,11 @@ pub const MAX_STREAM_CHUNKS: usize = 100_000;
 
 /// Where a chunk sorts in its stream: sequenced chunks by `sequence`; a chunk without one right
 /// after the highest sequence received before it, in arrival order among such chunks. Sequenced
-/// keys are `(sequence + 1, 0)`, unsequenced ones `(highest + 1, n)` with `n ≥ 1` (`(0, n)`
+/// keys are `(Some(sequence), 0)`, unsequenced ones `(Some(highest), n)` with `n ≥ 1` (`(None, n)`
 /// before any sequenced chunk), so a late chunk lands before every later sequenced one and
 /// after the unsequenced ones that arrived between (as a list searched from its end would).
-type ChunkKey = (u64, u64);
+/// Every `u64` sequence has its own key (`u64::MAX - 1` and `u64::MAX` are two chunks).
+type ChunkKey = (Option<u64>, u64);
 
 /// A stream's chunks kept in `sequence` order (SPEC 3.3: frames may arrive out of order), in an
 /// ordered map: a chunk arriving out of order costs O(log n), not a shift of the list (100k
@@ -56,8 +57,8 @@ type ChunkKey = (u64, u64);
 pub struct ChunkBuffer {
     chunks: std::collections::BTreeMap<ChunkKey, Chunk>,
     bytes: usize,
-    /// Highest `sequence + 1` kept so far (0: none).
-    top: u64,
+    /// Highest `sequence` kept so far (`None`: none).
+    top: Option<u64>,
     /// Unsequenced chunks received so far (their tie-breaker).
     unsequenced: u64,
     /// Chunks dropped because their `sequence` was already kept.
@@ -72,7 +73,7 @@ impl ChunkBuffer {
     /// Inserts a chunk in `sequence` order.
     pub fn insert(&mut self, chunk: Chunk) -> ChunkInsert {
         let key = match chunk.sequence {
-            Some(seq) => (seq.saturating_add(1), 0),
+            Some(seq) => (Some(seq), 0),
             None => (self.top, self.unsequenced + 1),
         };
         if chunk.sequence.is_some() && self.chunks.contains_key(&key) {
@@ -115,7 +116,7 @@ impl ChunkBuffer {
 
     /// The kept chunk with this `sequence`, if any (O(log n)).
     pub fn get(&self, sequence: u64) -> Option<&Chunk> {
-        self.chunks.get(&(sequence.saturating_add(1), 0))
+        self.chunks.get(&(Some(sequence), 0))
     }
 
     /// Number of kept chunks.

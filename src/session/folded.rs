@@ -14,11 +14,15 @@
 //! tool names are interned (one copy per distinct name); a stream's sequences are sorted. Memory:
 //! a 16-byte map entry a finished call (18–37 bytes with the table's slack), plus ~60 bytes and
 //! 16 a kept sequenced chunk for a call that streamed, against ~1 KB a call before. A call is
-//! known by two independent `SipHash`es of (session, id), 96 bits in all: two different ids are
-//! taken for one only when both collide, which is the one approximation here.
+//! known by two independent `SipHash`es of (session, id), 96 bits in all, under keys drawn at
+//! random once per process (`std::hash::RandomState`), so a producer cannot compute colliding ids
+//! offline: two different ids are taken for one only when both collide by chance (about 2^-96 a
+//! pair), which is the one approximation here. No output depends on the keys (the maps are only
+//! looked up, never iterated).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
+use std::sync::OnceLock;
 
 use super::chunks::{ChunkBuffer, MAX_STREAM_BYTES, MAX_STREAM_CHUNKS};
 
@@ -27,8 +31,10 @@ type FoldedKey = (u64, u32);
 
 /// The key of (session `sid`, id `id`).
 fn key(sid: u32, id: &str) -> FoldedKey {
-    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one((sid, id));
-    let b = BuildHasherDefault::<DefaultHasher>::default().hash_one((id, sid, 0x5bd1_e995_u32));
+    static KEYS: OnceLock<(RandomState, RandomState)> = OnceLock::new();
+    let (ka, kb) = KEYS.get_or_init(|| (RandomState::new(), RandomState::new()));
+    let a = ka.hash_one((sid, id));
+    let b = kb.hash_one((id, sid));
     (a, b as u32)
 }
 

@@ -236,3 +236,34 @@ fn finished_calls_folded_away_still_answer_later_frames() {
     let want = assert_print_is_the_full_feed(&one, &full);
     assert!(want.contains("tool.invoke.result") && want.contains("tool.invoke.request"));
 }
+
+/// Sequences `u64::MAX - 1` and `u64::MAX` are two chunks (attack 7 #1): neither the full fold
+/// nor the findings-only one (whose call is folded away before the second chunk) calls the second
+/// a duplicate, and both give the same findings. Fixture `seq_u64max_late.ndjson`: the MAX chunk
+/// arrives after the result; the one finding either way is the gap 0..MAX-2.
+#[test]
+fn sequences_max_minus_one_and_max_are_distinct() {
+    use rawpv::source::file::{fold_path, fold_path_into};
+    let p = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/seq_u64max_late.ndjson"
+    ));
+    let (full, _) = fold_path(p).unwrap();
+    let mut lean = Session::new();
+    lean.findings_only = true;
+    let (lean, _) = fold_path_into(p, lean).unwrap();
+    assert_eq!(lean.findings, full.findings);
+    let codes: Vec<_> = full.findings.iter().map(|f| f.code).collect();
+    assert!(!codes.contains(&"stream-sequence-duplicate"), "{codes:?}");
+    // In order (both chunks before the result): both kept; the one finding is the gap below them.
+    let text = std::fs::read_to_string(p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("in_order.ndjson");
+    std::fs::write(&q, [lines[0], lines[1], lines[3], lines[2]].join("\n")).unwrap();
+    let (full, _) = fold_path(&q).unwrap();
+    let codes: Vec<_> = full.findings.iter().map(|f| f.code).collect();
+    assert_eq!(codes, ["stream-sequence-gap"]);
+    let inv = &full.invocations[0];
+    assert_eq!(inv.stream.len(), 2);
+}
