@@ -61,6 +61,7 @@ mod render_props;
 mod render_terminal;
 mod replay_player;
 mod screen_sizes;
+mod seed_rules;
 mod sessions;
 mod sessions_tui;
 mod signals_pty;

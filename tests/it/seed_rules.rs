@@ -1,0 +1,385 @@
+//! Issue 19: every rule of RULES.md (A01–A51 of RAWP-DPS §5, B01–B21 of the Anthropic tool-use
+//! guide) against its conforming and violating fixtures, `tests/fixtures/rules/`.
+//!
+//! The table `tests/fixtures/rules/TABLE.md` says per file what `rawpv check --format json` must
+//! give: `none` (no error, no warning), `none + info CODE` (and that info), or `SEVERITY CODE`
+//! (exactly one finding, of that severity and code, with its SPEC section). Rows that do not hold
+//! yet are listed in [`KNOWN`] with what rawpv gives instead; the test fails when a row outside
+//! the list breaks and when a listed row starts to hold (so the list stays true).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rules");
+
+/// Rows of TABLE.md that do not hold today: (file, why: the seed audit's verdict and what rawpv
+/// gives). Fix the rule, then remove its row here.
+const KNOWN: &[(&str, &str)] = &[
+    (
+        "A02_bad.ndjson",
+        "several findings; got error[missing-field], warning[request-never-answered]",
+    ),
+    (
+        "A02_bad_2.ndjson",
+        "several findings; got error[wrong-field-type], warning[request-never-answered]",
+    ),
+    ("A03_bad_3.ndjson", "missing; got none"),
+    (
+        "A06_bad_2.ndjson",
+        "severity; got warning[input-not-object]",
+    ),
+    (
+        "A06_bad_3.ndjson",
+        "severity; got warning[input-not-object]",
+    ),
+    ("A06_bad_4.ndjson", "missing; got none"),
+    ("A08_bad.ndjson", "missing; got none"),
+    (
+        "A09_bad.ndjson",
+        "several findings; got warning[request-never-answered], error[result-without-request], error[missing-field]",
+    ),
+    (
+        "A09_bad_3.ndjson",
+        "several findings; got warning[request-never-answered], error[result-without-request]",
+    ),
+    (
+        "A16_bad.ndjson",
+        "several findings; got error[stream-without-request], error[missing-field]",
+    ),
+    (
+        "A22_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A22_bad_2.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A23_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A24_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A25_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A26_ok_4.ndjson",
+        "extra; got warning[output-type-mismatch]",
+    ),
+    (
+        "A26_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A27_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A28_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A29_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A30_bad.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    (
+        "A30_bad_2.ndjson",
+        "severity; got warning[output-type-mismatch]",
+    ),
+    ("A32_bad.ndjson", "missing; got none"),
+    ("A32_bad_2.ndjson", "missing; got none"),
+    ("A35_bad_2.ndjson", "missing; got none"),
+    (
+        "A35_bad_5.ndjson",
+        "several findings; got warning[unknown-enum-value], error[output-type-mismatch]",
+    ),
+    (
+        "A38_ok_2.ndjson",
+        "extra; got error[tool-unavailable], warning[request-never-answered]",
+    ),
+    (
+        "A40_bad.ndjson",
+        "severity; got info[status-description-missing]",
+    ),
+    (
+        "A40_bad_2.ndjson",
+        "severity; got info[status-description-missing]",
+    ),
+    (
+        "A41_view.ndjson",
+        "severity; got info[status-description-missing]",
+    ),
+    (
+        "A48_ok_2.ndjson",
+        "extra; got error[tool-fatal-diagnostic], warning[request-never-answered]",
+    ),
+    ("A49_ok.ndjson", "missing (info); got none"),
+    ("B01_bad.jsonl", "missing; got none"),
+    (
+        "B01_bad_2.jsonl",
+        "severity; got error[duplicate-invocation-id]",
+    ),
+    (
+        "B02_bad.json",
+        "several findings; got error[missing-field], error[tool-result-without-use], error[result-without-request], error[tool-use-without-result], warning[request-never-answered]",
+    ),
+    (
+        "B02_bad_2.json",
+        "several findings; got error[duplicate-invocation-id], error[duplicate-result]",
+    ),
+    ("B04_bad.json", "missing; got none"),
+    ("B04_bad_2.json", "missing; got none"),
+    ("B04_bad_3.json", "missing; got none"),
+    ("B04_bad_4.json", "missing; got none"),
+    ("B04_bad_5.json", "severity; got warning[input-not-object]"),
+    ("B04_bad_6.json", "missing; got none"),
+    ("B05_ok.json", "extra; got error[tool-not-in-catalog]"),
+    (
+        "B05_ok_2.json",
+        "extra; got error[tool-not-in-catalog], error[tool-not-in-catalog]",
+    ),
+    ("B05_bad.json", "severity; got error[tool-not-in-catalog]"),
+    (
+        "B05_bad_2.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    (
+        "B06_bad.json",
+        "other finding; got error[tool-use-without-result]",
+    ),
+    (
+        "B07_bad.json",
+        "several findings; got error[tool-result-without-use], error[result-without-request], error[tool-use-without-result]",
+    ),
+    ("B08_bad.json", "missing; got none"),
+    ("B08_bad_2.json", "missing; got none"),
+    ("B08_bad_3.json", "missing; got none"),
+    ("B09_bad.json", "missing; got none"),
+    ("B10_ok.json", "extra; got error[tool-not-in-catalog]"),
+    (
+        "B10_bad.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    (
+        "B10_bad_2.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    ("B11_ok.json", "extra; got error[tool-not-in-catalog]"),
+    ("B11_ok_2.json", "extra; got error[tool-not-in-catalog]"),
+    ("B11_ok_3.json", "extra; got error[tool-not-in-catalog]"),
+    (
+        "B11_bad.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    (
+        "B11_bad_2.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    (
+        "B11_bad_3.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    (
+        "B11_bad_4.json",
+        "other finding; got error[tool-not-in-catalog]",
+    ),
+    (
+        "B12_bad.json",
+        "several findings; got error[tool-use-without-result], error[tool-result-not-next]",
+    ),
+    ("B13_bad_2.json", "missing; got none"),
+    ("B13_bad_3.json", "missing; got none"),
+    ("B14_ok.json", "extra; got warning[tool-use-without-result]"),
+    (
+        "B14_bad.json",
+        "severity; got warning[tool-use-without-result]",
+    ),
+    (
+        "B16_bad.json",
+        "severity; got warning[tool-use-without-result]",
+    ),
+    (
+        "B16_bad_2.json",
+        "other finding; got error[tool-result-not-next]",
+    ),
+    ("B17_bad.json", "missing; got none"),
+    ("B19_ok_2.json", "extra; got error[tool-not-in-catalog]"),
+    (
+        "B20_bad.json",
+        "several findings; got error[tool-use-without-result], error[tool-result-not-next]",
+    ),
+    (
+        "own_blocked_unknown_tool_session_error.ndjson",
+        "several findings + severity; got error[tool-not-in-catalog], warning[request-never-answered]",
+    ),
+    ("own_approval_after_request.ndjson", "missing; got none"),
+    (
+        "own_duration_string_keeps_result.ndjson",
+        "several findings; got warning[wrong-field-type], warning[output-type-mismatch]",
+    ),
+    ("own_input_schema_required.ndjson", "missing; got none"),
+    ("own_input_schema_additional.ndjson", "missing; got none"),
+    (
+        "own_fs_custom_reader.ndjson",
+        "extra; got warning[output-type-mismatch]",
+    ),
+    (
+        "own_fs_custom_lister.ndjson",
+        "extra; got warning[output-type-mismatch]",
+    ),
+    (
+        "own_notebookedit_notebook_diff.ndjson",
+        "extra; got warning[output-type-mismatch]",
+    ),
+    ("own_empty_vs_declared_text.ndjson", "missing; got none"),
+    ("own_stream_after_result.ndjson", "missing; got none"),
+    (
+        "own_unknown_frame_type.ndjson",
+        "extra; got warning[unknown-frame-type]",
+    ),
+    ("own_b_image_between_results.json", "missing; got none"),
+    ("own_b_search_result_before.json", "missing; got none"),
+    (
+        "own_b_tool_result_in_assistant_and_user.json",
+        "missing; got none",
+    ),
+    ("own_b_schema_not_object_tools.json", "missing; got none"),
+];
+
+/// What one row expects (the `expected` column of TABLE.md).
+#[derive(Debug)]
+enum Expect {
+    /// No error or warning; with `Some(code)`, also an info `code`.
+    Clean(Option<String>),
+    /// Exactly one finding of this severity and code.
+    One(String, String),
+}
+
+fn table() -> Vec<(String, String, Expect)> {
+    let text = std::fs::read_to_string(format!("{DIR}/TABLE.md")).unwrap();
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (rule, file, expected) = (cells[1], cells[2], cells[3]);
+        if rule == "rule" || rule.starts_with("---") {
+            continue;
+        }
+        let words: Vec<&str> = expected.split_whitespace().collect();
+        let expect = match words.as_slice() {
+            ["none"] => Expect::Clean(None),
+            ["none", "+", "info", code] => Expect::Clean(Some((*code).to_owned())),
+            [sev, code] => Expect::One((*sev).to_owned(), (*code).to_owned()),
+            _ => panic!("TABLE.md: cannot read expected {expected:?} of {file}"),
+        };
+        rows.push((rule.to_owned(), file.to_owned(), expect));
+    }
+    rows
+}
+
+/// `None` when the row holds, else what rawpv gave.
+fn judge(file: &str, expect: &Expect) -> Option<String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
+        .args(["check", "--format", "json", file])
+        .current_dir(DIR)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{file}: no JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let findings = report["findings"].as_array().unwrap();
+    let got = findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{}[{}]",
+                f["level"].as_str().unwrap(),
+                f["code"].as_str().unwrap()
+            )
+        })
+        .collect::<Vec<_>>();
+    let loud = findings
+        .iter()
+        .any(|f| matches!(f["level"].as_str(), Some("error" | "warning")));
+    let holds = match expect {
+        Expect::Clean(None) => !loud,
+        Expect::Clean(Some(code)) => {
+            !loud
+                && findings
+                    .iter()
+                    .any(|f| f["level"] == "info" && f["code"] == code.as_str())
+        }
+        Expect::One(sev, code) => {
+            findings.len() == 1
+                && findings[0]["level"] == sev.as_str()
+                && findings[0]["code"] == code.as_str()
+                && findings[0]["spec"].as_str().is_some_and(|s| !s.is_empty())
+        }
+    };
+    (!holds).then(|| {
+        format!(
+            "got {}",
+            if got.is_empty() {
+                "none".to_owned()
+            } else {
+                got.join(", ")
+            }
+        )
+    })
+}
+
+#[test]
+fn every_rule_fixture_gives_its_expected_finding() {
+    let rows = table();
+    assert_eq!(rows.len(), 243, "TABLE.md rows");
+    let files: std::collections::BTreeSet<String> = std::fs::read_dir(DIR)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| {
+            let ext = std::path::Path::new(n).extension().and_then(|x| x.to_str());
+            matches!(ext, Some("ndjson" | "json" | "jsonl"))
+        })
+        .filter(|n| n != "meta.json")
+        .collect();
+    let listed: std::collections::BTreeSet<String> = rows.iter().map(|r| r.1.clone()).collect();
+    assert_eq!(files, listed, "every fixture has one row");
+    let known: BTreeMap<&str, &str> = KNOWN.iter().copied().collect();
+    let (mut broken, mut fixed) = (Vec::new(), Vec::new());
+    let mut holding: BTreeMap<&str, bool> = BTreeMap::new();
+    for (rule, file, expect) in &rows {
+        let wrong = judge(file, expect);
+        *holding.entry(rule.as_str()).or_insert(true) &= wrong.is_none();
+        match (wrong, known.contains_key(file.as_str())) {
+            (Some(got), false) => broken.push(format!("{rule} {file}: expected {expect:?}, {got}")),
+            (None, true) => fixed.push(format!("{rule} {file} holds now: remove it from KNOWN")),
+            _ => {}
+        }
+    }
+    assert!(
+        known.keys().all(|k| listed.contains(*k)),
+        "KNOWN names a file not in TABLE.md"
+    );
+    let held = holding
+        .iter()
+        .filter(|(r, ok)| **ok && **r != "own")
+        .count();
+    eprintln!(
+        "{held} of {} rules hold on every fixture",
+        holding.len() - 1
+    );
+    assert!(
+        broken.is_empty() && fixed.is_empty(),
+        "{broken:#?}\n{fixed:#?}"
+    );
+}
