@@ -89,6 +89,8 @@ pub struct DetailState {
     pub side_by_side: bool,
     /// Show folded (long) output in full.
     pub expanded: bool,
+    /// Columns scrolled sideways while `wrap` is off (`←`/`→`, `h`/`l` in the detail pane).
+    pub hscroll: usize,
 }
 
 impl Default for DetailState {
@@ -100,6 +102,7 @@ impl Default for DetailState {
             wrap: true,
             side_by_side: false,
             expanded: false,
+            hscroll: 0,
         }
     }
 }

@@ -45,6 +45,9 @@ pub(super) enum Verb {
     Open,
 }
 
+/// Columns one ←/→ scrolls the detail sideways.
+const HSCROLL_STEP: usize = 8;
+
 impl App {
     /// Applies a user intent.
     pub fn apply_action(&mut self, a: Action) {
@@ -125,15 +128,18 @@ impl App {
             }
             Action::ToggleWrap => {
                 self.view.detail.wrap = !self.view.detail.wrap;
+                self.view.detail.hscroll = 0;
                 let width = usize::from(Areas::inner(self.areas.detail).width);
                 let wide = self.detail.lines().iter().any(|l| l.width() > width);
+                // The lines at hand were built for the old setting: wrapped ones say nothing
+                // of the widths, so turning wrap off only says what it does.
                 self.view.message = Some(match (self.view.detail.wrap, wide) {
                     (true, true) => "wrap on: long lines of the detail wrap".to_owned(),
-                    (false, true) => "wrap off: long lines of the detail are cut".to_owned(),
-                    (on, false) => format!(
-                        "wrap {}: no line of this detail is wider than its {width} columns",
-                        if on { "on" } else { "off" }
+                    (true, false) => format!(
+                        "wrap on: no line of this detail is wider than its {width} columns"
                     ),
+                    (false, _) => "wrap off: long lines of the detail are cut; in the detail ←/→ scroll sideways"
+                        .to_owned(),
                 });
             }
             Action::ToggleSideBySide => {
@@ -177,6 +183,11 @@ impl App {
                 }
             }
             Action::ToggleFold => self.fold_selected(None),
+            // In the detail with wrap off, ←/→ (h/l) scroll sideways (issue 22 item 6); in the
+            // feed they fold and unfold the turn.
+            Action::FoldTurn | Action::UnfoldTurn if self.detail_scrolls_sideways() => {
+                self.hscroll(a == Action::UnfoldTurn);
+            }
             Action::FoldTurn => self.fold_selected(Some(true)),
             Action::UnfoldTurn => self.fold_selected(Some(false)),
             Action::FoldAll => {
@@ -466,6 +477,41 @@ impl App {
     }
 
     /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) the selected row's turn.
+    /// Whether ←/→ scroll the detail sideways: it has the keys, shows a row's detail, and
+    /// does not wrap.
+    fn detail_scrolls_sideways(&self) -> bool {
+        self.view.focus == Pane::Detail && self.view.tab == Tab::Detail && !self.view.detail.wrap
+    }
+
+    /// Scrolls the detail [`HSCROLL_STEP`] columns right (`right`) or left, at most to where
+    /// its widest line's end shows; says where it is.
+    fn hscroll(&mut self, right: bool) {
+        let width = usize::from(Areas::inner(self.areas.detail).width);
+        let widest = self
+            .detail
+            .lines()
+            .iter()
+            .map(ratatui::text::Line::width)
+            .max()
+            .unwrap_or(0);
+        let max = widest.saturating_sub(width);
+        let d = &mut self.view.detail;
+        d.hscroll = if right {
+            (d.hscroll + HSCROLL_STEP).min(max)
+        } else {
+            d.hscroll.saturating_sub(HSCROLL_STEP)
+        };
+        self.view.message = Some(if max == 0 {
+            format!("no line of this detail is wider than its {width} columns")
+        } else {
+            format!(
+                "columns {}–{} of {widest} (←/→ scroll)",
+                d.hscroll + 1,
+                (d.hscroll + width).min(widest)
+            )
+        });
+    }
+
     pub(super) fn fold_selected(&mut self, want: Option<bool>) {
         let Some(item) = self.view.selected_item(&self.session) else {
             return;

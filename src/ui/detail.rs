@@ -55,6 +55,12 @@ pub fn render_detail(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             Some(re) => super::highlight_matches(line.clone(), re, ctx.theme.search_match),
             None => line.clone(),
         };
+        // Wrap off: the columns scrolled sideways are skipped (issue 22 item 6).
+        let line = if ctx.view.detail.wrap || ctx.view.detail.hscroll == 0 {
+            line
+        } else {
+            skip_columns(line, ctx.view.detail.hscroll)
+        };
         let y = inner.y + k as u16;
         // A line with a background (an added / removed diff row) is tinted across the pane.
         if line.style.bg.is_some() {
@@ -62,6 +68,36 @@ pub fn render_detail(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
         }
         buf.set_line(inner.x, y, &line, inner.width);
     }
+}
+
+/// `line` without its first `n` display columns (a wide character cut in two becomes a space).
+fn skip_columns(line: Line<'static>, n: usize) -> Line<'static> {
+    use unicode_width::UnicodeWidthChar;
+    let style = line.style;
+    let mut left = n;
+    let mut spans = Vec::with_capacity(line.spans.len());
+    for span in line.spans {
+        if left == 0 {
+            spans.push(span);
+            continue;
+        }
+        let mut kept = String::new();
+        for c in span.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if left == 0 {
+                kept.push(c);
+            } else if w > left {
+                kept.push_str(&" ".repeat(w - left));
+                left = 0;
+            } else {
+                left -= w;
+            }
+        }
+        if !kept.is_empty() {
+            spans.push(Span::styled(kept, span.style));
+        }
+    }
+    Line::from(spans).style(style)
 }
 
 fn tab_span(label: &'static str, ctx: &DrawCtx<'_>, tab: Tab) -> Span<'static> {

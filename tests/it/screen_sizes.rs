@@ -93,3 +93,48 @@ fn press(app: &mut App, c: char) {
         KeyModifiers::NONE,
     ))));
 }
+
+/// With wrap off, ←/→ (h/l) in the detail pane scroll its long lines sideways and say where
+/// they are; in the feed they still fold (issue 22 item 6).
+#[test]
+fn wrap_off_the_detail_scrolls_sideways() {
+    let long = (0..40)
+        .map(|i| format!("col{i:02}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let request = r#"{"type":"tool.invoke.request","payload":{"invocation_id":"a","tool_name":"Bash","input":{"command":"wide"}}}"#;
+    let result = format!(
+        r#"{{"type":"tool.invoke.result","payload":{{"invocation_id":"a","tool_name":"Bash","status":"success","output_type":"text","output":"{long}"}}}}"#
+    );
+    let input = format!("{request}\n{result}\n");
+    let mut app = App::headless(import::load_bytes(input.as_bytes()).items, "wide.ndjson");
+    draw(&mut app, 120, 35);
+    act(&mut app, &[Action::FocusNext, Action::ToggleWrap]);
+    let term = draw(&mut app, 120, 35);
+    let screen = screen_text(&term);
+    assert!(screen.contains("col00 col01"), "{screen}");
+    assert!(
+        status_rows(&term).contains("scroll sideways"),
+        "{}",
+        status_rows(&term)
+    );
+    act(&mut app, &[Action::UnfoldTurn, Action::UnfoldTurn]);
+    let term = draw(&mut app, 120, 35);
+    let screen = screen_text(&term);
+    assert_eq!(app.view().detail.hscroll, 16);
+    // 16 columns in (the output is indented by 2): the row starts inside `col02`.
+    assert!(
+        !screen.contains("col01") && screen.contains("│2 col03 col04"),
+        "{screen}"
+    );
+    assert!(
+        status_rows(&term).contains("columns 17–"),
+        "{}",
+        status_rows(&term)
+    );
+    act(&mut app, &[Action::FoldTurn]);
+    assert_eq!(app.view().detail.hscroll, 8);
+    // Wrap back on: no sideways scroll.
+    act(&mut app, &[Action::ToggleWrap]);
+    assert_eq!(app.view().detail.hscroll, 0);
+}
