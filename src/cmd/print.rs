@@ -338,15 +338,20 @@ pub fn write_detail_with(
             writeln!(out, "session {name}")?;
         }
         let wrapped = detail_lines(session, inv.item, width, &theme, limits);
-        let text = if colour {
-            sgr::lines_to_ansi(&wrapped)
-        } else {
-            lines_to_string(&wrapped)
-        };
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
+        write_lines(out, &wrapped, colour)?;
     }
     Ok(())
+}
+
+/// `lines` as SGR-styled text (`colour`) or plain, then a blank line.
+fn write_lines(out: &mut dyn Write, lines: &[Line<'_>], colour: bool) -> std::io::Result<()> {
+    let text = if colour {
+        sgr::lines_to_ansi(lines)
+    } else {
+        lines_to_string(lines)
+    };
+    out.write_all(text.as_bytes())?;
+    out.write_all(b"\n")
 }
 
 /// A patch or a terminal capture opened as a session (`crate::import::patch`), printed as the
@@ -390,13 +395,7 @@ pub fn write_document(
             }
             Item::Event(_) | Item::Message(_) => continue,
         };
-        let text = if colour {
-            sgr::lines_to_ansi(&lines)
-        } else {
-            lines_to_string(&lines)
-        };
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
+        write_lines(out, &lines, colour)?;
     }
     Ok(())
 }
