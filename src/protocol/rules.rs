@@ -136,7 +136,8 @@ pub fn expected_output_type(
     entry: Option<&CatalogTool>,
     output: Option<&Value>,
 ) -> (OutputType, Rule) {
-    if let Some(ot) = entry.and_then(|e| e.output_type.clone()) {
+    // A declared value outside the enum is no declaration (its `unknown-enum-value` says so).
+    if let Some(ot) = entry.and_then(|e| e.output_type.clone().filter(OutputType::is_known)) {
         return (ot, Rule::Catalog);
     }
     let category = entry

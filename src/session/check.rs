@@ -17,7 +17,7 @@
 //! | required field absent (SPEC 3.1–3.5 tables); not when it was of the wrong type (the reducer's `wrong-field-type` says so) | `missing-field` | error |
 //! | `status`, `stream_type`, `output_type`, `severity` outside the enum | `unknown-enum-value` | error |
 //! | catalog `category` / tool `status` / declared `output_type` outside the enum | `unknown-enum-value` | warning |
-//! | request `input` not an object | `input-not-object` | warning |
+//! | request `input` not an object (a required Object, RAWP-DPS 5.1) | `input-not-object` | error |
 //! | request for a tool absent from the agent's catalog | `tool-not-in-catalog` | error (warning when the catalog was derived by an importer) |
 //! | request for an `unavailable` tool | `tool-unavailable` | error |
 //! | request for a tool under a `fatal` diagnostic | `tool-fatal-diagnostic` | error |
@@ -26,9 +26,9 @@
 //! | stream `sequence` already received | `stream-sequence-duplicate` | error |
 //! | stream `sequence` gap, found when the result arrives | `stream-sequence-gap` | error (warning when still open at the end) |
 //! | stream/result `tool_name` differs from the request's | `tool-name-mismatch` | error |
-//! | `output_type` differs from the SPEC 3.4 rule | `output-type-mismatch` | error when the catalog declared it, else warning |
+//! | `output_type` differs from the SPEC 3.4 rule (any step: catalog, category, fallback; RAWP-DPS 5.3.3 makes the whole order a MUST) | `output-type-mismatch` | error |
 //! | request never answered by the end of the session (unless an importer reported it as `tool-use-without-result`) | `request-never-answered` | warning |
-//! | unavailable/degraded tool without `status_description` | `status-description-missing` | info |
+//! | unavailable/degraded tool without `status_description` (a SHOULD, RAWP-DPS 5.4) | `status-description-missing` | warning |
 //! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
 //! | `session_id` not a string, or empty (the frame goes to the default session) | `invalid-session-id` | warning |
 //! | `session_id` not a UUID v4 (once per session, at its first frame; skipped for imported frames) | `session-id-not-uuid-v4` | warning |
@@ -36,7 +36,13 @@
 //! Leniency in the SPEC 3.4 rule (documented choices, [ours]): filesystem writes accept `diff` or
 //! `empty` (SPEC 4 lists both for Write); `search` accepts `text` or `file_list`; a result that is
 //! not `success` may also be `text` (an error message); an empty output (`null`, `""`, `{}`, `[]`)
-//! may always be `empty`.
+//! may always be `empty`. A filesystem tool whose name rawpv cannot classify (a custom reader,
+//! lister or writer) may have any filesystem default (`diff`, `empty`, `file_content`,
+//! `file_list`). SPEC notes, where the seed contradicts itself (either reading passes, issue 19
+//! item 8): `WebSearch` may be `text` (5.3.1: category `search`) or `web_content` (SPEC 4 table);
+//! `NotebookEdit` may be `empty` (5.3.1 table) or `diff` (SPEC 4), under category `notebook` or
+//! `filesystem`. A declared `output_type` outside the enum is reported (`unknown-enum-value`) and
+//! ignored: the category step decides.
 //!
 //! Sessions (SPEC §6): every rule reads the frame's own session (`super::sessions`): its
 //! current catalog, its invocation ids; the `output_type` rule reads the catalog in force in the
@@ -340,7 +346,7 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
         None => out.missing(T, "input", S),
         Some(Value::Object(_)) => {}
         Some(other) => out.push(
-            Level::Warning,
+            Level::Error,
             code::INPUT_NOT_OBJECT,
             S,
             format!("input is {}, not an object", json_kind(other)),
@@ -540,6 +546,30 @@ fn is_empty_output(v: Option<&Value>) -> bool {
     }
 }
 
+/// The tools whose filesystem default [`crate::protocol::rules`] knows (a read, a listing, a
+/// write); for any other filesystem tool rawpv cannot tell a reader from a writer by its name, so
+/// every filesystem default (`diff`, `empty`, `file_content`, `file_list`) is accepted.
+fn is_classified_filesystem_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "Read" | "NotebookRead" | "Glob" | "LS" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit"
+    ) || crate::protocol::rules::is_text_editor(name)
+}
+
+/// Where the seed contradicts itself, either reading passes (SPEC notes in the module doc):
+/// `WebSearch` is `search` in RAWP-DPS 5.3.1 and `web_content` in the SPEC 4 table; `NotebookEdit` is
+/// `empty` in the 5.3.1 table and a write (`diff`) in SPEC 4, with no notebook default in 5.3.3.
+fn accepted_either_way(tool: &str, category: Option<&Category>, got: &OutputType) -> bool {
+    match tool {
+        "WebSearch" | "web_search" => matches!(got, OutputType::WebContent | OutputType::Text),
+        "NotebookEdit" => {
+            matches!(category, Some(Category::Notebook | Category::Filesystem))
+                && matches!(got, OutputType::Diff | OutputType::Empty)
+        }
+        _ => false,
+    }
+}
+
 fn check_output_type(
     at: &At<'_>,
     inv: &Invocation,
@@ -567,15 +597,28 @@ fn check_output_type(
     {
         return;
     }
+    let category = entry
+        .and_then(|e| e.category.clone())
+        .or_else(|| known_category(&inv.tool_name));
+    if accepted_either_way(&inv.tool_name, category.as_ref(), got) {
+        return;
+    }
     if rule == Rule::Category {
-        let category = entry
-            .and_then(|e| e.category.clone())
-            .or_else(|| known_category(&inv.tool_name));
         let pair_ok = |a: OutputType, b: OutputType| {
             (expected == a && *got == b) || (expected == b && *got == a)
         };
         let lenient = match category {
-            Some(Category::Filesystem) => pair_ok(OutputType::Diff, OutputType::Empty),
+            Some(Category::Filesystem) => {
+                pair_ok(OutputType::Diff, OutputType::Empty)
+                    || (!is_classified_filesystem_tool(&inv.tool_name)
+                        && matches!(
+                            got,
+                            OutputType::Diff
+                                | OutputType::Empty
+                                | OutputType::FileContent
+                                | OutputType::FileList
+                        ))
+            }
             Some(Category::Search) => pair_ok(OutputType::Text, OutputType::FileList),
             Some(
                 Category::Shell
@@ -594,13 +637,10 @@ fn check_output_type(
             return;
         }
     }
-    let level = if rule == Rule::Catalog {
-        Level::Error
-    } else {
-        Level::Warning
-    };
+    // The whole SPEC 3.4 order is a MUST (RAWP-DPS 5.3.3: catalog, category, fallback): an
+    // error on every step.
     out.push(
-        level,
+        Level::Error,
         code::OUTPUT_TYPE_MISMATCH,
         "SPEC 3.4",
         format!(
@@ -689,7 +729,7 @@ fn check_catalog(c: &CatalogPublish, derived: bool, out: &mut Out<'_>) {
             ToolStatus::Unavailable | ToolStatus::Degraded => {
                 if tool.status_description.is_none() {
                     out.push(
-                        Level::Info,
+                        Level::Warning,
                         code::STATUS_DESCRIPTION_MISSING,
                         S,
                         format!("tool {name} is {status} without a status_description"),

@@ -53,7 +53,7 @@ fn unknown_enum_value() {
 fn input_not_object() {
     assert_eq!(
         hits(&session("input_not_object"), code::INPUT_NOT_OBJECT),
-        [(1, W)]
+        [(1, E)]
     );
 }
 
@@ -143,10 +143,11 @@ fn tool_name_mismatch() {
 
 #[test]
 fn output_type_mismatch() {
-    // Declared by the catalog → error; category default → warning; accepted variants → nothing.
+    // Declared by the catalog or the category default: an error either way (the whole SPEC 3.4
+    // order is a MUST); accepted variants → nothing.
     assert_eq!(
         hits(&session("output_type_mismatch"), code::OUTPUT_TYPE_MISMATCH),
-        [(5, E), (6, W)]
+        [(5, E), (6, E)]
     );
 }
 
@@ -167,7 +168,7 @@ fn status_description_missing() {
             &session("status_description_missing"),
             code::STATUS_DESCRIPTION_MISSING
         ),
-        [(1, I)]
+        [(1, W)]
     );
 }
 
