@@ -272,6 +272,26 @@ pub struct Applied {
     pub new_item: bool,
 }
 
+/// What a frame is, for the blocked-call bookkeeping of `Session::apply_frame`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stream,
+    Result,
+    SessionError,
+    Other,
+}
+
+/// A string field of a generic frame's payload (`session.error`'s `invocation_id`, ...).
+fn generic_str(frame: &Frame, key: &str) -> Option<String> {
+    let Body::Generic(p) = &frame.body else {
+        return None;
+    };
+    p.get(key)?
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
 /// The folded session.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {
@@ -341,7 +361,17 @@ pub struct Session {
     folded: folded::FoldedCalls,
     /// Slots of `invocations` whose call was folded away and not yet compacted out.
     stale: usize,
+    /// Open calls of a blocked tool (not in the catalog, `unavailable`, under a `fatal`
+    /// diagnostic) that a `session.error` naming their `invocation_id` answered: by (session,
+    /// id), the findings made an info `blocked-request-answered` and what they were (index in
+    /// `findings`, level, code, message), restored if the call runs after all (a stream or a
+    /// result arrives). Such a call is not `request-never-answered`.
+    pub(crate) blocked: std::collections::HashMap<(u32, Box<str>), Vec<BlockedFinding>>,
 }
+
+/// A finding of a blocked call answered by `session.error`, as it was before (see
+/// `Session::blocked`): (index in `findings`, level, code, message).
+pub(crate) type BlockedFinding = (usize, Level, &'static str, String);
 
 /// A call looked up by its id ([`Session::call_in`]): its whole record, or what is left of it
 /// once finished in a `findings_only` fold.
@@ -1415,6 +1445,20 @@ impl Session {
             findings.push(f);
         }
         findings.extend(checked);
+        let frame_kind = match (&frame.body, &frame.frame_type) {
+            (Body::Stream(_), _) => Kind::Stream,
+            (Body::Result(_), _) => Kind::Result,
+            (_, FrameType::SessionError) => Kind::SessionError,
+            _ => Kind::Other,
+        };
+        let frame_id = match frame_kind {
+            Kind::Other => None,
+            Kind::Stream | Kind::Result => frame.invocation_id().map(str::to_owned),
+            Kind::SessionError => generic_str(&frame, "invocation_id"),
+        };
+        let frame_error_code = (frame_kind == Kind::SessionError)
+            .then(|| generic_str(&frame, "error_code"))
+            .flatten();
         let applied = match frame.body {
             Body::Request(_) => self.apply_request(frame),
             Body::Stream(_) => self.apply_stream(frame),
@@ -1425,8 +1469,71 @@ impl Session {
         for f in findings {
             self.push_finding(f);
         }
+        if !self.blocked.is_empty() && matches!(frame_kind, Kind::Stream | Kind::Result) {
+            self.unblock(sid, frame_id.as_deref().unwrap_or_default());
+        }
+        if frame_kind == Kind::SessionError
+            && let Some(id) = frame_id
+        {
+            self.answer_blocked(sid, &id, frame_error_code.as_deref().unwrap_or(""));
+        }
         self.folding = None;
         applied
+    }
+
+    /// A `session.error` naming the open call `id` of a blocked tool: the master did its job
+    /// (issue 19 item 4, RAWP-DPS 5.4): the call's blocking findings become one info each.
+    fn answer_blocked(&mut self, sid: u32, id: &str, error_code: &str) {
+        use check::code as c;
+        let Some(i) = self.index.get(sid, id, &self.invocations) else {
+            return;
+        };
+        let inv = &self.invocations[i];
+        if !inv.status.is_open() || !inv.stream.is_empty() {
+            return;
+        }
+        let from = inv.request_line;
+        let mut was = Vec::new();
+        for (k, f) in self.findings.iter_mut().enumerate().rev() {
+            if f.line < from {
+                break;
+            }
+            let blocking = [
+                c::TOOL_NOT_IN_CATALOG,
+                c::TOOL_UNAVAILABLE,
+                c::TOOL_FATAL_DIAGNOSTIC,
+            ];
+            if f.session == Some(sid)
+                && f.invocation_id.as_deref() == Some(id)
+                && f.level == Level::Error
+                && blocking.contains(&f.code)
+            {
+                let msg = format!(
+                    "{} (answered by session.error {}: the master blocked the call)",
+                    f.message,
+                    Quoted(error_code)
+                );
+                was.push((k, f.level, f.code, std::mem::replace(&mut f.message, msg)));
+                f.level = Level::Info;
+                f.code = c::BLOCKED_REQUEST_ANSWERED;
+            }
+        }
+        if !was.is_empty() {
+            self.blocked.insert((sid, id.into()), was);
+        }
+    }
+
+    /// The blocked call `id` ran after all (a stream chunk or a result): its findings are what
+    /// they were before its `session.error`.
+    fn unblock(&mut self, sid: u32, id: &str) {
+        let Some(was) = self.blocked.remove(&(sid, Box::from(id))) else {
+            return;
+        };
+        for (k, level, code, message) in was {
+            if let Some(f) = self.findings.get_mut(k) {
+                (f.level, f.code, f.message) = (level, code, message);
+            }
+        }
     }
 
     fn apply_request(&mut self, frame: Frame) -> Applied {

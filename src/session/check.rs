@@ -22,6 +22,7 @@
 //! | request for an `unavailable` tool | `tool-unavailable` | error |
 //! | request for a tool under a `fatal` diagnostic | `tool-fatal-diagnostic` | error |
 //! | request for a `degraded` tool | `tool-degraded` | info |
+//! | such a blocked request (not in catalog, unavailable, fatal) answered by a `session.error` naming its `invocation_id`, and no stream or result after (the master blocked it; replaces the error) | `blocked-request-answered` | info |
 //! | `invocation_id` not a UUID v4 (skipped for imported frames) | `invocation-id-not-uuid-v4` | warning |
 //! | stream `sequence` already received | `stream-sequence-duplicate` | error |
 //! | stream `sequence` gap, found when the result arrives | `stream-sequence-gap` | error (warning when still open at the end) |
@@ -102,6 +103,10 @@ pub mod code {
     /// A `session_id` that is not a UUID v4 (SPEC 2; once per session; skipped for imported
     /// frames).
     pub const SESSION_ID_NOT_UUID_V4: &str = "session-id-not-uuid-v4";
+    /// A request for a blocked tool (not in the catalog, `unavailable`, `fatal` diagnostic)
+    /// answered by a `session.error` naming its `invocation_id` (RAWP-DPS 5.4: the master did
+    /// its job); the call's blocking error again if it runs after all.
+    pub const BLOCKED_REQUEST_ANSWERED: &str = "blocked-request-answered";
 
     /// Every code of this module, for docs and tests.
     pub const ALL: &[&str] = &[
@@ -122,6 +127,7 @@ pub mod code {
         DUPLICATE_CATALOG_TOOL,
         INVALID_SESSION_ID,
         SESSION_ID_NOT_UUID_V4,
+        BLOCKED_REQUEST_ANSWERED,
     ];
 }
 
@@ -234,7 +240,11 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
         .filter_map(|f| Some((f.session, f.invocation_id.as_deref()?)))
         .collect();
     let mut findings = Vec::new();
-    for inv in session.invocations.iter().filter(|i| i.status.is_open()) {
+    let answered = |inv: &Invocation| {
+        !session.blocked.is_empty()
+            && (session.blocked).contains_key(&(inv.session, Box::from(inv.invocation_id.as_str())))
+    };
+    for inv in (session.invocations.iter()).filter(|i| i.status.is_open() && !answered(i)) {
         let mut out = Out {
             line: inv.request_line,
             invocation: Some(&inv.invocation_id),

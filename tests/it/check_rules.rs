@@ -252,3 +252,15 @@ fn unanswered_use_reported_by_an_importer_is_not_reported_twice() {
     assert_eq!(hits(&s, fcode::TOOL_USE_WITHOUT_RESULT), [(1, W)]);
     assert_eq!(hits(&s, code::REQUEST_NEVER_ANSWERED), [(2, W)]);
 }
+
+#[test]
+fn blocked_request_answered() {
+    // A blocked call answered by `session.error` is an info, not an error nor never-answered
+    // (lines 2, 7); one that runs after its `session.error` keeps its error (line 4).
+    let s = session("blocked_request_answered");
+    assert_eq!(hits(&s, code::BLOCKED_REQUEST_ANSWERED), [(2, I), (7, I)]);
+    assert_eq!(hits(&s, code::TOOL_UNAVAILABLE), [(4, E)]);
+    assert_eq!(hits(&s, code::TOOL_NOT_IN_CATALOG), []);
+    assert_eq!(hits(&s, code::REQUEST_NEVER_ANSWERED), []);
+    assert_eq!(s.findings.len(), 3);
+}
