@@ -419,7 +419,12 @@ pub struct ToolInvokeRequest {
     pub tool_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_version: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Present, even `null`: `Some` (a `null` input is not an object, not a missing one).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_group_id: Option<String>,

@@ -25,7 +25,6 @@ const KNOWN: &[(&str, &str)] = &[
         "several findings; got error[wrong-field-type], warning[request-never-answered]",
     ),
     ("A03_bad_3.ndjson", "missing; got none"),
-    ("A06_bad_4.ndjson", "missing; got none"),
     ("A08_bad.ndjson", "missing; got none"),
     (
         "A09_bad.ndjson",

@@ -193,6 +193,8 @@ pub(super) struct Request<'a> {
     tool_name: Lenient<Cow<'a, str>>,
     #[serde(borrow)]
     tool_version: Lenient<Cow<'a, str>>,
+    /// Present, even `null`: `Some` (a `null` input is not an object, not a missing one).
+    #[serde(deserialize_with = "present")]
     input: Option<Value>,
     #[serde(borrow)]
     parallel_group_id: Lenient<Cow<'a, str>>,
