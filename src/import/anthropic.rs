@@ -47,8 +47,10 @@
 //! in the next message (`tool-use-without-result`; a warning when the input just ends, info when
 //! the recording keeps only responses), a `tool_result` with no `tool_use`
 //! (`tool-result-without-use`) or not right after it (`tool-result-not-next`), text before a
-//! `tool_result` (`text-before-tool-result`). Invariants: never panics; unreadable input is a
-//! `Decoded::Malformed` with the parser's message.
+//! `tool_result` (`text-before-tool-result`). Block fields: a `tool_use` without `input` is an
+//! error `missing-field` (the call is read with `{}`, B04); an `is_error` that is not a boolean
+//! a warning `wrong-field-type` (read as false, B09). Invariants: never panics; unreadable input
+//! is a `Decoded::Malformed` with the parser's message.
 //!
 //! Size (about 1,700 lines; tests from the end): the input shapes (Messages request/response
 //! JSON, SDK logs with retries, step lists, recorded streams) fold into one frame sequence with
@@ -1138,6 +1140,18 @@ impl Mapper {
         if ty != "tool_use" {
             extra.insert("block_type".into(), json!(ty));
         }
+        if b.get("input").is_none() {
+            // Required by the Messages API (B04); read as `{}` so the call is still checked.
+            let msg = format!("{ty} block {id:?} without required field `input`");
+            Self::finding(
+                out,
+                Level::Error,
+                crate::check::code::MISSING_FIELD,
+                m.line,
+                &id,
+                msg,
+            );
+        }
         let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
         let req = ToolInvokeRequest {
             invocation_id: Some(id.clone()),
@@ -1251,6 +1265,21 @@ impl Mapper {
             .and_then(|c| c.get("type"))
             .and_then(Value::as_str)
             .is_some_and(|t| t.ends_with("_error"));
+        if let Some(v) = b.get("is_error").filter(|v| !v.is_boolean()) {
+            // B09: a boolean; anything else is read as `false`, and said so.
+            let msg = format!(
+                "tool_result is_error is {}, not a boolean; read as false",
+                crate::check::json_kind(v)
+            );
+            Self::finding(
+                out,
+                Level::Warning,
+                code::WRONG_FIELD_TYPE,
+                m.line,
+                &id,
+                msg,
+            );
+        }
         let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true) || content_error;
         let category = self
             .categories
