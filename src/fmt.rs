@@ -184,7 +184,8 @@ pub fn elide_path(s: &str, width: usize) -> String {
 /// `s` with every path inside `cwd` (an absolute directory, no trailing `/`) made relative to
 /// it: `/home/u/proj/src/x.rs` → `src/x.rs`, `/home/u/proj` itself → `.`. A path starts the
 /// string or follows a space, `,`, `(`, `'`, `"` or `=`; `/home/u/project2` is not inside
-/// `/home/u/proj`. Borrowed when nothing changes.
+/// `/home/u/proj`; `cwd/` alone becomes `./`, and a path whose rest has a `..` segment is kept
+/// whole (it may leave the directory). Borrowed when nothing changes.
 pub fn relative_to<'a>(s: &'a str, cwd: &str) -> std::borrow::Cow<'a, str> {
     let cwd = cwd.trim_end_matches('/');
     if cwd.is_empty() || !s.contains(cwd) {
@@ -197,6 +198,7 @@ pub fn relative_to<'a>(s: &'a str, cwd: &str) -> std::borrow::Cow<'a, str> {
                 .next_back()
                 .is_some_and(|c| matches!(c, ' ' | ',' | '(' | '\'' | '"' | '='))
     };
+    let ends_token = |c: char| matches!(c, ' ' | ',' | ')' | '\'' | '"');
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
     let mut changed = false;
@@ -205,11 +207,23 @@ pub fn relative_to<'a>(s: &'a str, cwd: &str) -> std::borrow::Cow<'a, str> {
         let after = at + cwd.len();
         let next = s[after..].chars().next();
         out.push_str(&s[i..at]);
-        if starts_token(at) && next == Some('/') && s.len() > after + 1 {
+        // The rest of the path after `cwd/`, up to where its token ends.
+        let rest = s
+            .get(after + 1..)
+            .map_or("", |r| r.split(ends_token).next().unwrap_or(""));
+        if starts_token(at)
+            && next == Some('/')
+            && !rest.is_empty()
+            && !rest.split('/').any(|seg| seg == "..")
+        {
             i = after + 1;
             changed = true;
-        } else if starts_token(at) && next.is_none_or(|c| matches!(c, ' ' | ',' | ')' | '\'' | '"'))
-        {
+        } else if starts_token(at) && next == Some('/') && rest.is_empty() {
+            // `cwd/` alone: the directory itself, its slash kept (`rm -rf ./`).
+            out.push('.');
+            i = after;
+            changed = true;
+        } else if starts_token(at) && next.is_none_or(ends_token) {
             out.push('.');
             i = after;
             changed = true;
@@ -279,6 +293,19 @@ mod tests {
         assert_eq!(
             relative_to("cat x/home/u/proj/a", cwd),
             "cat x/home/u/proj/a"
+        );
+        // attack 7 #6 and #9: the directory with its slash, and `..` that may leave it.
+        assert_eq!(
+            relative_to("rm -rf /home/u/proj/ --no-preserve-root", cwd),
+            "rm -rf ./ --no-preserve-root"
+        );
+        assert_eq!(
+            relative_to("/home/u/proj/../secret/id_rsa", cwd),
+            "/home/u/proj/../secret/id_rsa"
+        );
+        assert_eq!(
+            relative_to("/home/u/proj/a/../b", cwd),
+            "/home/u/proj/a/../b"
         );
         assert!(matches!(
             relative_to("ls", cwd),

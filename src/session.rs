@@ -1395,10 +1395,14 @@ impl Session {
             e.first_line = line;
         }
         e.tokens.add_frame(&frame);
-        if e.cwd.is_none()
-            && let Some(c) = sessions::frame_cwd(&frame)
-        {
-            e.cwd = Some(c.into());
+        if let Some(c) = sessions::frame_cwd(&frame) {
+            match e.cwd.as_deref() {
+                None => e.cwd = Some(c.into()),
+                Some(first) if first.trim_end_matches('/') != c.trim_end_matches('/') => {
+                    e.cwd_changed = true;
+                }
+                Some(_) => {}
+            }
         }
         match frame.frame_type {
             FrameType::SessionCompacted | FrameType::ControlSessionCompact => e.compactions += 1,

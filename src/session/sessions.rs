@@ -64,6 +64,8 @@ pub struct SessionEntry {
     /// The session's working directory: the first one a frame names ([`frame_cwd`]); paths
     /// inside it are shown relative to it (`crate::fmt::relative_to`).
     pub cwd: Option<Box<str>>,
+    /// A later frame named another working directory: paths are then shown as written.
+    pub cwd_changed: bool,
 }
 
 /// The working directory a frame names: `metadata.cwd`, else the importer's own map's `cwd`

@@ -136,15 +136,25 @@ fn patch_summary(input: &Value) -> Option<String> {
     (!files.is_empty()).then(|| files.join(", "))
 }
 
-/// A call's summary as shown: paths inside its session's working directory made relative to
-/// it (`crate::fmt::relative_to`; the feed, `print` and the detail header).
+/// A call's summary as shown: for the tools whose summary is file paths ([`is_path_tool`],
+/// the search tools, `apply_patch`), paths inside its session's working directory made
+/// relative to it (`crate::fmt::relative_to`; the feed, `print` and the detail header). A
+/// shell command is shown as written (a `cd` or a remote command would make a rewritten path a
+/// lie, attack 7 #7), and so is every call of a session whose working directory changed (the
+/// directory a call ran in is not kept per call, attack 7 #8).
 pub fn shown<'a>(
     session: &crate::session::Session,
     inv: &'a crate::session::Invocation,
 ) -> std::borrow::Cow<'a, str> {
-    match session.sessions.get(inv.session).cwd.as_deref() {
-        Some(cwd) => crate::fmt::relative_to(&inv.summary, cwd),
-        None => std::borrow::Cow::Borrowed(&inv.summary),
+    let entry = session.sessions.get(inv.session);
+    let paths = is_path_tool(&inv.tool_name)
+        || matches!(
+            &*inv.tool_name,
+            "Grep" | "Glob" | "apply_patch" | "glob" | "search_file_content"
+        );
+    match entry.cwd.as_deref() {
+        Some(cwd) if paths && !entry.cwd_changed => crate::fmt::relative_to(&inv.summary, cwd),
+        _ => std::borrow::Cow::Borrowed(&inv.summary),
     }
 }
 

@@ -23,6 +23,8 @@ fn demo() -> App {
 fn act(app: &mut App, actions: &[Action]) {
     for a in actions {
         app.update(Msg::Action(*a));
+        // A scan's first step has a 4 ms budget (it may stay pending under load).
+        app.finish_scans();
         app.prepare(Rect::new(0, 0, 120, 32));
     }
 }

@@ -53,6 +53,7 @@ mod parse_oracle;
 mod prop_reducer;
 mod prop_render;
 mod reducer;
+mod relative_paths;
 mod render_claude;
 mod render_diff;
 mod render_input;

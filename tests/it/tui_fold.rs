@@ -33,6 +33,7 @@ fn app() -> App {
 fn act(app: &mut App, actions: &[Action]) {
     for a in actions {
         app.update(Msg::Action(*a));
+        app.finish_scans();
     }
     app.prepare(Rect::new(0, 0, 100, 30));
 }

@@ -32,6 +32,9 @@ pub fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
 pub fn act(app: &mut App, actions: &[Action]) {
     for a in actions {
         app.update(Msg::Action(*a));
+        // A scan's first step has a 4 ms budget: on a loaded machine it may stay pending, so
+        // finish it here as the event loop would before the next key.
+        app.finish_scans();
     }
 }
 
