@@ -146,10 +146,15 @@ pub fn truncate_keep_tail(s: &str, width: usize) -> String {
 /// Cuts a path to at most `width` columns so its file name stays: the middle components give
 /// way first (`/home/…/services/waiting_summary.ex`), then the head (`…/services/x.ex`), and a
 /// file name wider than `width` keeps its tail (`…summary.ex`). Text that is not a path (no `/`)
-/// is cut like [`truncate_keep_tail`].
+/// is cut like [`truncate_keep_tail`]. A leading change letter (`M `, `A `, `D `: the `diff`
+/// and `apply_patch` summaries) is kept before the cut path (attack 7 #14).
 pub fn elide_path(s: &str, width: usize) -> String {
     if self::width(s) <= width {
         return s.to_owned();
+    }
+    let b = s.as_bytes();
+    if width > 4 && b.len() > 2 && b[0].is_ascii_uppercase() && b[1] == b' ' && b[2] != b' ' {
+        return format!("{} {}", &s[..1], elide_path(&s[2..], width - 2));
     }
     let parts: Vec<&str> = s.split('/').collect();
     if parts.len() < 2 {
@@ -376,6 +381,10 @@ mod tests {
         );
         assert_eq!(elide_path(p, 42), "/home/…/services/waiting_summary.ex");
         assert_eq!(elide_path(p, 27), "/home/…/waiting_summary.ex");
+        assert_eq!(
+            elide_path("A tests/fixtures/check_blocked_request_answered.ndjson", 44),
+            "A …/check_blocked_request_answered.ndjson"
+        );
         assert_eq!(elide_path(p, 22), "…/waiting_summary.ex");
         assert_eq!(elide_path(p, 12), "…_summary.ex");
         assert_eq!(elide_path("src/a/b/c/main.rs", 14), "src/…/main.rs");

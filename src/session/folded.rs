@@ -4,7 +4,7 @@
 //! Who uses it: the reducer (`super::Session`, only with `Session::findings_only` set: `rawpv
 //! check` and `rawpv stats`). When a call's result is folded there, its record leaves
 //! `Session::invocations` (the slot is reclaimed by the next compaction of the list) and only a
-//! [`FoldedCall`] stays, keyed by a 128-bit hash of (session, `invocation_id`). What a later frame
+//! [`FoldedCall`] stays, keyed by 96 bits of two hashes of (session, `invocation_id`). What a later frame
 //! can still ask of a finished call is: does it exist (a second request or result, a chunk or a
 //! result naming it, the session an unnamed frame belongs to), its tool name (a late chunk naming
 //! another tool), and which `sequence`s its stream kept and on which line (a late duplicate chunk),
