@@ -176,6 +176,16 @@ pub enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Write the net change of the session's files as a git-style patch (`git apply` it from the
+    /// session's working directory); exit 1 when none can be made.
+    Patch {
+        #[command(flatten)]
+        input: InputArgs,
+        /// Only this file (as the session names it, or relative to its working directory);
+        /// repeatable.
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+    },
     /// Play a recording as a live WebSocket and SSE stream on loopback.
     Serve {
         /// The recording to play.

@@ -1,4 +1,4 @@
-//! The non-interactive commands: `print`, `convert`, `check`, `stats`, `serve`.
+//! The non-interactive commands: `print`, `convert`, `check`, `stats`, `patch`, `audit`, `serve`.
 //!
 //! Who calls it: `main.rs`. Each returns the process exit code (0 ok, 1 findings/failures where
 //! the command says so, 2 usage or runtime error; ripgrep's convention). Output goes to stdout;
@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod convert;
+pub mod patch;
 pub mod print;
 pub mod serve;
 pub mod stats;

@@ -40,6 +40,7 @@ pub mod protocol;
 pub mod query;
 pub mod render;
 pub mod replay;
+pub mod review;
 pub mod serve;
 pub mod session;
 pub mod signals;

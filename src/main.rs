@@ -64,6 +64,7 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Convert { input }) => cmd::convert::run(&input).await,
         Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
         Some(Command::Stats { input }) => cmd::stats::run(&input).await,
+        Some(Command::Patch { input, files }) => cmd::patch::run(&input, &files).await,
         Some(Command::Serve {
             file,
             listen,

@@ -536,22 +536,38 @@ pub struct Deferred {
 impl Deferred {
     /// [`Session::event_payload`], read on the caller's thread.
     pub fn event_payload(&self, f: &Frame) -> Value {
-        Reader {
-            path: self.path.as_ref(),
-            reparse: self.reparse,
-            file: &self.file,
-        }
-        .event_payload(f)
+        self.reader().event_payload(f)
     }
 
     /// [`Session::with_input_output`], read on the caller's thread.
     pub fn with_input_output<'a>(&self, inv: &'a Invocation) -> Cow<'a, Invocation> {
+        self.reader().with_input_output(inv)
+    }
+
+    /// [`Session::input`], read on the caller's thread.
+    pub fn input<'a>(&self, inv: &'a Invocation) -> Cow<'a, Value> {
+        self.reader().input(inv)
+    }
+
+    /// [`Session::output`], read on the caller's thread.
+    pub fn output<'a>(&self, inv: &'a Invocation) -> Option<Cow<'a, Value>> {
+        self.reader().output(inv)
+    }
+
+    /// The text of the line at `span` of the backing file, as it was read at load (the record
+    /// itself, not the frame an importer made of it: `crate::review` reads a Claude Code
+    /// `toolUseResult` there). Errors: no backing file, the file cannot be read, or its bytes
+    /// there changed (CRC-32 of the span).
+    pub fn line_text(&self, span: ByteSpan) -> std::io::Result<String> {
+        self.reader().line_text(span)
+    }
+
+    fn reader(&self) -> Reader<'_> {
         Reader {
             path: self.path.as_ref(),
             reparse: self.reparse,
             file: &self.file,
         }
-        .with_input_output(inv)
     }
 }
 
@@ -563,6 +579,17 @@ struct Reader<'s> {
 }
 
 impl Reader<'_> {
+    /// [`Deferred::line_text`].
+    fn line_text(&self, span: ByteSpan) -> std::io::Result<String> {
+        let Some(path) = self.path else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no file to read it from",
+            ));
+        };
+        self.file.read_span(path, span)
+    }
+
     /// The payload of event `f`: its own, or read back from its span when deferred
     /// ([`Session::defer_events`]); a string saying so when the file cannot give it back.
     fn event_payload(&self, f: &Frame) -> Value {
@@ -864,6 +891,12 @@ impl Session {
     /// deferred ([`Self::defer_events`]; one positional read and a parse).
     pub fn event_payload(&self, f: &Frame) -> Value {
         self.reader().event_payload(f)
+    }
+
+    /// The text of the line at `span` of [`Self::backing`] as read at load: see
+    /// [`Deferred::line_text`].
+    pub fn line_text(&self, span: ByteSpan) -> std::io::Result<String> {
+        self.reader().line_text(span)
     }
 
     fn reader(&self) -> Reader<'_> {

@@ -61,6 +61,8 @@ mod render_polish;
 mod render_props;
 mod render_terminal;
 mod replay_player;
+mod review_files;
+mod review_patch;
 mod screen_sizes;
 mod seed_rules;
 mod sessions;

@@ -1,0 +1,114 @@
+//! `rawpv patch INPUT [--file PATH]…`: the net change of the session's files as a git-style
+//! unified diff on stdout (issue 23 item 3; the format is `crate::review::patch`'s).
+//!
+//! Who calls it: `main`. Exit codes: 0 a patch was written (a partial one says so in its
+//! header and on stderr: the files left out and why), 1 nothing could be made (no file changed,
+//! none of the `--file`s changed, or no changed file's net change is in the record; the
+//! message says which), 2 the input could not be read.
+//!
+//! Files outside the session's working directory are left out (a patch path relative to it
+//! cannot name them), and so are files whose content before the session or after their last
+//! edit is not in the record (`review::files::FileEntry::no_net`).
+//!
+//! A terminal on stdout gets the patch made visible (control characters in file contents as
+//! control pictures, `render::text::visible`) and a note on stderr; piped or redirected, the
+//! bytes are exact.
+//!
+//! Memory: the input is folded as the viewer folds it (`cmd::load_session`); the files model
+//! keeps no content, and one file's two sides are in memory at a time.
+
+use std::io::IsTerminal as _;
+
+use crate::cli::InputArgs;
+use crate::review::files::{Files, normalise};
+use crate::review::patch::{Left, Part, write_patch};
+
+/// Runs the command; returns the exit code.
+pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
+    let (session, _) = match super::load_session(input).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    let files = Files::of_session(&session);
+    let shown_input = crate::render::text::visible(&input.input);
+    let cwd = files.cwd.clone();
+    let wanted = |f: &crate::review::files::FileEntry| {
+        only.is_empty()
+            || only
+                .iter()
+                .any(|p| *p == f.shown || *p == f.path || normalise(p, cwd.as_deref()) == f.path)
+    };
+    let changed: Vec<_> = files.changed().filter(|f| wanted(f)).collect();
+    if changed.is_empty() {
+        let msg = if only.is_empty() {
+            "no call in the session changed a file".to_owned()
+        } else {
+            let list: Vec<String> = only
+                .iter()
+                .map(|p| crate::render::text::visible(p))
+                .collect();
+            format!("no changed file is {}", list.join(" or "))
+        };
+        eprintln!("rawpv: nothing to patch in {shown_input}: {msg}");
+        return 1;
+    }
+    let call = |i: usize| session.invocations.get(i).map(|b| &**b);
+    let mut parts = Vec::new();
+    let mut left = Vec::new();
+    for f in changed {
+        if !f.inside {
+            let why = match &files.cwd {
+                Some(c) => format!("outside the working directory {c}"),
+                None => {
+                    "the session names no working directory to make its path relative to".into()
+                }
+            };
+            left.push(Left { file: f, why });
+            continue;
+        }
+        match files.net(&session, &call, f) {
+            Ok(net) => parts.push(Part { file: f, net }),
+            Err(why) => left.push(Left { file: f, why }),
+        }
+    }
+    if parts.is_empty() {
+        eprintln!(
+            "rawpv: nothing to patch in {shown_input}: no changed file's net change is in the record:"
+        );
+        for l in &left {
+            eprintln!(
+                "  {}: {}",
+                crate::render::text::visible(&l.file.shown),
+                crate::render::text::visible(&l.why)
+            );
+        }
+        return 1;
+    }
+    let text = write_patch(&files, &parts, &left, &input.input);
+    if !left.is_empty() {
+        eprintln!(
+            "rawpv: a partial patch: {} left out (listed in its header)",
+            crate::fmt::plural(left.len() as u64, "changed file")
+        );
+    }
+    let terminal = std::io::stdout().is_terminal();
+    if terminal {
+        eprintln!(
+            "rawpv: stdout is a terminal: control characters are shown as pictures; redirect it for an exact patch"
+        );
+    }
+    let r = super::with_stdout(|out| {
+        if terminal {
+            for l in text.lines() {
+                writeln!(out, "{}", crate::render::text::visible(l))?;
+            }
+            Ok(())
+        } else {
+            out.write_all(text.as_bytes())
+        }
+    });
+    super::exit_code(r, 0)
+}

@@ -1,0 +1,265 @@
+//! The net change of a session's files as a git-style unified diff (issue 23 item 3): what
+//! `rawpv patch` writes and the files panel copies, so that `git apply` in the session's working
+//! directory reproduces the files as the agent's last recorded edits left them.
+//!
+//! Who calls it: `crate::cmd::patch`, the files panel's copy key (`crate::app`), tests.
+//!
+//! Format: a header of `#` lines (git apply skips text before the first `diff --git`; no header
+//! line can start with `diff`, `---`, `+++` or `@@`) saying what the patch is and, above all,
+//! what it is not: the files it leaves out and why, the changes made outside the recorded edits
+//! that it does include, and the shell commands that may have written files and are not in it.
+//! Then per file `diff --git a/P b/P`, `new file mode 100644` / `deleted file mode 100644`,
+//! `--- a/P` (or `/dev/null`), `+++ b/P` (or `/dev/null`) and hunks with 3 lines of context
+//! from `similar`'s line diff, each line written with its own end, a last line without one
+//! followed by `\ No newline at end of file`. Paths are relative to the session's `cwd`; a path
+//! with a character git would quote (a control character, `"`, `\`) is written quoted the way
+//! git does (C escapes).
+//!
+//! Invariants: file contents are written byte for byte (a patch for a terminal is made visible
+//! by the caller, never here); the header's untrusted text (commands, paths) goes through
+//! `render::text::visible`, one line each, cut at [`HEADER_COLUMNS`].
+
+use std::fmt::Write as _;
+
+use similar::TextDiff;
+
+use super::files::{FileEntry, Files, Net};
+
+/// Widest header line (characters) before it is cut with `…`.
+pub const HEADER_COLUMNS: usize = 160;
+/// At most this many commands are listed in the header (the count of the rest follows).
+pub const HEADER_COMMANDS: usize = 50;
+
+/// One file of a patch: its entry and its two sides.
+pub struct Part<'a> {
+    pub file: &'a FileEntry,
+    pub net: Net,
+}
+
+/// A file left out of a patch, and why.
+pub struct Left<'a> {
+    pub file: &'a FileEntry,
+    pub why: String,
+}
+
+/// `path` as git writes it in a header: as is, or C-quoted when it holds a control character, a
+/// `"` or a `\` (git's `quote_c_style`).
+pub fn git_path(prefix: &str, path: &str) -> String {
+    let full = format!("{prefix}{path}");
+    if !full
+        .chars()
+        .any(|c| c.is_control() || c == '"' || c == '\\')
+    {
+        return full;
+    }
+    let mut q = String::from("\"");
+    for c in full.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            '\r' => q.push_str("\\r"),
+            c if c.is_control() => {
+                let mut b = [0u8; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    let _ = write!(q, "\\{byte:03o}");
+                }
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// One file's section (empty when its two sides are equal).
+pub fn file_section(path: &str, net: &Net) -> String {
+    let mut out = String::new();
+    let (old, new) = (net.before.as_deref(), net.after.as_deref());
+    if old == new {
+        return out;
+    }
+    let a_path = git_path("a/", path);
+    let b_path = git_path("b/", path);
+    let _ = writeln!(out, "diff --git {a_path} {b_path}");
+    match (old, new) {
+        (None, Some(_)) => out.push_str("new file mode 100644\n"),
+        (Some(_), None) => out.push_str("deleted file mode 100644\n"),
+        _ => {}
+    }
+    let (old_text, new_text) = (old.unwrap_or(""), new.unwrap_or(""));
+    if old_text == new_text {
+        // An empty file created or deleted: the mode line is the whole change.
+        return out;
+    }
+    let minus = if old.is_some() {
+        a_path.as_str()
+    } else {
+        "/dev/null"
+    };
+    let plus = if new.is_some() {
+        b_path.as_str()
+    } else {
+        "/dev/null"
+    };
+    let _ = writeln!(out, "--- {minus}\n+++ {plus}");
+    let diff = TextDiff::configure()
+        .timeout(crate::render::diff::DIFF_TIMEOUT)
+        .diff_lines(old_text, new_text);
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let _ = writeln!(out, "{}", hunk.header());
+        for change in hunk.iter_changes() {
+            out.push_str(match change.tag() {
+                similar::ChangeTag::Equal => " ",
+                similar::ChangeTag::Delete => "-",
+                similar::ChangeTag::Insert => "+",
+            });
+            let line = change.value();
+            out.push_str(line);
+            if !line.ends_with('\n') {
+                out.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+    }
+    out
+}
+
+/// One header line: `# ` + `text` made visible and cut.
+fn header_line(out: &mut String, text: &str) {
+    let v = crate::render::text::visible(text);
+    let _ = writeln!(out, "# {}", crate::fmt::truncate(&v, HEADER_COLUMNS));
+}
+
+/// The whole patch: header, then `parts` in order. `left` are the changed files it leaves out;
+/// `of` names the session (its file).
+pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &str) -> String {
+    let mut out = String::new();
+    header_line(&mut out, &format!("rawpv patch of {of}"));
+    match &files.cwd {
+        Some(c) => header_line(
+            &mut out,
+            &format!("paths relative to {c}: git apply from there"),
+        ),
+        None => header_line(&mut out, "the session names no working directory"),
+    }
+    header_line(
+        &mut out,
+        &format!(
+            "{} of {}: each from its content before the session to its content after its last recorded edit",
+            crate::fmt::plural(parts.len() as u64, "file"),
+            crate::fmt::plural((parts.len() + left.len()) as u64, "changed file"),
+        ),
+    );
+    if !left.is_empty() {
+        header_line(&mut out, "NOT in this patch (it is not the whole change):");
+        for l in left {
+            header_line(&mut out, &format!("  {}: {}", l.file.shown, l.why));
+        }
+    }
+    let outside: Vec<&FileEntry> = parts
+        .iter()
+        .map(|p| p.file)
+        .filter(|f| f.outside > 0)
+        .collect();
+    if !outside.is_empty() {
+        header_line(
+            &mut out,
+            "changed between recorded edits by something else (included: the patch ends at the last edit's result):",
+        );
+        for f in outside {
+            for (prev, t) in f
+                .touches
+                .iter()
+                .filter(|t| t.op.changes())
+                .zip(f.touches.iter().filter(|t| t.op.changes()).skip(1))
+            {
+                let Some(o) = &t.outside else { continue };
+                let ran: Vec<&str> = o.between.iter().take(3).map(|s| s.what.as_str()).collect();
+                let ran = match o.between.len() {
+                    0 => "nothing recorded ran between them".to_owned(),
+                    n if n > 3 => format!("ran between: {} … ({n})", ran.join("; ")),
+                    _ => format!("ran between: {}", ran.join("; ")),
+                };
+                header_line(
+                    &mut out,
+                    &format!(
+                        "  {}: after line {}, before line {}; {ran}",
+                        f.shown, prev.line, t.line
+                    ),
+                );
+            }
+        }
+    }
+    if files.writers.is_empty() {
+        header_line(
+            &mut out,
+            "no shell command in the session looks like it wrote files",
+        );
+    } else {
+        header_line(
+            &mut out,
+            "commands that may have written files and are not in this patch (a guess from the command line):",
+        );
+        for w in files.writers.iter().take(HEADER_COMMANDS) {
+            let first = w.command.lines().next().unwrap_or("");
+            let more = if w.command.lines().nth(1).is_some() {
+                " …"
+            } else {
+                ""
+            };
+            header_line(
+                &mut out,
+                &format!(
+                    "  line {} {}: {first}{more}  [{}]",
+                    w.line,
+                    w.tool,
+                    w.why.join(", ")
+                ),
+            );
+        }
+        if files.writers.len() > HEADER_COMMANDS {
+            header_line(
+                &mut out,
+                &format!("  … and {} more", files.writers.len() - HEADER_COMMANDS),
+            );
+        }
+    }
+    out.push('\n');
+    for p in parts {
+        out.push_str(&file_section(&p.file.shown, &p.net));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn sections_have_git_headers_and_newline_markers() {
+        let created = Net {
+            before: None,
+            after: Some("a\nb".into()),
+        };
+        assert_eq!(
+            file_section("x/n.txt", &created),
+            "diff --git a/x/n.txt b/x/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/x/n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n"
+        );
+        let deleted = Net {
+            before: Some("a\n".into()),
+            after: None,
+        };
+        assert_eq!(
+            file_section("d", &deleted),
+            "diff --git a/d b/d\ndeleted file mode 100644\n--- a/d\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n"
+        );
+        let same = Net {
+            before: Some("a\n".into()),
+            after: Some("a\n".into()),
+        };
+        assert_eq!(file_section("s", &same), "");
+        assert_eq!(git_path("a/", "we\"ird\u{1b}"), "\"a/we\\\"ird\\033\"");
+    }
+}
