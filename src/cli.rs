@@ -186,6 +186,15 @@ pub enum Command {
         #[arg(long = "file", value_name = "PATH")]
         files: Vec<String>,
     },
+    /// List what the session did that a reviewer should see: shell commands, network access,
+    /// writes outside the working directory, permission-mode changes and approvals.
+    Audit {
+        #[command(flatten)]
+        input: InputArgs,
+        /// One JSON object per entry and line instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Play a recording as a live WebSocket and SSE stream on loopback.
     Serve {
         /// The recording to play.

@@ -4,6 +4,7 @@
 //! the command says so, 2 usage or runtime error; ripgrep's convention). Output goes to stdout;
 //! a closed pipe (`BrokenPipe`) counts as success.
 
+pub mod audit;
 pub mod check;
 pub mod convert;
 pub mod patch;

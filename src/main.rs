@@ -65,6 +65,7 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
         Some(Command::Stats { input }) => cmd::stats::run(&input).await,
         Some(Command::Patch { input, files }) => cmd::patch::run(&input, &files).await,
+        Some(Command::Audit { input, json }) => cmd::audit::run(&input, json).await,
         Some(Command::Serve {
             file,
             listen,

@@ -8,11 +8,13 @@
 //! * [`files`]: the per-file model built from every call, outside changes, unrecorded writers.
 //! * [`patch`]: the net change as a git-style unified diff.
 //! * [`writers`]: shell commands that may write files (a guess from the command line).
-//! * the audit list (next).
+//! * [`audit`]: shell commands, network access, writes outside the working directory,
+//!   permission changes and approvals.
 //!
 //! Layering: reads the session model (`crate::session`) and the renderers' diff parser; never
 //! the view, the widgets or the app.
 
+pub mod audit;
 pub mod edits;
 pub mod files;
 pub mod patch;

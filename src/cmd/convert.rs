@@ -83,7 +83,7 @@ pub async fn run(input: &InputArgs) -> i32 {
 /// characters (bidi overrides and isolates, zero-width, BOM) as `\uXXXX`: `serde_json` escapes
 /// only C0, so `convert` wrote a raw U+009B (a CSI to some terminals) and bidi overrides that
 /// `cat session.ndjson` would obey (issue 14.11). The JSON value is unchanged.
-struct SafeJson;
+pub(crate) struct SafeJson;
 
 impl serde_json::ser::Formatter for SafeJson {
     fn write_string_fragment<W: ?Sized + std::io::Write>(

@@ -61,6 +61,7 @@ mod render_polish;
 mod render_props;
 mod render_terminal;
 mod replay_player;
+mod review_audit;
 mod review_files;
 mod review_patch;
 mod screen_sizes;
