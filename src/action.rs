@@ -76,6 +76,14 @@ pub enum Action {
     ShowCatalog,
     /// Show the problems (findings) panel (again: back to the detail).
     ShowProblems,
+    /// Show the files panel: what the session changed (again: back to the detail).
+    ShowFiles,
+    /// Show the audit panel: shell, network, outside writes, permissions, approvals.
+    ShowAudit,
+    /// In the audit panel: the next kind of entry listed.
+    AuditKind,
+    /// In the files panel: write the patch of every changed file to a file.
+    WritePatch,
     /// Show or hide the key help.
     ToggleHelp,
     /// Close a popup, clear the search, then the filter.

@@ -47,8 +47,17 @@ pub async fn load_findings(input: &InputArgs) -> Result<(Session, Format), Strin
 pub async fn load_tally(input: &InputArgs) -> Result<(Session, Format), String> {
     let mut session = Session::new();
     session.findings_only = true;
-    session.tally = Some(Box::default());
+    let mut tally = Box::<crate::session::tally::Tally>::default();
+    tally.keep = Some(crate::session::tally::Keep(stats_keeps));
+    session.tally = Some(tally);
     load_session_with(input, session).await
+}
+
+/// The calls `rawpv stats` keeps for its files section: file tools, shell and subagent calls.
+fn stats_keeps(tool: &str) -> bool {
+    crate::review::files::wants(tool)
+        || crate::review::edits::is_shell(tool)
+        || crate::review::edits::is_subagent(tool)
 }
 
 /// Folds `input` into `session` (empty, its fold mode set) and finishes it.

@@ -281,6 +281,30 @@ impl Default for Keymap {
                 Some("problems"),
             ),
             b(
+                vec![c('d')],
+                Action::ShowFiles,
+                "files panel: what changed (y/Y copy the file's / all patches)",
+                None,
+            ),
+            b(
+                vec![c('a')],
+                Action::ShowAudit,
+                "audit panel: shell, network, outside writes, permissions",
+                None,
+            ),
+            b(
+                vec![c('t')],
+                Action::AuditKind,
+                "audit panel: list the next kind of entry",
+                None,
+            ),
+            b(
+                vec![c('W')],
+                Action::WritePatch,
+                "files panel: write the whole patch to a file",
+                None,
+            ),
+            b(
                 vec![k(K::Esc)],
                 Action::Cancel,
                 "close popup / clear search, filter",

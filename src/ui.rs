@@ -9,10 +9,12 @@
 //! nothing on the draw path is proportional to the session's size. The app must have laid the
 //! screen out for the current size first (`App::prepare`: areas, scroll offsets, panel caches).
 
+pub mod audit;
 pub mod browser;
 pub mod catalog;
 pub mod detail;
 pub mod feed;
+pub mod files;
 pub mod help;
 pub mod problems;
 pub mod status_bar;
@@ -75,6 +77,8 @@ pub struct SourceInfo<'a> {
 pub struct Panels {
     pub catalog: catalog::CatalogCache,
     pub problems: problems::ProblemsCache,
+    pub files: files::FilesCache,
+    pub audit: audit::AuditCache,
 }
 
 /// Reading state of the source, for the status bar.
@@ -249,6 +253,28 @@ pub fn draw(frame: &mut Frame<'_>, ctx: &DrawCtx<'_>) {
                 buf,
                 &ctx.view.problems,
                 &ctx.panels.problems,
+            );
+        }
+        crate::view::Tab::Files => {
+            let block = pane_block(ctx, " Files (what changed) ", crate::view::Pane::Detail);
+            let inner = block.inner(areas.detail);
+            ratatui::widgets::Widget::render(block, areas.detail, buf);
+            files::FilesView::new(ctx.theme).render_with(
+                inner,
+                buf,
+                &ctx.view.files,
+                &ctx.panels.files,
+            );
+        }
+        crate::view::Tab::Audit => {
+            let block = pane_block(ctx, " Audit ", crate::view::Pane::Detail);
+            let inner = block.inner(areas.detail);
+            ratatui::widgets::Widget::render(block, areas.detail, buf);
+            audit::AuditView::new(ctx.theme).render_with(
+                inner,
+                buf,
+                &ctx.view.audit,
+                &ctx.panels.audit,
             );
         }
     }

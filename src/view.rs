@@ -50,6 +50,10 @@ pub enum Tab {
     Detail,
     Catalog,
     Problems,
+    /// What the session changed (`crate::ui::files`).
+    Files,
+    /// What the session did that a reviewer should see (`crate::ui::audit`).
+    Audit,
 }
 
 /// Input mode: where keys go.
@@ -237,6 +241,10 @@ pub struct ViewState {
     pub catalog: crate::ui::catalog::CatalogState,
     /// Problems panel: selected finding (`crate::ui::problems`).
     pub problems: crate::ui::problems::ProblemsState,
+    /// Files panel: selected row, diff scroll (`crate::ui::files`).
+    pub files: crate::ui::files::FilesState,
+    /// Audit panel: selected entry, kind filter (`crate::ui::audit`).
+    pub audit: crate::ui::audit::AuditState,
     /// The active filter.
     pub filter: Option<Filter>,
     /// Show quiet rows (see [`is_quiet`]).

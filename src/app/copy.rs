@@ -1,4 +1,5 @@
-//! Copy actions of the app (`y` input, `Y` output, `r` raw frame JSON): picks the selected row's
+//! Copy actions of the app (`y` input, `Y` output, `r` raw frame JSON; in the files panel `y` /
+//! `Y` the selected file's / every file's patch, `W` the patch to a file): picks the selected row's
 //! text with [`crate::clipboard`], queues the OSC 52 sequence for the loop (the only terminal
 //! writer), or writes a file when the text is too big and says where in the status bar.
 //!
@@ -28,8 +29,63 @@ impl App {
                 return;
             }
         };
-        // Never raw controls on the clipboard (a pasted `ESC[201~` ends bracketed paste).
-        let (text, removed) = clipboard::clean(&text);
+        self.put_on_clipboard(what.label(), &text);
+    }
+}
+
+impl App {
+    /// `y` / `Y` in the files panel: the selected file's patch, or every changed file's, to the
+    /// clipboard (a file when too big); the outcome is in `view.message`.
+    pub(super) fn copy_patch(&mut self, all: bool) {
+        let file = if all {
+            None
+        } else {
+            let Some(k) = self.view.files.selected_file(&self.panels.files) else {
+                self.view.message = Some("select a file to copy its patch (Y: all files)".into());
+                return;
+            };
+            Some(k)
+        };
+        let label = if all {
+            "patch of every file"
+        } else {
+            "file's patch"
+        };
+        match self
+            .panels
+            .files
+            .patch_of(&self.session, file, &self.source_label)
+        {
+            Ok(p) => self.put_on_clipboard(label, &p),
+            Err(why) => self.view.message = Some(format!("no patch to copy: {why}")),
+        }
+    }
+
+    /// `W`: every changed file's patch written to a new file (mode 0600); says where.
+    pub(super) fn write_patch(&mut self) {
+        self.panels.files.ensure_built(&self.session);
+        self.view.message = Some(
+            match self
+                .panels
+                .files
+                .patch_of(&self.session, None, &self.source_label)
+            {
+                Ok(p) => match clipboard::write_fallback(&p) {
+                    Ok(path) => format!(
+                        "patch written to {} (git apply it from the session's directory)",
+                        crate::render::text::visible(&path.display().to_string())
+                    ),
+                    Err(e) => format!("cannot write the patch: {e}"),
+                },
+                Err(why) => format!("no patch to write: {why}"),
+            },
+        );
+    }
+
+    /// Puts `text` on the clipboard, or in a file when too big; never raw controls on the
+    /// clipboard (a pasted `ESC[201~` ends bracketed paste).
+    fn put_on_clipboard(&mut self, label: &str, text: &str) {
+        let (text, removed) = clipboard::clean(text);
         let note = if removed == 0 {
             String::new()
         } else {
@@ -41,20 +97,18 @@ impl App {
         if text.len() <= MAX_OSC52_BYTES {
             self.clipboard_out = Some(clipboard::osc52(&text));
             self.view.message = Some(format!(
-                "copied the {} ({} bytes) to the clipboard{note}",
-                what.label(),
+                "copied the {label} ({} bytes) to the clipboard{note}",
                 text.len()
             ));
             return;
         }
         self.view.message = Some(match clipboard::write_fallback(&text) {
             Ok(p) => format!(
-                "{} is {} bytes, too big for the clipboard: written to {}{note}",
-                what.label(),
+                "{label} is {} bytes, too big for the clipboard: written to {}{note}",
                 text.len(),
                 crate::render::text::visible(&p.display().to_string())
             ),
-            Err(e) => format!("cannot write the {} to a file: {e}", what.label()),
+            Err(e) => format!("cannot write the {label} to a file: {e}"),
         });
     }
 }

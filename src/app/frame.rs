@@ -149,6 +149,22 @@ impl App {
                     .problems
                     .prepare(&mut self.panels.problems, &self.session, detail_inner);
             }
+            Tab::Files => self.view.files.prepare(
+                &mut self.panels.files,
+                &self.session,
+                &self.theme,
+                detail_inner,
+                (
+                    self.view.detail.side_by_side,
+                    self.view.detail.wrap,
+                    self.limits,
+                ),
+            ),
+            Tab::Audit => {
+                self.view
+                    .audit
+                    .prepare(&mut self.panels.audit, &self.session, detail_inner);
+            }
         }
         if self.view.tab == Tab::Detail
             && let Some(item) = self.view.selected_item(&self.session)

@@ -303,6 +303,17 @@ impl App {
                         self.view.problems.selected = i;
                     }
                 }
+                Tab::Files => {
+                    if let Some(i) = self.view.files.index_at(&self.panels.files, inner, row) {
+                        let d = i as isize - self.view.files.selected as isize;
+                        self.view.files.select_by(&self.panels.files, d);
+                    }
+                }
+                Tab::Audit => {
+                    if let Some(i) = self.view.audit.index_at(&self.panels.audit, inner, row) {
+                        self.view.audit.selected = i;
+                    }
+                }
             }
         }
     }

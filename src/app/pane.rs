@@ -19,6 +19,8 @@ pub(super) enum Focused {
     Detail,
     Catalog,
     Problems,
+    Files,
+    Audit,
 }
 
 impl Focused {
@@ -28,6 +30,8 @@ impl Focused {
             Tab::Detail => Self::Detail,
             Tab::Catalog => Self::Catalog,
             Tab::Problems => Self::Problems,
+            Tab::Files => Self::Files,
+            Tab::Audit => Self::Audit,
         }
     }
 }
@@ -227,6 +231,17 @@ impl App {
             }
             Action::ShowCatalog => self.toggle_tab(Tab::Catalog),
             Action::ShowProblems => self.toggle_tab(Tab::Problems),
+            Action::ShowFiles => self.toggle_tab(Tab::Files),
+            Action::ShowAudit => self.toggle_tab(Tab::Audit),
+            Action::AuditKind => {
+                if self.view.tab == Tab::Audit {
+                    self.view.audit.cycle_kind();
+                } else {
+                    self.view.message =
+                        Some("t lists the next kind of entry in the audit panel (a)".into());
+                }
+            }
+            Action::WritePatch => self.write_patch(),
             Action::ToggleHelp => {
                 self.view.help = !self.view.help;
                 self.view.help_scroll = 0;
@@ -239,6 +254,9 @@ impl App {
             | Action::NextTurn
             | Action::PrevTurn
             | Action::Seek(_) => self.replay_action(a),
+            Action::CopyInput | Action::CopyOutput if self.focused() == Focused::Files => {
+                self.copy_patch(a == Action::CopyOutput);
+            }
             Action::CopyInput => self.copy(crate::clipboard::CopyWhat::Input),
             Action::CopyOutput => self.copy(crate::clipboard::CopyWhat::Output),
             Action::CopyRaw => self.copy(crate::clipboard::CopyWhat::Raw),
@@ -324,7 +342,69 @@ impl App {
                 Verb::Bottom => self.panel_bottom(),
                 Verb::Open => self.open_finding(),
             },
+            Focused::Files => match verb {
+                // One row moves the selection; a page (or a wheel notch) scrolls the diff.
+                Verb::Move { down, n: 1 } => {
+                    let files = &self.panels.files;
+                    self.view.files.select_by(files, if down { 1 } else { -1 });
+                }
+                Verb::Move { down, n } => {
+                    let s = &mut self.view.files.scroll;
+                    *s = if down {
+                        s.saturating_add(n)
+                    } else {
+                        s.saturating_sub(n)
+                    };
+                }
+                Verb::Top => self
+                    .view
+                    .files
+                    .select_by(&self.panels.files, isize::MIN / 2),
+                Verb::Bottom => self
+                    .view
+                    .files
+                    .select_by(&self.panels.files, isize::MAX / 2),
+                Verb::Open => {
+                    let item = self.view.files.selected_item(&self.panels.files);
+                    self.jump_to_item(item, "this row has no call in the feed");
+                }
+            },
+            Focused::Audit => match verb {
+                Verb::Move { down, n } => {
+                    let d = n as isize;
+                    self.view
+                        .audit
+                        .select_by(&self.panels.audit, if down { d } else { -d });
+                }
+                Verb::Top => self
+                    .view
+                    .audit
+                    .select_by(&self.panels.audit, isize::MIN / 2),
+                Verb::Bottom => self
+                    .view
+                    .audit
+                    .select_by(&self.panels.audit, isize::MAX / 2),
+                Verb::Open => {
+                    let item = self.view.audit.selected_item(&self.panels.audit);
+                    self.jump_to_item(item, "nothing to jump to");
+                }
+            },
         }
+    }
+
+    /// Enter on the files or audit panel: selects feed row `item` (clearing a filter that hides
+    /// it, unfolding its turn) and shows its detail; `none` is said when there is no row.
+    fn jump_to_item(&mut self, item: Option<usize>, none: &str) {
+        let Some(item) = item.filter(|&i| i < self.session.items.len()) else {
+            self.view.message = Some(none.to_owned());
+            return;
+        };
+        if self.view.filtered_pos(item).is_err() {
+            self.set_filter(None);
+        }
+        self.reveal(item);
+        self.view.tab = Tab::Detail;
+        self.view.focus = Pane::Feed;
     }
 
     fn panel_top(&mut self) {
@@ -631,7 +711,8 @@ impl App {
 
     pub(super) fn panel_len(&self) -> usize {
         match self.view.tab {
-            Tab::Detail => 0,
+            // The files and audit panels scroll by their own state.
+            Tab::Detail | Tab::Files | Tab::Audit => 0,
             Tab::Catalog => (self.session)
                 .catalog_of(self.view.catalog.session)
                 .map_or(0, |c| c.tools.len()),

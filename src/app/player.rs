@@ -122,6 +122,10 @@ impl App {
             | Action::UnfoldAll
             | Action::ShowCatalog
             | Action::ShowProblems
+            | Action::ShowFiles
+            | Action::ShowAudit
+            | Action::AuditKind
+            | Action::WritePatch
             | Action::ToggleHelp
             | Action::CopyInput
             | Action::CopyOutput

@@ -8,8 +8,16 @@
 //! findings, turns, tokens in and out), a `(no session)` row for the findings that belong to none
 //! (malformed lines) when there are any, then a `total` row. Ids wider than 36 columns are cut
 //! with an ellipsis. A single-session input prints no such table.
+//!
+//! Files (issue 23): when a call changed a file, a `files` line (changed files, lines
+//! added and removed, files only read, outside changes, shell commands that may have written
+//! files) and one row per changed file: its state letter (`A` created, `M` modified, `D`
+//! deleted, `>` moved, `~` created and deleted), its path relative to the cwd, its net line
+//! counts (the recorded edits' sum where the net change is not in the record) and notes. The
+//! tally keeps the file tools', shell and subagent calls for it (`session::tally::Keep`).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::cli::InputArgs;
 use crate::session::Session;
@@ -73,6 +81,7 @@ pub async fn run(input: &InputArgs) -> i32 {
             let calls = format!("call{}", crate::fmt::plural_s(*n));
             writeln!(out, "  {tool:<20} {n:>6} {calls:<5} {err:>5} failed")?;
         }
+        write_files(out, &session, &tally.kept)?;
         if session.sessions.is_multi() {
             write_sessions(out, &session)?;
         }
@@ -142,6 +151,85 @@ fn write_sessions(out: &mut dyn std::io::Write, session: &Session) -> std::io::R
     }
     total[3] = session.findings.len() as u64;
     row(out, "total", total)
+}
+
+/// Widest path column of the files section (longer paths keep their end).
+const PATH_COLUMN: usize = 48;
+
+/// The files section (issue 23 item 1): changed files with their net (else summed) line counts,
+/// from the file tools' calls the tally kept; nothing when no call touched a file.
+fn write_files(
+    out: &mut dyn std::io::Write,
+    session: &Session,
+    kept: &[crate::session::Invocation],
+) -> std::io::Result<()> {
+    use crate::review::files::Files;
+    let (cwd, changed) = session
+        .sessions
+        .iter()
+        .next()
+        .map_or((None, false), |(_, e)| (e.cwd.as_deref(), e.cwd_changed));
+    let mut files = Files::build(session, kept.iter().enumerate(), cwd, changed, &|_, _| {
+        Vec::new()
+    });
+    if files.changed().next().is_none() {
+        return Ok(());
+    }
+    let call = |i: usize| kept.get(i);
+    let nets: Vec<_> = files
+        .files
+        .iter()
+        .map(|f| {
+            (f.changed() && f.no_net.is_none())
+                .then(|| files.net(session, &call, f).ok())
+                .flatten()
+        })
+        .collect();
+    for (f, n) in files.files.iter_mut().zip(&nets) {
+        if let Some(n) = n {
+            f.count_net(n);
+        }
+    }
+    let changed: Vec<_> = files.changed().collect();
+    let (added, removed): (u64, u64) = changed.iter().fold((0, 0), |(a, r), f| {
+        (a + u64::from(f.added), r + u64::from(f.removed))
+    });
+    let mut head = format!(
+        "{} changed · +{added} −{removed} · {} only read",
+        crate::fmt::plural(changed.len() as u64, "file"),
+        files.files.len() - changed.len()
+    );
+    let outside: usize = changed.iter().map(|f| f.outside).sum();
+    if outside > 0 {
+        let _ = write!(head, " · {outside} changed outside the recorded edits");
+    }
+    if !files.writers.is_empty() {
+        let n = crate::fmt::plural(files.writers.len() as u64, "shell command");
+        let _ = write!(head, " · {n} may have written files");
+    }
+    writeln!(out, "files        {head}")?;
+    for f in &changed {
+        let path = crate::fmt::fit_path(&crate::render::text::visible(&f.shown), PATH_COLUMN);
+        let n = f.touches.iter().filter(|t| t.op.changes()).count();
+        let mut notes = vec![crate::fmt::plural(n as u64, "change")];
+        if f.no_net.is_some() {
+            notes.push("no net change in the record (edits summed)".into());
+        }
+        if f.outside > 0 {
+            notes.push(format!("{} outside", f.outside));
+        }
+        if !f.inside && files.cwd.is_some() {
+            notes.push("outside the cwd".into());
+        }
+        let counts = format!("+{} −{}", f.added, f.removed);
+        writeln!(
+            out,
+            "  {} {path} {counts:>13}  {}",
+            f.state.letter(),
+            notes.join(" · ")
+        )?;
+    }
+    Ok(())
 }
 
 /// `ok 105 · error 3` (names made visible; `—` when empty).

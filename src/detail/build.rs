@@ -251,7 +251,14 @@ fn invocation_with_findings(
 /// Task's `subagent_type`) wrote a raw OSC 52 and `ESC[6n` to `print --detail` (issue 14, found
 /// by the second attack). One pass over the built lines, bounded by the build's limits.
 fn scrub(mut b: Built) -> Built {
-    for line in &mut b.lines {
+    scrub_lines(&mut b.lines);
+    b
+}
+
+/// [`scrub`] of lines built elsewhere (the files panel's net diff): every span holding a
+/// control or invisible character is made visible.
+pub fn scrub_lines(lines: &mut [Line<'static>]) {
+    for line in lines {
         for span in &mut line.spans {
             if span
                 .content
@@ -262,7 +269,6 @@ fn scrub(mut b: Built) -> Built {
             }
         }
     }
-    b
 }
 
 /// [`build_detail_lines`] without syntax highlighting (a heavy item's cheap complete stage).

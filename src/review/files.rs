@@ -289,8 +289,9 @@ pub fn call_facts(rec: &dyn Records, inv: &Invocation) -> Vec<Fact> {
     edits::facts(&inv.tool_name, &input, output.as_deref(), tur.as_ref())
 }
 
-/// Tools [`edits::facts`] knows (so other calls are never read back).
-fn wants(tool: &str) -> bool {
+/// Tools [`edits::facts`] knows (so other calls are never read back): what `rawpv stats` keeps
+/// (`session::tally::Keep`).
+pub fn wants(tool: &str) -> bool {
     matches!(
         tool,
         "Read"
@@ -387,8 +388,7 @@ impl Files {
                     let d = ["description", "prompt", "task"]
                         .iter()
                         .find_map(|k| input.get(*k).and_then(Value::as_str))
-                        .unwrap_or("")
-                        .to_owned();
+                        .map_or_else(|| inv.summary.to_string(), str::to_owned);
                     (
                         d,
                         vec!["a subagent whose calls are not in this input".to_owned()],
@@ -413,7 +413,14 @@ impl Files {
             for fact in call_facts(rec, inv) {
                 let path = normalise(&fact.path, cwd);
                 let k = *by_path.entry(path.clone()).or_insert_with(|| {
-                    let rel = relative(&path, shown_cwd);
+                    // A relative path in a session that names no directory is relative to
+                    // wherever the agent ran: a patch path as it is.
+                    let rel = relative(&path, shown_cwd).or_else(|| {
+                        (cwd.is_none()
+                            && !path.starts_with('/')
+                            && !path.split('/').any(|s| s == ".."))
+                        .then(|| path.clone())
+                    });
                     files.push(FileEntry {
                         inside: rel.is_some(),
                         shown: rel.unwrap_or_else(|| path.clone()),

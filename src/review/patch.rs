@@ -141,7 +141,10 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
             &mut out,
             &format!("paths relative to {c}: git apply from there"),
         ),
-        None => header_line(&mut out, "the session names no working directory"),
+        None => header_line(
+            &mut out,
+            "the session names no working directory: relative paths as the agent wrote them",
+        ),
     }
     header_line(
         &mut out,

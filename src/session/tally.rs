@@ -28,6 +28,21 @@ pub struct Tally {
     /// Claude Code fork points (their `x-claude-code.fork` branch frames, `super::forks`) by
     /// parent uuid → most branches seen.
     forks: BTreeMap<String, u64>,
+    /// Which finished calls to keep whole (`rawpv stats`' files section keeps the file tools'
+    /// calls: their spans, status and rows, a few hundred bytes each; `None`: none).
+    pub keep: Option<Keep>,
+    /// The calls `keep` chose, in the order their results were folded.
+    pub kept: Vec<Invocation>,
+}
+
+/// Which calls [`Tally::kept`] keeps, by tool name; compared by address.
+#[derive(Debug, Clone, Copy)]
+pub struct Keep(pub fn(&str) -> bool);
+
+impl PartialEq for Keep {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
 }
 
 /// `f64::total_cmp`'s order as an unsigned key (sign bit flipped for positives, all bits for
@@ -45,6 +60,9 @@ impl Tally {
     /// Counts call `inv`; call it once, when its status can no longer change (its result was
     /// folded, or the input ended).
     pub fn call(&mut self, inv: &Invocation) {
+        if self.keep.is_some_and(|k| (k.0)(&inv.tool_name)) {
+            self.kept.push(inv.clone());
+        }
         let e = self.per_tool.entry(inv.tool_name.clone()).or_default();
         e.0 += 1;
         if inv.status.is_failure() {

@@ -33,7 +33,8 @@ pub fn build_help_lines(ctx: &DrawCtx<'_>) -> Vec<Line<'static>> {
 /// The lines under the key list: what Enter does in each pane, and the mouse.
 pub const HELP_FOOTER: &[&str] = &[
     "Enter: in the feed opens the row; in the catalog (c) filters by the tool;",
-    "in problems (!) jumps to the finding's row. Esc or c/! hands keys back.",
+    "in problems (!) jumps to the finding's row; in files (d) and audit (a) to",
+    "the call. Esc or the panel's key hands keys back.",
     "mouse: wheel scrolls the pane under it; click selects a row (▸/▾: folds)",
 ];
 

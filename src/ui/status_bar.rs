@@ -285,6 +285,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             let enter = match (ctx.view.focus, ctx.view.tab) {
                 (Pane::Detail, Tab::Catalog) => Some("filter by tool"),
                 (Pane::Detail, Tab::Problems) => Some("go to its row"),
+                (Pane::Detail, Tab::Files | Tab::Audit) => Some("go to its call"),
                 (Pane::Detail | Pane::Feed, _) => None,
             };
             let mut hints: Vec<(String, &'static str)> = Vec::new();
@@ -298,6 +299,24 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
                 }
                 if let Some(k) = key(Action::Cancel) {
                     hints.push((k, "back"));
+                }
+                match ctx.view.tab {
+                    Tab::Files => {
+                        if let (Some(y), Some(yy)) =
+                            (key(Action::CopyInput), key(Action::CopyOutput))
+                        {
+                            hints.push((format!("{y}/{yy}"), "copy file's/all patch"));
+                        }
+                        if let Some(k) = key(Action::WritePatch) {
+                            hints.push((k, "write patch"));
+                        }
+                    }
+                    Tab::Audit => {
+                        if let Some(k) = key(Action::AuditKind) {
+                            hints.push((k, "next kind"));
+                        }
+                    }
+                    Tab::Detail | Tab::Catalog | Tab::Problems => {}
                 }
             }
             hints.extend(ctx.keymap.hints());

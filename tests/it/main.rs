@@ -64,6 +64,7 @@ mod replay_player;
 mod review_audit;
 mod review_files;
 mod review_patch;
+mod review_tui;
 mod screen_sizes;
 mod seed_rules;
 mod sessions;

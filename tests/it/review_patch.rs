@@ -175,6 +175,58 @@ fn tree(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
+/// path → (added, removed) of `rawpv stats`' files rows inside the cwd.
+fn stats_counts(path: &str) -> BTreeMap<String, (u64, u64)> {
+    let out = Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["stats", path])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut counts = BTreeMap::new();
+    for row in text
+        .lines()
+        .skip_while(|l| !l.starts_with("files "))
+        .skip(1)
+        .take_while(|l| l.starts_with("  ") && l.chars().nth(3) == Some(' '))
+    {
+        let words: Vec<&str> = row.split_whitespace().collect();
+        let (Some(path), Some(added), Some(removed)) = (words.get(1), words.get(2), words.get(3))
+        else {
+            continue;
+        };
+        if path.starts_with('/') || path.contains('…') {
+            continue;
+        }
+        let num = |s: &str| s.trim_start_matches(['+', '−']).parse::<u64>().unwrap();
+        counts.insert((*path).to_owned(), (num(added), num(removed)));
+    }
+    counts
+}
+
+/// path → (added, removed) by `git apply --numstat` (paths elided by stats are left out there
+/// too).
+fn numstat(dir: &Path, patch: &str) -> BTreeMap<String, (u64, u64)> {
+    let pf = dir.join("../numstat.patch");
+    std::fs::write(&pf, patch).unwrap();
+    let out = Proc::new("git")
+        .args(["apply", "--numstat"])
+        .arg(&pf)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split('\t');
+            let (a, r, p) = (w.next()?, w.next()?, w.next()?);
+            let counts = (a.parse().ok()?, r.parse().ok()?);
+            (p.chars().count() <= 48).then(|| (p.to_owned(), counts))
+        })
+        .collect()
+}
+
 fn transcripts_with_original_file() -> Option<Vec<PathBuf>> {
     let files = corpus::files("claude-code")?;
     Some(
@@ -214,6 +266,8 @@ fn check_transcript(path: &Path) -> Vec<String> {
         want.insert(rel.to_owned(), t.last.clone());
     }
     git_apply(&dir, &out).unwrap_or_else(|e| panic!("{shown}: git apply failed: {e}\n{out}"));
+    // `rawpv stats`' line counts are git's (`git apply --numstat` of the same patch).
+    assert_eq!(stats_counts(&shown), numstat(&dir, &out), "{shown}");
     assert_eq!(tree(&dir), want, "{shown}");
     for p in &outside {
         let line = format!("#   {p}: outside the working directory {cwd}");
