@@ -147,6 +147,10 @@ pub enum Command {
         /// Write every invocation's detail, drawn by the viewer's renderers.
         #[arg(long)]
         detail: bool,
+        /// Also list the quiet rows the viewer hides until `.` (token usage, progress ticks,
+        /// file-history snapshots, hook runs shown in their call's detail, attached context).
+        #[arg(long)]
+        all: bool,
         /// When to use colour.
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
         color: ColorChoice,

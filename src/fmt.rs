@@ -97,6 +97,18 @@ pub fn bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
+/// `s` cut to at most `max` bytes at a char boundary, and whether it was cut.
+pub fn cut_bytes(s: &str, max: usize) -> (&str, bool) {
+    if s.len() <= max {
+        return (s, false);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&s[..end], true)
+}
+
 /// Cuts `s` to at most `width` columns, ending with `…` when cut.
 pub fn truncate(s: &str, width: usize) -> String {
     if self::width(s) <= width {

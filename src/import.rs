@@ -14,6 +14,7 @@ pub mod anthropic_stream;
 pub mod cc_files;
 pub mod cc_map;
 pub mod cc_output;
+pub mod cc_records;
 pub mod claude_code;
 pub mod codex;
 pub mod codex_emit;

@@ -57,10 +57,11 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Print {
             input,
             detail,
+            all,
             color,
             width,
             config,
-        }) => cmd::print::run(&input, detail, color, width, config.as_deref()).await,
+        }) => cmd::print::run(&input, detail, all, color, width, config.as_deref()).await,
         Some(Command::Convert { input }) => cmd::convert::run(&input).await,
         Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
         Some(Command::Stats { input }) => cmd::stats::run(&input).await,

@@ -51,6 +51,7 @@ pub mod check;
 pub mod chunks;
 pub mod folded;
 pub mod forks;
+pub mod hooks;
 pub mod query;
 pub mod sessions;
 pub mod summary;
@@ -90,17 +91,25 @@ impl CallStatus {
         matches!(self, Self::Failed | Self::TimedOut | Self::Other(_))
     }
 
-    /// Short label for badges: `running`, `ok`, `error`, `timeout`, `cancelled`, …
-    pub fn label(&self) -> &str {
+    /// The status in the words every output uses (the feed's badge, the detail, `print`,
+    /// `stats`; issue 20): `pending`, `running`, `ok`, `error`, `timeout`, `cancelled`, a
+    /// producer's own status; an open call of an input that `ended` is `no result`.
+    pub fn word(&self, ended: bool) -> &str {
         match self {
-            Self::Requested => "requested",
-            Self::Streaming => "streaming",
+            Self::Requested | Self::Streaming if ended => "no result",
+            Self::Requested => "pending",
+            Self::Streaming => "running",
             Self::Succeeded => "ok",
             Self::Failed => "error",
             Self::TimedOut => "timeout",
             Self::Cancelled => "cancelled",
             Self::Other(s) => s,
         }
+    }
+
+    /// [`Self::word`] of a call still open in an input that goes on.
+    pub fn label(&self) -> &str {
+        self.word(false)
     }
 
     fn from_result(s: Option<&ResultStatus>) -> Self {
@@ -313,6 +322,8 @@ pub struct Session {
     /// (line 0 is not indexed), for [`Session::findings_of`].
     finding_ids: HashMap<String, Vec<usize>>,
     finding_lines: HashMap<u64, Vec<usize>>,
+    /// Hook runs by the call they ran around (`hooks.rs`, issue 20).
+    pub hooks: hooks::Hooks,
     pub counts: Counts,
     /// Bumped on every change.
     pub revision: u64,
@@ -1355,6 +1366,12 @@ impl Session {
             return Applied::default();
         }
         shrink_envelope(&mut frame.envelope);
+        if let Some(id) = self.hooks.add(&frame)
+            && let Some(k) = self.index.get(self.sid(), &id, &self.invocations)
+        {
+            // The call's detail lists its hooks, its row says when one failed.
+            self.invocations[k].rev += 1;
+        }
         let defer = self.defer_events
             && self.backing.is_some()
             && self.reparse.is_some_and(|r| r.1.is_some())

@@ -76,16 +76,7 @@ impl Theme {
     /// The badge's words alone (`ok`, `no result`, a producer's own status): what the feed
     /// sizes its status column by (`crate::ui::feed::Cols`).
     pub fn badge_text(status: &CallStatus, ended: bool) -> &str {
-        match status {
-            CallStatus::Requested | CallStatus::Streaming if ended => "no result",
-            CallStatus::Requested => "pending",
-            CallStatus::Streaming => "running",
-            CallStatus::Succeeded => "ok",
-            CallStatus::Failed => "error",
-            CallStatus::TimedOut => "timeout",
-            CallStatus::Cancelled => "cancelled",
-            CallStatus::Other(s) => s.as_str(),
-        }
+        status.word(ended)
     }
 
     /// The default palette: ANSI colours (codex `styles.md`), works on dark and light terminals.

@@ -1,5 +1,5 @@
-//! `rawpv print INPUT [--detail] [--color auto|always|never] [--width N]`: the feed as text on
-//! stdout, or with `--detail` every invocation's detail as the viewer's detail pane shows it with
+//! `rawpv print INPUT [--all] [--detail] [--color auto|always|never] [--width N]`: the feed as
+//! text on stdout (quiet rows hidden as in the viewer, unless `--all`), or with `--detail` every invocation's detail as the viewer's detail pane shows it with
 //! every block expanded: the same builder (`crate::detail::build`), so the same lines.
 //!
 //! Colour: `always` writes our styles as SGR ([`crate::render::sgr::lines_to_ansi`]); `auto` does
@@ -33,6 +33,7 @@ const DEFAULT_WIDTH: u16 = 100;
 pub async fn run(
     input: &InputArgs,
     detail: bool,
+    all: bool,
     color: ColorChoice,
     width: Option<u16>,
     config: Option<&std::path::Path>,
@@ -70,7 +71,7 @@ pub async fn run(
             eprintln!("rawpv: {e}");
             return 2;
         }
-        return match tokio::task::spawn_blocking(move || stream_feed(&path)).await {
+        return match tokio::task::spawn_blocking(move || stream_feed(&path, all)).await {
             Ok(Ok(r)) => super::exit_code(r, 0),
             Ok(Err(e)) => {
                 eprintln!("rawpv: {e}");
@@ -122,7 +123,7 @@ pub async fn run(
             super::with_stdout(|out| write_detail_with(out, &session, width, use_colour, limits))
         }
     } else {
-        super::with_stdout(|out| write_feed(out, &session))
+        super::with_stdout(|out| write_feed(out, &session, all))
     };
     super::exit_code(r, 0)
 }
@@ -138,13 +139,13 @@ pub async fn run(
 /// # Errors
 /// `Err`: the file cannot be read (phrased for the user); `Ok(Err)`: writing failed (a closed
 /// pipe is `Ok(Ok(()))`).
-fn stream_feed(path: &std::path::Path) -> Result<std::io::Result<()>, String> {
+fn stream_feed(path: &std::path::Path, all: bool) -> Result<std::io::Result<()>, String> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut next = 0;
     let mut write_err = None;
     let folded = crate::source::file::fold_path_each(path, Session::new(), |s| {
-        write_final_rows(&mut out, s, &mut next).map_err(|e| {
+        write_final_rows(&mut out, s, &mut next, all).map_err(|e| {
             write_err = Some(e);
             std::io::Error::other("output stopped")
         })?;
@@ -176,6 +177,7 @@ fn write_final_rows(
     out: &mut dyn Write,
     session: &mut Session,
     next: &mut usize,
+    all: bool,
 ) -> std::io::Result<()> {
     while *next < session.items.len() {
         let idx = *next;
@@ -188,7 +190,7 @@ fn write_final_rows(
         if !done && !session.ended {
             break;
         }
-        write_row(out, session, idx)?;
+        write_row(out, session, idx, all)?;
         match &mut session.items[idx] {
             Item::Invocation(i) => {
                 let inv = &mut session.invocations[*i];
@@ -212,19 +214,21 @@ fn write_final_rows(
     Ok(())
 }
 
-/// Writes one line per feed item.
-pub fn write_feed(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
+/// Writes one line per feed item, quiet rows only when `all`.
+pub fn write_feed(out: &mut dyn Write, session: &Session, all: bool) -> std::io::Result<()> {
     for idx in 0..session.items.len() {
-        write_row(out, session, idx)?;
+        write_row(out, session, idx, all)?;
     }
     Ok(())
 }
 
 /// Writes feed item `idx`'s line (none for a quiet message), after its session's id when the
 /// input holds more than one session.
-fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Result<()> {
-    let quiet = matches!(session.items[idx], Item::Message(_))
-        && crate::session::query::is_quiet(session, idx);
+fn write_row(out: &mut dyn Write, session: &Session, idx: usize, all: bool) -> std::io::Result<()> {
+    // Quiet rows (usage, progress, snapshots, hook runs shown in their call, context) are hidden
+    // as in the viewer, unless `--all`; a message without text is never a row.
+    let quiet = crate::session::query::is_quiet(session, idx)
+        && (!all || matches!(session.items[idx], Item::Message(_)));
     if quiet {
         return Ok(());
     }
@@ -245,7 +249,7 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
                 out,
                 "{:<10} {:<9} {summary}{gap}[{}]",
                 crate::render::text::visible(&inv.tool_name),
-                crate::render::text::visible(inv.status.label()),
+                crate::render::text::visible(inv.status.word(session.ended)),
                 crate::render::text::visible(&inv.invocation_id)
             )?;
         }
@@ -296,11 +300,17 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize) -> std::io::Res
                     crate::render::text::visible(id.unwrap_or("no invocation_id"))
                 )?;
             }
-            _ => writeln!(
-                out,
-                "{:<10}",
-                crate::render::text::visible(f.frame_type.as_str())
-            )?,
+            // What the row says, as the feed says it (issue 20: a hook, a command's output).
+            _ => {
+                let words =
+                    crate::render::ansi::visible_plain(&crate::session::summary::event_line(f));
+                let t = crate::render::text::visible(f.frame_type.as_str());
+                if words.is_empty() {
+                    writeln!(out, "{t:<10}")?;
+                } else {
+                    writeln!(out, "{t:<10} {words}")?;
+                }
+            }
         },
     }
     Ok(())

@@ -26,7 +26,7 @@ use crate::session::Session;
 pub async fn run(input: &InputArgs) -> i32 {
     // Folded with `Session::tally`: calls are counted as their results arrive and events
     // before they are dropped, so no result record, event or message is kept (issue 17).
-    let (mut session, format) = match super::load_tally(input).await {
+    let (mut session, format) = match Box::pin(super::load_tally(input)).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("rawpv: {e}");

@@ -20,6 +20,7 @@ use crate::protocol::rules::expected_output_type;
 use crate::protocol::{CatalogTool, Frame, OutputType};
 use crate::render::text::{build_plain_lines, visible};
 use crate::render::{RenderCtx, render_input_beside, render_output};
+use crate::session::hooks::HookRun;
 use crate::session::{Deferred, Invocation, Item, Message, MessageKind, Session};
 use crate::theme::Theme;
 
@@ -43,6 +44,8 @@ pub enum DetailSource {
         ended: bool,
         /// Findings about this call (by id, or by the line of its request or result).
         findings: Vec<Finding>,
+        /// The hooks that ran around this call (`crate::session::hooks`).
+        hooks: Vec<HookRun>,
     },
     Message(Message),
     Event(Box<Frame>),
@@ -81,6 +84,7 @@ impl DetailSource {
                     entry: catalog_entry(session, inv).map(|t| Box::new(t.clone())),
                     ended: session.ended,
                     findings: findings_of(session, inv),
+                    hooks: hooks_of(session, inv),
                 }
             }
             Item::Message(m) => Self::Message((**m).clone()),
@@ -131,6 +135,11 @@ fn findings_of(session: &Session, inv: &Invocation) -> Vec<Finding> {
         .into_iter()
         .cloned()
         .collect()
+}
+
+/// The hook runs of one call (`crate::session::hooks`).
+fn hooks_of(session: &Session, inv: &Invocation) -> Vec<HookRun> {
+    session.hooks.of(&inv.invocation_id).cloned().collect()
 }
 
 /// The item's own revision: changes whenever its content would (with the catalog and the end
@@ -226,16 +235,22 @@ pub struct Built {
     pub cut_at: Option<usize>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn invocation_with_findings(
     inv: &Invocation,
     entry: Option<&CatalogTool>,
     ended: bool,
     findings: &[Finding],
+    hooks: &[HookRun],
     cx: &RenderCtx<'_>,
     opts: DetailOpts,
     partial: bool,
 ) -> Built {
     let mut b = build_invocation(inv, entry, ended, cx, opts, partial);
+    if !hooks.is_empty() {
+        b.lines.push(Line::default());
+        b.lines.extend(build_hook_lines(hooks, cx, opts.expanded));
+    }
     // After the header's first line (tool, status, duration).
     let at = b.lines.len().min(1);
     let found = build_finding_lines(findings, cx.theme);
@@ -288,7 +303,17 @@ fn build_with(src: &DetailSource, cx: &RenderCtx<'_>, opts: DetailOpts, partial:
             entry,
             ended,
             findings,
-        } => invocation_with_findings(inv, entry.as_deref(), *ended, findings, cx, opts, partial),
+            hooks,
+        } => invocation_with_findings(
+            inv,
+            entry.as_deref(),
+            *ended,
+            findings,
+            hooks,
+            cx,
+            opts,
+            partial,
+        ),
         DetailSource::Message(m) => scrub(whole(build_message(m, cx))),
         DetailSource::Event(f) => scrub(whole(build_event(f, cx))),
     }
@@ -365,8 +390,18 @@ pub fn build_quick_lines(
         Some(Item::Invocation(k)) => {
             let inv = &session.invocations[*k];
             let findings = findings_of(session, inv);
+            let hooks = hooks_of(session, inv);
             let entry = catalog_entry(session, inv);
-            invocation_with_findings(inv, entry, session.ended, &findings, &cx, opts, true)
+            invocation_with_findings(
+                inv,
+                entry,
+                session.ended,
+                &findings,
+                &hooks,
+                &cx,
+                opts,
+                true,
+            )
         }
         Some(Item::Message(m)) => scrub(whole(build_message(m, &cx))),
         Some(Item::Event(f)) => scrub(whole(build_event(
@@ -695,6 +730,98 @@ fn build_invocation(
     Built { lines, cut_at }
 }
 
+/// Output lines of one hook shown before `o` expands them.
+const HOOK_FOLD_LINES: usize = 12;
+
+/// The call's "Hooks" section: per run its name, outcome, exit code, duration and line, the
+/// command, then what it printed through the terminal emulator (SGR kept, other sequences
+/// dropped), folded at [`HOOK_FOLD_LINES`] unless `expanded`.
+fn build_hook_lines(hooks: &[HookRun], cx: &RenderCtx<'_>, expanded: bool) -> Vec<Line<'static>> {
+    let theme = cx.theme;
+    let failed = hooks.iter().filter(|h| h.failed).count();
+    let mut title = crate::fmt::plural(hooks.len(), "hook");
+    if failed > 0 {
+        let _ = write!(title, ", {failed} failed");
+    }
+    let mut lines = vec![section(&format!("Hooks: {title}"), theme)];
+    for h in hooks {
+        let (word, style) = if h.failed {
+            (hook_outcome_words(&h.outcome), theme.status_failed)
+        } else {
+            (hook_outcome_words(&h.outcome), theme.status_ok)
+        };
+        let mut head = vec![
+            Span::styled(visible(&h.name), theme.title),
+            Span::raw("  "),
+            Span::styled(word, style),
+        ];
+        if let Some(c) = h.exit_code {
+            head.push(Span::styled(format!("  exit {c}"), style));
+        }
+        if let Some(ms) = h.duration_ms {
+            head.push(Span::styled(
+                format!("  {}", crate::fmt::duration_ms(ms)),
+                theme.dim,
+            ));
+        }
+        head.push(Span::styled(format!("  line {}", h.line), theme.dim));
+        lines.push(Line::from(head));
+        if let Some(c) = &h.command {
+            lines.push(Line::from(vec![
+                Span::styled("  $ ", theme.dim),
+                Span::raw(crate::render::ansi::visible_plain(c)),
+            ]));
+        }
+        let mut body = Vec::new();
+        for (text, style) in [(&h.output, None), (&h.stderr, Some(theme.status_failed))] {
+            if text.trim().is_empty() {
+                continue;
+            }
+            let r = crate::render::text::build_ansi_lines(text.trim_end(), cx);
+            body.extend(r.lines.into_iter().map(|mut l| {
+                l.spans
+                    .insert(0, Span::styled("  │ ", style.unwrap_or(theme.dim)));
+                l
+            }));
+        }
+        if !expanded && body.len() > HOOK_FOLD_LINES {
+            let more = body.len() - HOOK_FOLD_LINES;
+            body.truncate(HOOK_FOLD_LINES);
+            body.push(Line::from(Span::styled(
+                format!("  … {more} more lines (press o to expand)"),
+                theme.hint,
+            )));
+        }
+        lines.extend(body);
+        if h.cut > 0 {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "  … {} more not kept here (the hook's row, line {}, has it all)",
+                    crate::fmt::bytes(h.cut as u64),
+                    h.line
+                ),
+                theme.dim,
+            )));
+        }
+    }
+    lines
+}
+
+/// A hook outcome in words: `ok`, `failed`, `blocked`, `cancelled`, `context added`, ….
+pub fn hook_outcome_words(outcome: &str) -> String {
+    match outcome {
+        "success" => "ok".into(),
+        "non_blocking_error" | "error_during_execution" => "failed".into(),
+        "blocking_error" => "blocked".into(),
+        "cancelled" => "cancelled".into(),
+        "additional_context" => "context added".into(),
+        "system_message" => "message".into(),
+        "permission_decision" => "permission".into(),
+        "stopped_continuation" => "stopped the turn".into(),
+        other => other.replace('_', " "),
+    }
+}
+
 fn build_message(m: &Message, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     let theme = cx.theme;
     let (label, style) = match m.kind {
@@ -782,7 +909,82 @@ fn build_event(f: &Frame, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     }
     head.push(Span::styled(format!("  line {}", f.origin.line), theme.dim));
     let mut lines = vec![Line::from(head), Line::default()];
-    let json = f.to_json();
+    let payload = f.payload_json();
+    if crate::session::hooks::is_hook(f) {
+        match crate::session::hooks::run_of(f) {
+            Some(run) => lines.extend(build_hook_lines(&[run], cx, true).into_iter().skip(1)),
+            None => lines.push(Line::from(crate::render::ansi::visible_plain(
+                &crate::fmt::words::hook_words(&payload),
+            ))),
+        }
+        if let Some(id) = payload.get("invocation_id").and_then(Value::as_str) {
+            lines.push(Line::from(Span::styled(
+                format!("ran around call {}", visible(id)),
+                theme.dim,
+            )));
+        }
+        lines.push(Line::default());
+        lines.push(section("Record", theme));
+    }
+    let mut json = f.to_json();
+    if crate::session::hooks::is_hook(f)
+        && let Some(Value::Object(p)) = json.get_mut("payload")
+    {
+        // What the hook printed is drawn above; its escaped copies would only repeat it.
+        let shown = |m: &mut serde_json::Map<String, Value>, keys: &[&str]| {
+            for k in keys {
+                if m.get(*k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty())
+                {
+                    m.insert((*k).to_owned(), Value::String("(shown above)".into()));
+                }
+            }
+        };
+        shown(p, &["output", "stderr", "content"]);
+        if let Some(Value::Object(a)) = p.get_mut("attachment") {
+            shown(a, &["stdout", "stderr", "content"]);
+        }
+    }
+    if !crate::session::hooks::is_hook(f)
+        && let Some((key, text)) = event_text(&payload)
+    {
+        // System, slash-command and hook text is terminal output: SGR kept as style, every
+        // other sequence dropped (the `/context` grid, synchronized-output modes). The record
+        // below says where it went instead of repeating it as escaped JSON.
+        let n = text.lines().count();
+        lines.extend(crate::render::text::build_ansi_lines(&text, cx).lines);
+        lines.push(Line::default());
+        lines.push(section("Record", theme));
+        if let Some(Value::Object(p)) = json.get_mut("payload") {
+            p.insert(
+                key.to_owned(),
+                Value::String(format!("(shown above: {})", crate::fmt::plural(n, "line"))),
+            );
+        }
+    }
     lines.extend(render_output(&OutputType::Structured, &json, "", &Value::Null, cx).lines);
     lines
+}
+
+/// The text an event row carries for a reader (`text`, `content`, `message`, `summary`) and its
+/// key, without Claude Code's command-output tags; `None` when it has none.
+fn event_text(payload: &Value) -> Option<(&'static str, String)> {
+    let (key, raw) = ["text", "content", "message", "summary"]
+        .iter()
+        .find_map(|k| payload.get(*k).and_then(Value::as_str).map(|v| (*k, v)))?;
+    let t = raw.trim_start();
+    let text = [
+        "local-command-stdout",
+        "local-command-stderr",
+        "bash-stdout",
+        "bash-stderr",
+    ]
+    .iter()
+    .find_map(|tag| {
+        t.starts_with(&format!("<{tag}>"))
+            .then(|| crate::fmt::words::tag(t, tag).unwrap_or(""))
+    })
+    .unwrap_or(raw);
+    (!text.trim().is_empty()).then(|| (key, text.trim_end().to_owned()))
 }

@@ -33,6 +33,82 @@ pub fn event_words(frame_type: &str, payload: &Value, text: Option<&str>) -> Str
     }
 }
 
+/// A hook row's payload (`crate::import::cc_records`) in words: `PostToolUse:Edit · ok · exit 0
+/// · 93ms · uv run ruff format`, then the first line of its output.
+pub fn hook_words(payload: &Value) -> String {
+    let s = |k: &str| {
+        payload
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let mut parts: Vec<String> = Vec::new();
+    parts.push(
+        s("hook_name")
+            .or_else(|| s("hook_event"))
+            .unwrap_or("hook")
+            .to_owned(),
+    );
+    let outcome = s("outcome").unwrap_or("");
+    parts.push(match outcome {
+        "start" => "started".to_owned(),
+        "success" => "ok".to_owned(),
+        "non_blocking_error" | "error_during_execution" => "failed".to_owned(),
+        "blocking_error" => "blocked".to_owned(),
+        "additional_context" => "context added".to_owned(),
+        "permission_decision" => format!("permission: {}", s("decision").unwrap_or("?")),
+        "" => "ran".to_owned(),
+        o => o.replace('_', " "),
+    });
+    if let Some(c) = payload.get("exit_code").and_then(Value::as_i64) {
+        parts.push(format!("exit {c}"));
+    }
+    if let Some(ms) = payload.get("duration_ms").and_then(Value::as_f64) {
+        parts.push(crate::fmt::duration_ms(ms));
+    }
+    if let Some(c) = s("command") {
+        parts.push(squash(c));
+    }
+    if let Some(o) = s("output").or_else(|| s("stderr")) {
+        let first = o
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        if !first.is_empty() {
+            parts.push(first.to_owned());
+        }
+    }
+    drop_csi(&parts.join(" · ")).into_owned()
+}
+
+/// A catalog publish that changed tools (`metadata.rawpv_catalog_delta: {added, removed}`) in
+/// words: `+WebFetch +Grep −Mcp · 14 tools`.
+pub fn catalog_delta_words(delta: &Value, tools: usize) -> String {
+    let names = |k: &str| -> Vec<String> {
+        delta
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut parts: Vec<String> = names("added")
+        .into_iter()
+        .map(|n| format!("+{n}"))
+        .collect();
+    parts.extend(names("removed").into_iter().map(|n| format!("−{n}")));
+    format!(
+        "{} · {tools} tool{}",
+        parts.join(" "),
+        crate::fmt::plural_s(tools)
+    )
+}
+
 /// `x-claude-code.queue-operation` → `queue operation`; a RAWP or unknown type stays as it is.
 pub fn kind_words(frame_type: &str) -> String {
     match frame_type
@@ -47,16 +123,17 @@ pub fn kind_words(frame_type: &str) -> String {
 /// A text that starts with a tag (`<system-reminder>…`, `<command-name>/mcp</command-name>`) in
 /// words; other text as it is.
 pub fn text_words(text: &str) -> String {
+    let text = drop_csi(text);
     let t = text.trim_start();
     let t = &t[..floor_char_boundary(t, MAX_SCAN)];
-    if let Some(name) = tag_content(t, "command-name") {
-        let args = tag_content(t, "command-args").unwrap_or_default();
+    if let Some(name) = tag(t, "command-name") {
+        let args = tag(t, "command-args").unwrap_or_default();
         return format!("command {} {}", name.trim(), args.trim())
             .trim_end()
             .to_owned();
     }
-    if let Some(out) = tag_content(t, "local-command-stdout") {
-        return format!("command output: {}", squash(&strip_tags(&out)));
+    if let Some(out) = tag(t, "local-command-stdout") {
+        return format!("command output: {}", squash(&strip_tags(out)));
     }
     if let Some(name) = leading_tag(t) {
         let rest = strip_tags(t);
@@ -69,6 +146,37 @@ pub fn text_words(text: &str) -> String {
         };
     }
     t.to_owned()
+}
+
+/// `text` without its complete CSI sequences (`ESC [` parameters, a final byte `@`–`~`): in one
+/// line they are colours, modes and cursor moves that mean nothing (`/context`'s
+/// `ESC[?2026h`), and dropping one neither hides nor reorders text. Every other escape and
+/// control stays, for the caller to make visible.
+pub fn drop_csi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        if b[i] == 0x1b && b.get(i + 1) == Some(&b'[') {
+            let mut j = i + 2;
+            while b.get(j).is_some_and(|c| (0x20..=0x3f).contains(c)) {
+                j += 1;
+            }
+            if b.get(j).is_some_and(|c| (0x40..=0x7e).contains(c)) {
+                // ESC, `[`, the parameters and the final byte are ASCII: char boundaries.
+                out.push_str(&text[copied..i]);
+                copied = j + 1;
+                i = j + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// The name of the tag `text` starts with (`<task-notification>` → `task-notification`).
@@ -84,13 +192,13 @@ fn leading_tag(text: &str) -> Option<&str> {
     .then_some(name)
 }
 
-/// The text between `<tag>` and `</tag>`.
-fn tag_content(text: &str, tag: &str) -> Option<String> {
-    let open = format!("<{tag}>");
-    let close = format!("</{tag}>");
+/// The text between `<name>` and `</name>` (to the end when unclosed), borrowed.
+pub fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let open = format!("<{name}>");
     let a = text.find(&open)? + open.len();
+    let close = format!("</{name}>");
     let b = text[a..].find(&close).map_or(text.len(), |b| a + b);
-    Some(text[a..b].to_owned())
+    Some(&text[a..b])
 }
 
 /// `text` without its `<tag>` / `</tag>` markup (a `<` not starting a tag stays).

@@ -7,9 +7,18 @@
 //! * `assistant`: `text` → `agent.text.done`, `thinking` → `agent.thinking.done` (`redacted` when
 //!   there is no text), `tool_use` → `tool.invoke.request`; at the last record of an API message
 //!   (`message.id`): one `session.usage`, and `session.turn.end` when `stop_reason` ends the turn.
-//! * `user`: `tool_result` → `tool.invoke.result`; typed text → `control.prompt.request`;
-//!   injected / meta / command / interrupt text → `x-claude-code.<kind>`; compact summaries.
-//! * `system`: `compact_boundary` → `session.compacted`; others → `x-claude-code.system`.
+//! * `user`: `tool_result` → `tool.invoke.result`; typed text and slash commands (`/name args`,
+//!   with `command: {name, args}`) → `control.prompt.request`; injected / meta / command output
+//!   / interrupt text → `x-claude-code.<kind>`; compact summaries.
+//! * `system`: `compact_boundary` → `session.compacted`; a 1.0.x hook record (no `subtype`, a
+//!   `toolUseID`) → `x-claude-code.hook`; `local_command` → as user text; others →
+//!   `x-claude-code.system` (`turn_duration` quiet).
+//! * `attachment` (2.1.x, `super::cc_records`): hook runs → `x-claude-code.hook` (with
+//!   `invocation_id` and `metadata.rawpv_quiet` when `toolUseID` names a call), a
+//!   `queued_command` prompt → `control.prompt.request` (`queued: true`), the others →
+//!   `x-claude-code.attachment` (context quiet; unknown types visible and counted).
+//! * State records (`mode`, `last-prompt`, `ai-title`, …, `cc_records::META_RECORDS`) →
+//!   `x-claude-code.<type>`, quiet but for titles, without a finding.
 //! * `summary`, `queue-operation`, `file-history-snapshot`, `progress` → `x-claude-code.<type>`;
 //!   anything else → `x-claude-code.<type>`, counted and reported once per type (info).
 //!
@@ -23,6 +32,7 @@ use serde_json::{Map, Value, json};
 
 use super::Decoded;
 use super::cc_output::{INTERRUPTED_MARKER, is_rejection, result_text, tool_output};
+use super::cc_records;
 use crate::finding::{Finding, Level, code};
 use crate::protocol::{
     Body, Delegation, Frame, FrameType, ResultStatus, StreamType, Timestamp, ToolInvokeRequest,
@@ -48,6 +58,7 @@ const CONTEXT_KEYS: &[&str] = &[
     "isMeta",
     "agentId",
     "requestId",
+    "entrypoint",
 ];
 
 /// Ids copied into `metadata.claude_code`.
@@ -62,6 +73,10 @@ const ID_KEYS: &[&str] = &[
     "isCompactSummary",
     "parent_tool_use_id",
 ];
+
+/// Metadata key marking a frame whose row is quiet (hidden by default; `crate::session::query::
+/// is_quiet` reads it): a hook run tied to its call, context Claude Code attached.
+pub const QUIET: &str = "rawpv_quiet";
 
 /// Where a record sits: its line, its agent, its file.
 #[derive(Debug, Clone, Copy)]
@@ -109,6 +124,8 @@ pub struct Mapper {
     /// The session id and `cwd` last put in a frame's `metadata.claude_code.cwd`: a record's
     /// `cwd` goes there on a session's first frame and when it changes, not on every frame.
     cwd: Option<(Option<String>, String)>,
+    /// 1.0.x hook runs started ("Running …" records) by (tool use id, hook name): when.
+    hook_starts: HashMap<(String, String), Timestamp>,
 }
 
 impl Default for Mapper {
@@ -129,6 +146,7 @@ impl Mapper {
             repeated: 0,
             prefix: "x-claude-code",
             cwd: None,
+            hook_starts: HashMap::new(),
         }
     }
 
@@ -269,22 +287,169 @@ impl Mapper {
                 self.after_boundary = true;
             }
             "progress" if self.progress_chunk(rec, ctx, ts, out) => {}
+            "attachment" => self.attachment(rec, ctx, ts, out),
+            "system" if self.system(rec, ctx, ts, out) => {}
             "system" | "summary" | "queue-operation" | "file-history-snapshot" | "progress" => {
-                self.push_ext(out, rtype, rest(rec), rec, ctx, ts);
+                let quiet = rtype == "system"
+                    && matches!(
+                        rec.get("subtype").and_then(Value::as_str),
+                        Some("turn_duration")
+                    );
+                self.push_quiet(out, rtype, rest(rec), rec, ctx, ts, quiet);
+            }
+            t if cc_records::META_RECORDS.contains(&t) => {
+                let quiet = !cc_records::TITLE_RECORDS.contains(&t);
+                self.push_quiet(out, t, rest(rec), rec, ctx, ts, quiet);
             }
             other => {
-                let kind: String = if other.is_empty() {
-                    "unknown".to_owned()
-                } else {
-                    other
-                        .chars()
-                        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                        .take(40)
-                        .collect()
-                };
+                let kind = clean_kind(other);
                 let e = self.unknown.entry(kind.clone()).or_insert((0, ctx.line));
                 e.0 += 1;
                 self.push_ext(out, &kind, rest(rec), rec, ctx, ts);
+            }
+        }
+    }
+
+    /// A `system` record that is a hook run (1.0.x: no `subtype`, a `toolUseID`, the hook's
+    /// text in `content`) or a slash command (`subtype: local_command`). Returns false for the
+    /// others (kept as `x-claude-code.system` rows).
+    fn system(
+        &mut self,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) -> bool {
+        let content = rec.get("content").and_then(Value::as_str);
+        match rec.get("subtype").and_then(Value::as_str) {
+            None => {
+                let id = rec.get("toolUseID").and_then(Value::as_str);
+                let Some(mut p) = content.and_then(|c| cc_records::system_hook(c, id)) else {
+                    return false;
+                };
+                for k in ["content", "level"] {
+                    if let Some(v) = rec.get(k) {
+                        p.insert(k.into(), v.clone());
+                    }
+                }
+                self.hook(p, rec, ctx, ts, out);
+                true
+            }
+            Some("local_command") => {
+                let Some(c) = content else {
+                    return false;
+                };
+                self.user_text(c, false, rec, ctx, ts, out);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// Emits a hook run (`x-claude-code.hook`, payload in `super::cc_records`' module docs),
+    /// with `invocation_id` when its `tool_use_id` names a call of this input.
+    fn hook(
+        &mut self,
+        mut p: Map<String, Value>,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        let started = p.get("outcome").and_then(Value::as_str) == Some("start");
+        // 1.0.x writes a "Running …" record, then the result: the time between is the run's.
+        let key = (
+            p.get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            p.get("hook_name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        );
+        if started {
+            if let Some(t) = ts {
+                self.hook_starts.insert(key, t);
+            }
+        } else if let Some(a) = self.hook_starts.remove(&key)
+            && let Some(z) = ts
+            && z.0 >= a.0
+            && !p.contains_key("duration_ms")
+        {
+            p.insert("duration_ms".into(), json!((z.0 - a.0) as f64));
+        }
+        let mut quiet = started;
+        if let Some(id) = p.get("tool_use_id").and_then(Value::as_str)
+            && self.uses.contains_key(id)
+        {
+            let id = id.to_owned();
+            p.insert("invocation_id".into(), Value::String(id));
+            quiet = true;
+        }
+        self.push_quiet(out, "hook", p, rec, ctx, ts, quiet);
+    }
+
+    /// [`Self::push_ext`], marked `metadata.rawpv_quiet` when `quiet` (a row hidden by default:
+    /// a hook run shown in its call's detail, context Claude Code attached).
+    #[allow(clippy::too_many_arguments)]
+    fn push_quiet(
+        &mut self,
+        out: &mut Vec<Decoded>,
+        kind: &str,
+        payload: Map<String, Value>,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        quiet: bool,
+    ) {
+        let t = FrameType::from_wire(&format!("{}.{kind}", self.prefix));
+        let mut f = self.frame(t, Body::Generic(payload), Some(rec), ctx, ts);
+        if quiet {
+            f.envelope.metadata.insert(QUIET.into(), Value::Bool(true));
+        }
+        out.push(Decoded::frame(f));
+    }
+
+    /// An `attachment` record (2.1.x): a hook run, a prompt typed while the agent worked, a
+    /// catalog change (published by the transcript adapter; the row says what changed), context
+    /// (a quiet row), or a type not known here (a visible row, counted once per type).
+    fn attachment(
+        &mut self,
+        rec: &Value,
+        ctx: &RecCtx<'_>,
+        ts: Option<Timestamp>,
+        out: &mut Vec<Decoded>,
+    ) {
+        let att = rec.get("attachment").unwrap_or(&Value::Null);
+        let t = att.get("type").and_then(Value::as_str).unwrap_or("");
+        match cc_records::attachment(att) {
+            cc_records::Attachment::Hook(mut p) => {
+                p.insert("attachment".into(), att.clone());
+                self.hook(p, rec, ctx, ts, out);
+            }
+            cc_records::Attachment::Prompt(text) => {
+                let p = obj([
+                    ("text", json!(text)),
+                    ("input_type", json!("text")),
+                    ("queued", json!(true)),
+                ]);
+                self.push(out, FrameType::ControlPromptRequest, p, rec, ctx, ts);
+            }
+            cc_records::Attachment::CatalogDelta { .. } => {
+                // A deferred-tools change is the catalog row's (published by the adapter); MCP
+                // servers' instructions change what the model is told: a visible row.
+                let quiet = t == "deferred_tools_delta";
+                self.push_quiet(out, "attachment", rest(rec), rec, ctx, ts, quiet);
+            }
+            cc_records::Attachment::Context => {
+                self.push_quiet(out, "attachment", rest(rec), rec, ctx, ts, true);
+            }
+            cc_records::Attachment::Unknown => {
+                let kind = format!("attachment {}", clean_kind(t));
+                let e = self.unknown.entry(kind).or_insert((0, ctx.line));
+                e.0 += 1;
+                self.push_ext(out, "attachment", rest(rec), rec, ctx, ts);
             }
         }
     }
@@ -558,6 +723,27 @@ impl Mapper {
         ts: Option<Timestamp>,
         out: &mut Vec<Decoded>,
     ) {
+        if !is_meta && let Some((name, args)) = cc_records::slash_command(text) {
+            // A slash command is what the user typed: a prompt row `/name args` (issue 20); the
+            // text it expands to follows in its own (meta) record, folded under it.
+            let typed = if args.is_empty() {
+                name.clone()
+            } else {
+                format!("{name} {args}")
+            };
+            let mut p = obj([
+                ("text", json!(typed)),
+                ("input_type", json!("text")),
+                ("command", json!({"name": name, "args": args})),
+            ]);
+            if let Some(m) = cc_records::tag(text, "command-message").map(str::trim)
+                && !m.is_empty()
+            {
+                p.insert("command_message".into(), json!(m));
+            }
+            self.push(out, FrameType::ControlPromptRequest, p, rec, ctx, ts);
+            return;
+        }
         match user_text_kind(text, is_meta) {
             None => {
                 let p = obj([("text", json!(text)), ("input_type", json!("text"))]);
@@ -747,6 +933,21 @@ pub(crate) fn rest(rec: &Value) -> Map<String, Value> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         other => obj([("value", other.clone())]),
+    }
+}
+
+/// A record or attachment type as a frame kind: ASCII letters, digits, `-`, `_`, `.`, at most
+/// 40 (`unknown` when empty).
+fn clean_kind(t: &str) -> String {
+    let k: String = t
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(40)
+        .collect();
+    if k.is_empty() {
+        "unknown".to_owned()
+    } else {
+        k
     }
 }
 

@@ -215,16 +215,19 @@ fn shape(name: &str, o: &Map<String, Value>, text: &str, input: Option<&Value>) 
             }
             Value::Object(m)
         }
-        "BashOutput" => Value::Object(pick(
-            o,
-            &[
-                ("stdout", "stdout"),
-                ("stderr", "stderr"),
-                ("exitCode", "exit_code"),
-                ("status", "status"),
-                ("shellId", "shell_id"),
-            ],
-        )),
+        "BashOutput" | "TaskOutput" if o.contains_key("stdout") || o.contains_key("shellId") => {
+            Value::Object(pick(
+                o,
+                &[
+                    ("command", "command"),
+                    ("status", "status"),
+                    ("exitCode", "exit_code"),
+                    ("shellId", "shell_id"),
+                    ("stdout", "stdout"),
+                    ("stderr", "stderr"),
+                ],
+            ))
+        }
         "Grep" => match o.get("mode").and_then(Value::as_str) {
             Some("content" | "count") => {
                 let c = o.get("content").and_then(Value::as_str).unwrap_or(text);

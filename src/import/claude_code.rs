@@ -760,6 +760,7 @@ impl ClaudeCodeDecoder {
         }
         if self.derive_catalog {
             self.publish_new_tools(rec, line, out);
+            self.publish_delta(rec, line, out);
         }
         for id in block_ids(rec, "tool_use") {
             self.use_chain.insert(id.to_owned(), chain);
@@ -896,6 +897,57 @@ impl ClaudeCodeDecoder {
             let f = self.catalog_frame(line);
             out.push(Decoded::frame(f));
         }
+    }
+
+    /// A `deferred_tools_delta` attachment (2.1.x: tools made available or withdrawn during
+    /// the session) → the derived catalog published again with the tools added and removed
+    /// (SPEC 3.5: each publish is the whole catalog), its metadata `rawpv_catalog_delta:
+    /// {added, removed}` saying what changed (a visible row).
+    fn publish_delta(&mut self, rec: &Value, line: u64, out: &mut Vec<Decoded>) {
+        if str_of(rec, "type") != Some("attachment")
+            || rec.pointer("/attachment/type").and_then(Value::as_str)
+                != Some("deferred_tools_delta")
+        {
+            return;
+        }
+        let super::cc_records::Attachment::CatalogDelta { added, removed } =
+            super::cc_records::attachment(&rec["attachment"])
+        else {
+            return;
+        };
+        let mut did_add = Vec::new();
+        for n in added {
+            if self.tool_set.contains(&n) {
+                continue;
+            }
+            if self.tools.len() < super::MAX_DERIVED_TOOLS {
+                self.tool_set.insert(n.clone());
+                self.tools.push(n.clone());
+                did_add.push(n);
+            } else {
+                out.push(Decoded::Finding(super::derived_catalog_full(&n, line)));
+                break;
+            }
+        }
+        let did_remove: Vec<String> = removed
+            .into_iter()
+            .filter(|n| self.tool_set.remove(n))
+            .collect();
+        if did_add.is_empty() && did_remove.is_empty() {
+            return;
+        }
+        self.tools.retain(|t| !did_remove.contains(t));
+        let mut f = self.catalog_frame(line);
+        f.envelope.metadata.remove("rawpv_derived_update");
+        f.envelope.metadata.insert(
+            "rawpv_catalog_delta".into(),
+            json!({"added": did_add, "removed": did_remove}),
+        );
+        f.envelope.timestamp = rec
+            .get("timestamp")
+            .and_then(Timestamp::from_json)
+            .or(f.envelope.timestamp);
+        out.push(Decoded::frame(f));
     }
 
     /// An `x-claude-code.fork` frame (SPEC 4; ARCHITECTURE "Forks"), facts that stay true as

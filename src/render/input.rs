@@ -149,9 +149,12 @@ pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rende
                 spans.extend(super::text::plain_spans(d, theme.dim, theme));
                 out.push(Line::from(spans));
             }
+            // One command, one prompt: a multi-line command (a heredoc commit message, a
+            // quoted script) continues under it, indented, as a terminal shows it.
             let code = super::code::build_code_lines(cmd, Some("sh"), None, 1, false, cx);
-            for mut l in code.lines {
-                l.spans.insert(0, Span::styled("$ ", theme.prompt));
+            for (i, mut l) in code.lines.into_iter().enumerate() {
+                let lead = if i == 0 { "$ " } else { "  " };
+                l.spans.insert(0, Span::styled(lead, theme.prompt));
                 out.push(l);
             }
             out.finish(theme)
@@ -272,7 +275,14 @@ mod tests {
             &json!({"command": "ls -l\necho hi", "description": "List"}),
             &cx,
         );
-        assert_eq!(lines_to_string(&r.lines), "# List\n$ ls -l\n$ echo hi\n");
+        assert_eq!(lines_to_string(&r.lines), "# List\n$ ls -l\n  echo hi\n");
+        // A heredoc commit is one command (issue 20: it read as twelve).
+        let heredoc = "git commit -m \"$(cat <<'EOF'\nAdd x\n\nEOF\n)\"";
+        let r = render_input("Bash", &json!({ "command": heredoc }), &cx);
+        assert_eq!(
+            lines_to_string(&r.lines),
+            "$ git commit -m \"$(cat <<'EOF'\n  Add x\n  \n  EOF\n  )\"\n"
+        );
         let todos = json!({"todos": [{"content": "a", "status": "pending", "activeForm": "A"}]});
         let r = render_input("TodoWrite", &todos, &cx);
         assert_eq!(lines_to_string(&r.lines), "Todos 0/1 done\n☐ a\n");

@@ -81,6 +81,34 @@ fn build_shell_lines(v: &Value, cx: &RenderCtx<'_>) -> Rendered {
     let stderr = field(v, &["stderr"]).and_then(Value::as_str).unwrap_or("");
     let mut out = Out::new(cx);
     let mut truncated = false;
+    // A background shell's poll (`BashOutput`): which command, its status and exit code first.
+    let command = field(v, &["command"]).and_then(Value::as_str);
+    let status = field(v, &["status"]).and_then(Value::as_str);
+    if command.is_some() || status.is_some() {
+        let mut spans = Vec::new();
+        if let Some(c) = command {
+            spans.push(Span::styled("$ ", cx.theme.prompt));
+            spans.push(Span::raw(visible(&super::ansi::strip_sgr(
+                c.lines().next().unwrap_or(""),
+            ))));
+            if c.lines().nth(1).is_some() {
+                spans.push(Span::styled(" …", cx.theme.dim));
+            }
+        }
+        if let Some(st) = status {
+            let style = match st {
+                "completed" => cx.theme.status_ok,
+                "running" => cx.theme.status_running,
+                _ => cx.theme.status_failed,
+            };
+            spans.push(Span::styled("  status ", cx.theme.dim));
+            spans.push(Span::styled(visible(st), style));
+        }
+        if let Some(c) = field(v, &["exit_code", "exitCode"]).and_then(Value::as_i64) {
+            spans.push(Span::styled(format!("  exit {c}"), cx.theme.dim));
+        }
+        out.push(Line::from(spans));
+    }
     let a = build_ansi_lines(stdout, cx);
     truncated |= a.truncated;
     out.extend(a.lines);

@@ -114,7 +114,9 @@ fn json_text(v: &serde_json::Value) -> String {
     out
 }
 
-/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots, a
+/// Whether item `i` is a quiet row: token usage, progress ticks, file-history snapshots, rows
+/// an importer marked `metadata.rawpv_quiet` (a Claude Code hook run shown in its call's detail,
+/// context Claude Code attached), a
 /// derived catalog published again with one more tool (`metadata.rawpv_derived_update`, Claude
 /// Code transcripts) and finished messages without text, hidden by default (the feed title
 /// counts them; `.` shows them).
@@ -125,6 +127,7 @@ pub fn is_quiet(session: &Session, i: usize) -> bool {
             f.frame_type == FrameType::SessionUsage
                 || t.ends_with(".progress")
                 || t.ends_with(".file-history-snapshot")
+                || f.envelope.metadata.get("rawpv_quiet") == Some(&serde_json::Value::Bool(true))
                 || (f.frame_type == FrameType::ToolCatalogPublish
                     && f.envelope.metadata.get("rawpv_derived_update")
                         == Some(&serde_json::Value::Bool(true)))

@@ -222,10 +222,100 @@ pub fn payload_summary(payload: &Value) -> String {
         .join(" · ")
 }
 
+/// The one-line text of an event row (the feed's and `print`'s), raw (callers make it visible):
+/// a catalog publish's tool count (and what changed, `metadata.rawpv_catalog_delta`), a hook
+/// run in words (`crate::fmt::words::hook_words`), usage token counts, else the kind and what
+/// the payload says (`crate::fmt::words::event_words`), its first line.
+pub fn event_line(f: &crate::protocol::Frame) -> String {
+    use crate::protocol::FrameType;
+    let payload = f.payload_json();
+    if f.frame_type == FrameType::ToolCatalogPublish {
+        let n = payload
+            .get("tools")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        return match f.envelope.metadata.get("rawpv_catalog_delta") {
+            Some(d) => crate::fmt::words::catalog_delta_words(d, n),
+            None => format!("{n} tool{} published", crate::fmt::plural_s(n)),
+        };
+    }
+    if super::hooks::is_hook(f) {
+        return crate::fmt::words::hook_words(&payload);
+    }
+    let kind = crate::fmt::words::kind_words(f.frame_type.as_str());
+    if let Some(Value::Object(att)) = payload.get("attachment") {
+        // An attachment (Claude Code 2.1.x) by its own type, then what it carries.
+        let t = att.get("type").and_then(Value::as_str).unwrap_or("?");
+        let names = |k: &str, sign: &str| -> Vec<String> {
+            att.get(k)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|n| format!("{sign}{n}"))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut changed = names("addedNames", "+");
+        changed.extend(names("removedNames", "−"));
+        let rest: serde_json::Map<String, Value> = att
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "type" | "addedNames" | "removedNames" | "addedLines"
+                )
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut body = changed.join(" ");
+        let more = crate::fmt::words::value_words(&Value::Object(rest));
+        if !more.is_empty() {
+            if !body.is_empty() {
+                body.push_str(" · ");
+            }
+            body.push_str(&more);
+        }
+        let head = format!("{kind} · {}", t.replace('_', " "));
+        return first_line(&if body.is_empty() {
+            head
+        } else {
+            format!("{head} · {body}")
+        });
+    }
+    let raw = |k: &str| payload.get(k).and_then(Value::as_str);
+    if let (Some(sub), Some(text)) = (raw("subtype"), raw("content").or_else(|| raw("text"))) {
+        // A system record with a subtype and a text (`away_summary`, `informational`): both.
+        let text = crate::fmt::words::text_words(text);
+        return first_line(&format!("{kind} · {} · {text}", sub.replace('_', " ")));
+    }
+    let msg = raw(crate::session::DEFERRED_EVENT)
+        .or_else(|| raw("message"))
+        .or_else(|| raw("error"))
+        .or_else(|| raw("text"))
+        .or_else(|| raw("content"));
+    if f.frame_type == FrameType::SessionUsage && msg.is_none() {
+        return payload_summary(&payload);
+    }
+    first_line(&crate::fmt::words::event_words(
+        f.frame_type.as_str(),
+        &payload,
+        msg,
+    ))
+}
+
 /// The text an event row shows of `payload` (its `message`, `error`, `text` or `content`
 /// string, else its values named, `crate::fmt::words::value_words`), at most 512 characters: what a deferred event keeps
 /// (`crate::session::Session::defer_events`).
 pub fn event_text(payload: &Value) -> String {
+    let raw = |k: &str| payload.get(k).and_then(Value::as_str);
+    if let (Some(sub), Some(text)) = (raw("subtype"), raw("content").or_else(|| raw("text"))) {
+        // As `event_line` says it of the payload itself.
+        let text = crate::fmt::words::text_words(text);
+        let s = format!("{} · {text}", sub.replace('_', " "));
+        return s.chars().take(512).collect();
+    }
     let s = ["message", "error", "text", "content"]
         .iter()
         .find_map(|k| payload.get(*k).and_then(Value::as_str))

@@ -70,7 +70,9 @@ impl Tally {
         }
         *self
             .per_status
-            .entry(inv.status.label().to_owned())
+            // Counted when its status can no longer change: an open call is one the input
+            // ended without answering, `no result` as the viewer says.
+            .entry(inv.status.word(true).to_owned())
             .or_default() += 1;
         if let Some(r) = &inv.result {
             let t = r.output_type.as_ref().map_or("(none)", |t| t.as_str());

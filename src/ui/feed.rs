@@ -389,12 +389,19 @@ fn build_invocation_row(
     let room = width.saturating_sub(fixed);
     // A path keeps its file name (the middle gives way), a patch's list of files its last
     // file; other summaries keep their start.
+    // A failed hook is said on the call's row (issue 20); the detail lists every hook.
+    let hook_failed = match session.hooks.failed(&inv.invocation_id) {
+        0 => String::new(),
+        1 => "hook failed · ".to_owned(),
+        n => format!("{n} hooks failed · "),
+    };
+    let room_left = room.saturating_sub(crate::fmt::width(&hook_failed));
     let summary = if crate::session::summary::is_path_tool(&inv.tool_name)
         || inv.tool_name == "apply_patch"
     {
-        crate::fmt::fit_path(&summary, room)
+        crate::fmt::fit_path(&summary, room_left)
     } else {
-        fit(&summary, room)
+        fit(&summary, room_left)
     };
     Line::from(vec![
         Span::styled(clock(inv.requested_at), theme.dim),
@@ -403,18 +410,16 @@ fn build_invocation_row(
         Span::styled(indent, theme.dim),
         Span::styled(crate::fmt::fit_keep_tail(&name, cols.tool), theme.title),
         Span::raw(" "),
+        Span::styled(
+            crate::fmt::truncate(&hook_failed, room),
+            theme.status_failed,
+        ),
         Span::raw(summary),
         Span::raw(" "),
         Span::styled(fit_right(badge, cols.badge), badge_style),
         Span::raw(" "),
         Span::styled(fit_right(&duration, DUR_W), theme.dim),
     ])
-}
-
-/// The catalog row's summary: `1 tool published`, `4 tools published` (a live Claude Code
-/// session publishes its catalog as tools appear, so 1 is common).
-fn published_label(n: usize) -> String {
-    format!("{n} tool{} published", plural_s(n))
 }
 
 /// A fork point's row label (issue 16), true at every moment of a stream: the branch count
@@ -497,7 +502,11 @@ fn build_event_row_labelled(
         }
         EventLook::Compacted => fill("compacted", '═', theme.hint),
         look @ (EventLook::Error | EventLook::Catalog | EventLook::Usage | EventLook::Other) => {
+            let hook = crate::session::hooks::is_hook(f);
+            let hook_failed = hook && payload.get("failed") == Some(&Value::Bool(true));
             let (label, style) = match look {
+                _ if hook_failed => ("hook", theme.status_failed),
+                _ if hook => ("hook", theme.dim),
                 EventLook::Error => ("error", theme.status_failed),
                 EventLook::Catalog => ("catalog", theme.hint),
                 EventLook::Usage => ("usage", theme.dim),
@@ -505,27 +514,7 @@ fn build_event_row_labelled(
                     ("event", theme.dim)
                 }
             };
-            let summary = if look == EventLook::Catalog {
-                let n = payload
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
-                published_label(n)
-            } else {
-                // In words (issue 22 item 7): the kind, tags as labels, values named.
-                let raw = |k: &str| payload.get(k).and_then(Value::as_str);
-                let msg = raw(crate::session::DEFERRED_EVENT)
-                    .or_else(|| raw("message"))
-                    .or_else(|| raw("error"))
-                    .or_else(|| raw("text"))
-                    .or_else(|| raw("content"));
-                if look == EventLook::Usage && msg.is_none() {
-                    crate::session::summary::payload_summary(&payload)
-                } else {
-                    let t = f.frame_type.as_str();
-                    first_line(&crate::fmt::words::event_words(t, &payload, msg))
-                }
-            };
+            let summary = first_line(&crate::session::summary::event_line(f));
             let fixed = TIME_W + 2 + pad.len() + tool_w + 1;
             Line::from(vec![
                 Span::styled(time, theme.dim),
@@ -594,9 +583,19 @@ mod tests {
 
     #[test]
     fn published_counts_agree_in_number() {
-        assert_eq!(published_label(1), "1 tool published");
-        assert_eq!(published_label(0), "0 tools published");
-        assert_eq!(published_label(11), "11 tools published");
+        let publish = |n: usize| {
+            let tools: Vec<_> = (0..n).map(|i| json!({"name": format!("t{i}")})).collect();
+            let f =
+                rawpv_frame(&json!({"type": "tool.catalog.publish", "payload": {"tools": tools}}));
+            crate::session::summary::event_line(&f)
+        };
+        assert_eq!(publish(1), "1 tool published");
+        assert_eq!(publish(0), "0 tools published");
+        assert_eq!(publish(11), "11 tools published");
+    }
+
+    fn rawpv_frame(v: &serde_json::Value) -> Frame {
+        crate::protocol::parse::parse_line(1, &v.to_string()).unwrap()
     }
 
     #[test]

@@ -368,12 +368,12 @@ fn deferred_event_payloads_read_back_equal_to_the_kept_ones() {
     }
 }
 
-/// A fork row also starts a turn: folded from a row of the main line (x), the turn hides the
-/// main line; x on the fork row then gives it back (before, it toggled only the fork fold and
-/// the main line's rows could not be reached again).
+/// A fork row also starts a turn, and so does a slash command (issue 20): the main line after
+/// the fork starts with the `/mcp` prompt, so x on its last row folds the `/mcp` turn and x on
+/// the prompt gives it back, the fork fold kept (before issue 20 the command was a dim row and
+/// the rows after the fork row were the fork row's turn).
 #[test]
 fn x_on_a_fork_row_gives_back_a_main_line_folded_as_a_turn() {
-    // Its branches are command rows only: the rows after the fork row are the fork row's turn.
     let Some(path) = corpus_1_0_43() else {
         return;
     };
@@ -388,13 +388,22 @@ fn x_on_a_fork_row_gives_back_a_main_line_folded_as_a_turn() {
     let before = shown(&app);
     let after_fork = *before.last().unwrap();
     assert!(after_fork > fork, "the main line follows the fork row");
+    let prompt = before
+        .iter()
+        .copied()
+        .find(|&i| i > fork && rawpv::session::query::is_prompt(app.session(), i))
+        .unwrap();
+    match &app.session().items[prompt] {
+        Item::Message(m) => assert_eq!(m.text, "/mcp"),
+        other => panic!("not a prompt: {other:?}"),
+    }
     app.select(app.view().row_of(after_fork).unwrap());
     act(&mut app, &[Action::ToggleFold]);
     assert!(
         !shown(&app).contains(&after_fork),
-        "the turn fold hides the main line"
+        "the turn fold hides the command's output"
     );
-    app.select(app.view().row_of(fork).unwrap());
+    app.select(app.view().row_of(prompt).unwrap());
     act(&mut app, &[Action::ToggleFold]);
     assert_eq!(shown(&app), before);
     assert!(app.view().forks.points[0].folded, "the fork fold is kept");

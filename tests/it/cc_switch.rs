@@ -95,24 +95,26 @@ fn all_summaries() -> Option<String> {
 /// "", new line or "", why)`. Every call, status, Task link and token count is the same; only
 /// the count of other rows changed: the new decoder streams, so it publishes the derived
 /// catalog again at each new tool name (one publish per tool instead of one in all), and fork
-/// points get rows of their own.
+/// points get rows of their own. Issue 20: a slash command (`<command-name>`, `system/
+/// local_command`) is a prompt row, no longer an event row (`prompts` up, `events` down by as
+/// many).
 const CHANGED: &[(&str, &str, &str, &str)] = &[
     (
         "claude-code/cc-v1.0.108-inline-sidechain-task.jsonl",
         "tokens in=47876 out=3629 cache_read=324259 usage_rows=20 prompts=2 events=24",
-        "tokens in=47876 out=3629 cache_read=324259 usage_rows=20 prompts=2 events=30",
+        "tokens in=47876 out=3629 cache_read=324259 usage_rows=20 prompts=3 events=29",
         "7 tools: 6 more catalog publishes",
     ),
     (
         "claude-code/cc-v1.0.24-summaries-thinking.jsonl",
         "tokens in=84245 out=2201 cache_read=1164952 usage_rows=34 prompts=2 events=53",
-        "tokens in=84245 out=2201 cache_read=1164952 usage_rows=34 prompts=2 events=59",
+        "tokens in=84245 out=2201 cache_read=1164952 usage_rows=34 prompts=3 events=58",
         "7 tools: 6 more catalog publishes",
     ),
     (
         "claude-code/cc-v1.0.43-image-hooks-multiedit.jsonl",
         "tokens in=85238 out=5057 cache_read=348985 usage_rows=15 prompts=4 events=36",
-        "tokens in=85238 out=5057 cache_read=348985 usage_rows=15 prompts=4 events=41",
+        "tokens in=85238 out=5057 cache_read=348985 usage_rows=15 prompts=7 events=38",
         "4 tools: 3 more catalog publishes; 2 fork frames (the row of the fork point at line 62 and the quiet mark of its third branch)",
     ),
     (
@@ -124,7 +126,7 @@ const CHANGED: &[(&str, &str, &str, &str)] = &[
     (
         "claude-code/cc-v2.0.55-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl",
         "tokens in=219809 out=32270 cache_read=8629528 usage_rows=109 prompts=7 events=134",
-        "tokens in=219809 out=32270 cache_read=8629528 usage_rows=109 prompts=7 events=143",
+        "tokens in=219809 out=32270 cache_read=8629528 usage_rows=109 prompts=9 events=141",
         "10 tools (its agent file's included): 9 more catalog publishes",
     ),
     (
@@ -136,13 +138,13 @@ const CHANGED: &[(&str, &str, &str, &str)] = &[
     (
         "claude-code/cc-v2.1.38-task-subagent-progress.jsonl",
         "tokens in=41727 out=1593 cache_read=522629 usage_rows=17 prompts=2 events=50",
-        "tokens in=41727 out=1593 cache_read=522629 usage_rows=17 prompts=2 events=58",
+        "tokens in=41727 out=1593 cache_read=522629 usage_rows=17 prompts=3 events=57",
         "9 tools: 8 more catalog publishes",
     ),
     (
         "claude-code/cc-v2.1.38-tool-heavy-web.jsonl",
         "tokens in=17750 out=212 cache_read=88231 usage_rows=4 prompts=2 events=27",
-        "tokens in=17750 out=212 cache_read=88231 usage_rows=4 prompts=2 events=31",
+        "tokens in=17750 out=212 cache_read=88231 usage_rows=4 prompts=4 events=29",
         "5 tools: 4 more catalog publishes",
     ),
     (

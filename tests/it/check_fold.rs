@@ -21,7 +21,7 @@ fn generated(frames: u64, seed: u64) -> (tempfile::TempDir, std::path::PathBuf) 
 /// asserts it prints the full session's feed, byte for byte; returns that feed.
 fn assert_print_is_the_full_feed(p: &std::path::Path, full: &Session) -> String {
     let mut expected = Vec::new();
-    rawpv::cmd::print::write_feed(&mut expected, full).unwrap();
+    rawpv::cmd::print::write_feed(&mut expected, full, false).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawpv"))
         .args(["print", "--color", "never"])
         .arg(p)

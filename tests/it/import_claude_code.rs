@@ -297,7 +297,21 @@ fn v1_0_43_image_hooks_multiedit() {
             .filter(|i| matches!(i, Item::Event(f) if f.frame_type.as_str() == name))
             .count()
     };
-    assert_eq!(count("x-claude-code.system"), 8, "hook records");
+    // Issue 20: the 8 hook records are hook rows, 4 of them (2 starts, 2 results) tied to
+    // their MultiEdit call, 4 `Stop` hooks on their own.
+    assert_eq!(
+        count("x-claude-code.system"),
+        0,
+        "hook records are no system rows"
+    );
+    assert_eq!(count("x-claude-code.hook"), 8, "hook records");
+    let tied = s
+        .invocations
+        .iter()
+        .map(|i| (i.tool_name.as_str(), s.hooks.of(&i.invocation_id).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect::<Vec<_>>();
+    assert_eq!(tied, [("MultiEdit", 1), ("MultiEdit", 1)]);
     assert_eq!(count("x-claude-code.image"), 1, "pasted image");
     // 3 rejections, each followed by an interrupt marker record.
     assert_eq!(count("x-claude-code.interrupt"), 3);

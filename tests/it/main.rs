@@ -18,6 +18,7 @@ mod anthropic_recordings;
 mod browser_screen;
 mod cc_forks;
 mod cc_placement;
+mod cc_records;
 mod cc_stream;
 mod cc_switch;
 mod check_cli;

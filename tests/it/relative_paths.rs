@@ -24,7 +24,7 @@ fn print(file: &str) -> String {
 fn summaries(out: &str) -> Vec<String> {
     out.lines()
         .filter_map(|l| {
-            let rest = l.split_once("requested ")?.1;
+            let rest = l.split_once("no result ")?.1;
             Some(rest.rsplit_once("  [")?.0.to_owned())
         })
         .collect()

@@ -285,7 +285,10 @@ fn a_single_session_input_reports_as_before() {
     let (_, stats) = rawpv(&["stats", &p]);
     assert!(!stats.contains("sessions "), "{stats}");
     let (_, print) = rawpv(&["print", &p]);
-    assert_eq!(print, "tool.catalog.publish\ntool.catalog.publish\n");
+    assert_eq!(
+        print,
+        "tool.catalog.publish 1 tool published\ntool.catalog.publish 1 tool published\n"
+    );
 }
 
 /// `print` starts each row with its session's id; `convert` keeps every frame's `session_id`
@@ -294,7 +297,8 @@ fn a_single_session_input_reports_as_before() {
 #[test]
 fn print_names_sessions_and_convert_keeps_them() {
     let p = path("check_sessions_two");
-    let (_, print) = rawpv(&["print", &p]);
+    // `--all`: the quiet (usage) rows carry their session's id too.
+    let (_, print) = rawpv(&["print", "--all", &p]);
     let tags: Vec<&str> = print
         .lines()
         .map(|l| l.split_once("] ").unwrap().0.trim_start_matches('['))

@@ -31,7 +31,7 @@ fn stats_counts_statuses_output_types_and_durations() {
          invocations  6\n\
          failed       1\n\
          findings     13\n\
-         status       error 1 · ok 4 · streaming 1\n\
+         status       error 1 · no result 1 · ok 4\n\
          output_type  agent_result 1 · file_list 1 · structured 1 · text 2\n\
          duration     total 5.2 s · median 40 ms · max 3.0 s\n  \
          Bash                      3 calls     1 failed\n  \
@@ -83,7 +83,7 @@ fn print_rows_show_the_summary_and_the_id() {
         .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        "Bash       requested echo bold done  [a]\nprompt     red prompt …\n"
+        "Bash       no result echo bold done  [a]\nprompt     red prompt …\n"
     );
 }
 

@@ -1,0 +1,139 @@
+//! Hook runs tied to their calls (issue 20): the `x-<agent>.hook` rows an importer emits with an
+//! `invocation_id` (Claude Code: `crate::import::cc_records`), kept by call so the call's detail
+//! lists them and its feed row says when one failed.
+//!
+//! Who calls it: `Session::push_event` ([`Hooks::add`]), the detail builder and the feed
+//! ([`Hooks::of`], [`Hooks::failed`]). Payload read (all optional): `invocation_id`, `outcome`,
+//! `failed`, `hook_name`, `hook_event`, `command`, `exit_code`, `duration_ms`, `output`,
+//! `stderr`. Invariants: a run's texts are kept up to [`MAX_HOOK_TEXT`] bytes each (the row
+//! itself keeps the whole record); lookups are one hash probe; a `start` row (1.0.x "Running
+//! …") is not a run.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::protocol::{Body, Frame, Timestamp};
+
+/// Bytes of a hook's output (and of its stderr) kept for the call's detail; the rest is
+/// counted (`HookRun::cut`) and the hook's own row has it all.
+pub const MAX_HOOK_TEXT: usize = 64 * 1024;
+
+/// One hook run, as the call's detail shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HookRun {
+    /// Line of the hook's record.
+    pub line: u64,
+    pub at: Option<Timestamp>,
+    /// `PostToolUse:Edit` (else the event alone).
+    pub name: String,
+    pub command: Option<String>,
+    /// `success`, `non_blocking_error`, `blocking_error`, `cancelled`, … (the attachment type
+    /// without `hook_`).
+    pub outcome: String,
+    pub failed: bool,
+    pub exit_code: Option<i64>,
+    pub duration_ms: Option<f64>,
+    /// What the hook printed (ANSI as written), at most [`MAX_HOOK_TEXT`] bytes.
+    pub output: String,
+    pub stderr: String,
+    /// Bytes of output and stderr not kept.
+    pub cut: usize,
+}
+
+/// The hook runs of a session's calls, by `invocation_id`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Hooks {
+    runs: Vec<HookRun>,
+    by_id: HashMap<String, Vec<u32>>,
+    failed: HashMap<String, u32>,
+}
+
+/// Whether `f` is a hook row (`x-<agent>.hook`).
+pub fn is_hook(f: &Frame) -> bool {
+    let t = f.frame_type.as_str();
+    t.starts_with("x-") && t.rsplit_once('.').is_some_and(|(_, kind)| kind == "hook")
+}
+
+/// The run a hook row records (`None`: not a hook row, or a `start` row).
+pub fn run_of(f: &Frame) -> Option<HookRun> {
+    if !is_hook(f) {
+        return None;
+    }
+    let Body::Generic(p) = &f.body else {
+        return None;
+    };
+    let s = |k: &str| p.get(k).and_then(Value::as_str);
+    let outcome = s("outcome").unwrap_or("").to_owned();
+    if outcome == "start" {
+        return None;
+    }
+    let mut cut = 0;
+    let mut keep = |k: &str| {
+        let t = s(k).unwrap_or("");
+        let (kept, was_cut) = crate::fmt::cut_bytes(t, MAX_HOOK_TEXT);
+        if was_cut {
+            cut += t.len() - kept.len();
+        }
+        kept.to_owned()
+    };
+    let output = keep("output");
+    let stderr = keep("stderr");
+    Some(HookRun {
+        line: f.origin.line,
+        at: f.envelope.timestamp,
+        name: s("hook_name")
+            .or_else(|| s("hook_event"))
+            .unwrap_or("hook")
+            .to_owned(),
+        command: s("command").map(str::to_owned),
+        failed: p.get("failed").and_then(Value::as_bool) == Some(true),
+        outcome,
+        exit_code: p.get("exit_code").and_then(Value::as_i64),
+        duration_ms: p.get("duration_ms").and_then(Value::as_f64),
+        output,
+        stderr,
+        cut,
+    })
+}
+
+impl Hooks {
+    /// Keeps `f` when it is a hook row naming a call; returns that call's id.
+    pub fn add(&mut self, f: &Frame) -> Option<String> {
+        let Body::Generic(p) = &f.body else {
+            return None;
+        };
+        let id = p.get("invocation_id").and_then(Value::as_str)?.to_owned();
+        let run = run_of(f)?;
+        if run.failed {
+            *self.failed.entry(id.clone()).or_default() += 1;
+        }
+        let k = u32::try_from(self.runs.len()).unwrap_or(u32::MAX);
+        self.runs.push(run);
+        self.by_id.entry(id.clone()).or_default().push(k);
+        Some(id)
+    }
+
+    /// The hook runs of call `id`, in arrival order.
+    pub fn of<'a>(&'a self, id: &str) -> impl Iterator<Item = &'a HookRun> + 'a {
+        self.by_id
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter_map(|&k| self.runs.get(k as usize))
+    }
+
+    /// How many hook runs of call `id` failed. O(1).
+    pub fn failed(&self, id: &str) -> u32 {
+        self.failed.get(id).copied().unwrap_or(0)
+    }
+
+    /// Hook runs kept.
+    pub fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+}

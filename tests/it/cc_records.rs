@@ -1,0 +1,343 @@
+//! Issue 20: what a Claude Code session contains around its calls, read as a person reads it.
+//! Hook runs (2.1.x `attachment` records, 1.0.x `system` records) tied to their call and listed
+//! in its detail, quiet in the feed, a failed one said on the call's row; slash commands and
+//! queued messages as prompts; `deferred_tools_delta` as catalog publishes; context attachments
+//! quiet; ANSI in command output through the emulator; `print` without quiet rows unless
+//! `--all`; one status vocabulary. On `tests/fixtures/cc_records_2_1.jsonl` (2.1.x shapes, from
+//! claude-code-viewer's schemas and public transcripts; `/work/notes/cc-records.md`) and the
+//! 1.0.43 and 2.0.55 corpus transcripts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta::assert_snapshot;
+use rawpv::action::Action;
+use rawpv::app::App;
+use rawpv::session::{Item, Session};
+
+use crate::support::headless::{act, draw, screen_text};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_records_2_1.jsonl")
+}
+
+fn load(path: &Path) -> Session {
+    rawpv::source::file::fold_path(path).unwrap().0
+}
+
+fn rawpv(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_rawpv"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn app_for(path: &Path) -> App {
+    let items = rawpv::import::load_path(path).unwrap().items;
+    let mut app = App::headless(items, &path.file_name().unwrap().to_string_lossy());
+    act(&mut app, &[Action::Top]);
+    app
+}
+
+/// Selects the feed row of item `item`.
+fn select_item(app: &mut App, item: usize) {
+    let row = app.view().row_of(item).unwrap();
+    app.select(row);
+}
+
+#[test]
+fn print_lists_what_the_fixture_says_and_hides_quiet_rows() {
+    let p = fixture();
+    let p = p.to_str().unwrap();
+    assert_eq!(
+        rawpv(&["print", p]),
+        "prompt     /orchestrator create TODO app\n\
+         x-claude-code.meta meta · # Orchestrator …\n\
+         x-claude-code.hook UserPromptSubmit · context added · [skill-suggester] orchestrator matches\n\
+         tool.catalog.publish +WebFetch +mcp__linear__list_issues · 2 tools\n\
+         x-claude-code.attachment attachment · mcp instructions delta · +linear · added blocks 1\n\
+         Bash       ok        git commit -m \"$(cat <<'EOF' …  [toolu_01AAA]\n\
+         prompt     also add a README\n\
+         x-claude-code.attachment attachment · brand new kind · foo bar\n\
+         tool.catalog.publish −mcp__linear__list_issues · 2 tools\n\
+         agent      Committed, and the README is next.\n\
+         x-claude-code.system system · away summary · Built the TODO model; next the README. (disable recaps in /config)\n\
+         prompt     /context\n\
+         x-claude-code.command command output: Context Usage ⛁ ⛀ ⛁ ⛁ claude-opus-4-5 · 20k/200k tokens (10%)\n\
+         session.turn.end session.turn.end · stop reason end_turn\n"
+    );
+    let all = rawpv(&["print", "--all", p]);
+    let quiet: Vec<&str> = all
+        .lines()
+        .filter(|l| !rawpv(&["print", p]).lines().any(|k| k == *l))
+        .collect();
+    assert_eq!(
+        quiet,
+        [
+            "x-claude-code.attachment attachment · skill listing · content - orchestrator: plans work - reviewer: reviews diffs · is initial: yes",
+            "x-claude-code.attachment attachment · deferred tools delta · +WebFetch +mcp__linear__list_issues",
+            "x-claude-code.attachment attachment · companion intro · name Crumb · species owl",
+            "tool.catalog.publish 3 tools published",
+            "x-claude-code.hook PreToolUse:Bash · ok · exit 0 · 44ms · python3 ${CLAUDE_PLUGIN_ROOT}/hooks/pretooluse.py · {}",
+            "x-claude-code.hook PostToolUse:Bash · failed · exit 1 · 93ms · ./hooks/lint.sh · lint failed: 2 problems",
+            "x-claude-code.attachment attachment · task reminder · content 1 · item count 1",
+            "x-claude-code.attachment attachment · deferred tools delta · −mcp__linear__list_issues",
+            "session.usage in 10 · out 5 · cache read 0 tokens",
+            "x-claude-code.system system · turn duration · duration ms 6.0s",
+            "x-claude-code.mode mode normal",
+            "x-claude-code.last-prompt last prompt",
+            "x-claude-code.atis-latch atis latch",
+            "session.usage in 12 · out 7 · cache read 0 tokens",
+        ]
+    );
+    // Only the unknown types are "not understood"; every other record is read.
+    assert_eq!(
+        rawpv(&["check", p]).replace(p, "F"),
+        "F:14: info[unrecognised-record] 1 record(s) of type \"attachment brand_new_kind\" not understood; kept as raw rows (SPEC 4)\n\
+         F: 0 errors, 0 warnings, 1 info\n"
+    );
+}
+
+#[test]
+fn hooks_are_tied_to_their_call_and_listed_in_its_detail() {
+    let s = load(&fixture());
+    let bash = s
+        .invocations
+        .iter()
+        .find(|i| i.tool_name == "Bash")
+        .unwrap();
+    let runs: Vec<_> = s
+        .hooks
+        .of(&bash.invocation_id)
+        .map(|h| {
+            (
+                h.name.as_str(),
+                h.outcome.as_str(),
+                h.failed,
+                h.exit_code,
+                h.duration_ms,
+                h.command.as_deref(),
+                h.line,
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (
+                "PreToolUse:Bash",
+                "success",
+                false,
+                Some(0),
+                Some(44.0),
+                Some("python3 ${CLAUDE_PLUGIN_ROOT}/hooks/pretooluse.py"),
+                9
+            ),
+            (
+                "PostToolUse:Bash",
+                "non_blocking_error",
+                true,
+                Some(1),
+                Some(93.0),
+                Some("./hooks/lint.sh"),
+                11
+            ),
+        ]
+    );
+    assert_eq!(s.hooks.failed(&bash.invocation_id), 1);
+    let detail = rawpv(&[
+        "print",
+        "--detail",
+        "--width",
+        "80",
+        fixture().to_str().unwrap(),
+    ]);
+    let hooks = detail.split("── Hooks").nth(1).unwrap();
+    assert_eq!(
+        format!("── Hooks{hooks}"),
+        "── Hooks: 2 hooks, 1 failed ──\n\
+         PreToolUse:Bash  ok  exit 0  44ms  line 9\n  \
+         $ python3 ${CLAUDE_PLUGIN_ROOT}/hooks/pretooluse.py\n  \
+         │ {}\n\
+         PostToolUse:Bash  failed  exit 1  93ms  line 11\n  \
+         $ ./hooks/lint.sh\n  \
+         │ lint failed: 2 problems\n  \
+         │ src/todo.rs:3 unused import\n\n"
+    );
+    // One command, one prompt: the heredoc commit reads as one command.
+    let input = detail.split("── Input ──\n").nth(1).unwrap();
+    assert!(
+        input.starts_with(
+            "# Commit\n$ git commit -m \"$(cat <<'EOF'\n  Add the TODO model\n  \n  Tests pass.\n  EOF\n  )\"\n"
+        ),
+        "{input}"
+    );
+}
+
+#[test]
+fn hooks_of_1_0_43_are_tied_with_their_duration() {
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let path = dir.join("cc-v1.0.43-image-hooks-multiedit.jsonl");
+    let detail = rawpv(&[
+        "print",
+        "--detail",
+        "--width",
+        "100",
+        path.to_str().unwrap(),
+    ]);
+    let sections: Vec<&str> = detail
+        .split("── Hooks")
+        .skip(1)
+        .map(|s| s.split("\n\n").next().unwrap())
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            ": 1 hook ──\nPostToolUse:MultiEdit  ok  exit 0  33ms  line 37\n  $ uv run ruff format\n  │ 24 files left unchanged",
+            ": 1 hook ──\nPostToolUse:MultiEdit  ok  exit 0  74ms  line 52\n  $ uv run ruff format\n  │ 24 files left unchanged",
+        ]
+    );
+    // The Stop hooks name no call: rows of their own, visible; the tied ones are quiet.
+    let print = rawpv(&["print", path.to_str().unwrap()]);
+    let hooks = print
+        .lines()
+        .filter(|l| l.starts_with("x-claude-code.hook"))
+        .count();
+    assert_eq!(hooks, 4);
+    assert!(
+        print.contains(
+            "x-claude-code.hook Stop · ok · exit 0 · uv run ruff check --fix 2>&1 · All checks passed!\n"
+        ),
+        "{print}"
+    );
+}
+
+#[test]
+fn slash_commands_and_queued_messages_are_prompts() {
+    let s = load(&fixture());
+    let prompts: Vec<&str> = s
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Message(m) if m.kind == rawpv::session::MessageKind::Prompt => {
+                Some(m.text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "/orchestrator create TODO app",
+            "also add a README",
+            "/context"
+        ]
+    );
+    // `p` reaches the slash command, and its turn folds the expansion under it.
+    let mut app = app_for(&fixture());
+    act(
+        &mut app,
+        &[
+            Action::Bottom,
+            Action::PrevPrompt,
+            Action::PrevPrompt,
+            Action::PrevPrompt,
+        ],
+    );
+    assert_eq!(app.view().selected_item(app.session()), Some(0));
+    let rows = |app: &App| app.view().row_count(app.session());
+    let before = rows(&app);
+    act(&mut app, &[Action::ToggleFold]);
+    assert!(rows(&app) < before);
+}
+
+#[test]
+fn deferred_tools_deltas_are_catalog_publishes() {
+    let s = load(&fixture());
+    let catalogs: Vec<Vec<&str>> = s
+        .publishes
+        .iter()
+        .map(|p| p.catalog.tools.iter().map(|t| t.name.as_str()).collect())
+        .collect();
+    assert_eq!(
+        catalogs,
+        [
+            vec!["WebFetch", "mcp__linear__list_issues"],
+            vec!["WebFetch", "mcp__linear__list_issues", "Bash"],
+            vec!["WebFetch", "Bash"],
+        ]
+    );
+}
+
+#[test]
+fn screens_show_hooks_prompts_and_command_output() {
+    for (w, h) in [(80, 24), (200, 60)] {
+        let mut app = app_for(&fixture());
+        // The feed, the Bash call selected: its row says a hook failed, its detail lists both.
+        let s = app.session();
+        let bash = s
+            .items
+            .iter()
+            .position(|it| matches!(it, Item::Invocation(_)))
+            .unwrap();
+        select_item(&mut app, bash);
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(screen.contains("hook failed · "), "{w}x{h}: {screen}");
+        if w == 200 {
+            assert!(
+                screen.contains("PostToolUse:Bash  failed  exit 1  93ms"),
+                "{screen}"
+            );
+        }
+        assert_snapshot!(format!("cc_records_bash_{w}x{h}"), term.backend());
+        // The `/context` output: SGR kept, the synchronized-output modes dropped.
+        let cmd = app
+            .session()
+            .items
+            .iter()
+            .rposition(|it| matches!(it, Item::Event(f) if f.frame_type.as_str() == "x-claude-code.command"))
+            .unwrap();
+        select_item(&mut app, cmd);
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(
+            !screen.contains('\u{1b}') && !screen.contains("[?2026"),
+            "{screen}"
+        );
+        assert!(screen.contains("Context Usage"), "{screen}");
+        assert_snapshot!(format!("cc_records_context_{w}x{h}"), term.backend());
+    }
+}
+
+#[test]
+fn context_output_of_2_0_55_is_drawn_by_the_emulator() {
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let path = dir.join("cc-v2.0.55-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl");
+    let mut app = app_for(&path);
+    let cmd = app
+        .session()
+        .items
+        .iter()
+        .position(
+            |it| matches!(it, Item::Event(f) if f.frame_type.as_str() == "x-claude-code.command"),
+        )
+        .unwrap();
+    select_item(&mut app, cmd);
+    let term = draw(&mut app, 200, 60);
+    let screen = screen_text(&term);
+    // The row: no escape picture; the detail: the grid and its legend.
+    assert!(!screen.contains("␛[?2026"), "{screen}");
+    assert!(
+        screen.contains("⛁ System prompt: 3.0k tokens (1.5%)"),
+        "{screen}"
+    );
+    assert_snapshot!("cc_context_2_0_55_200x60", term.backend());
+}
