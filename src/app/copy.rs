@@ -46,6 +46,10 @@ impl App {
             };
             Some(k)
         };
+        if self.panels.files.model().is_none() {
+            self.view.message = Some("still reading the session's files".into());
+            return;
+        }
         let label = if all {
             "patch of every file"
         } else {

@@ -161,9 +161,11 @@ impl App {
                 ),
             ),
             Tab::Audit => {
+                self.panels.files.refresh(&self.session);
+                let files = self.panels.files.model();
                 self.view
                     .audit
-                    .prepare(&mut self.panels.audit, &self.session, detail_inner);
+                    .prepare(&mut self.panels.audit, files, &self.session, detail_inner);
             }
         }
         if self.view.tab == Tab::Detail

@@ -647,6 +647,13 @@ impl App {
         } else {
             (tab, Pane::Detail)
         };
+        // The files model (the audit reads it too) builds in steps from here on.
+        if matches!(self.view.tab, Tab::Files | Tab::Audit)
+            && self.panels.files.model().is_none()
+            && !self.panels.files.pending()
+        {
+            self.panels.files.start(&self.session);
+        }
     }
 
     /// `{` / `}`: the feed's share of the width steps by 5 percent; the status bar says the new

@@ -3,6 +3,8 @@
 //! of at most [`SCAN_BUDGET`] (4 ms) so that a key press answers within one frame however big the
 //! session is (issue 6).
 //!
+//! The files panel's model is built the same way (`ui::files::FilesCache::step`, issue 23).
+//!
 //! Who calls it: [`App::apply_action`] and `App::end_input` start scans; the event loop calls
 //! [`App::update`] with [`super::Msg::Work`] while [`App::scanning`] holds (input and source
 //! batches go first; a frame is drawn between steps); tests call [`App::finish_scans`].
@@ -109,7 +111,7 @@ fn search_pos(forward: bool, from: usize, count: usize, j: usize) -> usize {
 impl App {
     /// Whether a scan (search, filter or match count) is waiting for its next step.
     pub fn scanning(&self) -> bool {
-        self.scan.is_some() || self.counting()
+        self.scan.is_some() || self.counting() || self.panels.files.pending()
     }
 
     /// Whether a search or filter scan (not the match count) is waiting for its next step: the
@@ -349,6 +351,13 @@ impl App {
 
     /// Runs the pending scan for at most `budget`; returns whether anything visible changed.
     pub(super) fn work(&mut self, budget: Duration) -> bool {
+        // The files panel's model (`ui::files`), one bounded step.
+        if self.panels.files.pending() {
+            self.panels
+                .files
+                .step(&self.session, budget.min(SCAN_BUDGET));
+            return true;
+        }
         let started = Instant::now();
         let over = |k: usize| k.is_multiple_of(CLOCK_EVERY) && started.elapsed() >= budget;
         match self.scan.take() {

@@ -343,8 +343,11 @@ fn relative(path: &str, cwd: Option<&str>) -> Option<String> {
 fn unknown_why(tool: &str, before: bool) -> String {
     let side = if before { "before" } else { "after" };
     match tool {
+        "Edit" | "MultiEdit" if before => format!(
+            "the file before this {tool} is not in the record (no originalFile: older Claude Code versions did not keep it)"
+        ),
         "Edit" | "MultiEdit" => format!(
-            "the file {side} this {tool} is not in the record (Claude Code before 1.0.24 kept no originalFile)"
+            "the file after this {tool} is not in the record (its structured patch and replacement do not apply to its originalFile)"
         ),
         "NotebookEdit" => "a NotebookEdit records the cell, not the notebook".to_owned(),
         "apply_patch" => {
@@ -355,6 +358,174 @@ fn unknown_why(tool: &str, before: bool) -> String {
         }
         "Write" | "write_file" => format!("the file {side} this {tool} is not in the record"),
         _ => format!("the file {side} this {tool} call is not in the record"),
+    }
+}
+
+/// A files model being built, one call at a time: [`Files::build`] runs it to its end; the
+/// viewer steps it within a time budget ([`Builder::step_session`]) so a big session never
+/// holds up a key.
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    files: Vec<FileEntry>,
+    by_path: HashMap<String, usize>,
+    writers: Vec<Writer>,
+    /// Per file: the print after its last change, and that change's call and row.
+    left: HashMap<usize, (Option<Print>, usize, usize)>,
+    cwd: Option<String>,
+    cwd_changed: bool,
+    /// Calls added so far (the session's index of the next one, for [`Builder::step_session`]).
+    pub done: usize,
+}
+
+impl Builder {
+    pub fn new(cwd: Option<&str>, cwd_changed: bool) -> Self {
+        Self {
+            cwd: cwd.map(str::to_owned),
+            cwd_changed,
+            ..Self::default()
+        }
+    }
+
+    /// A builder for `session` (its first session's `cwd`).
+    pub fn for_session(session: &Session) -> Self {
+        let (cwd, changed) = session
+            .sessions
+            .iter()
+            .next()
+            .map_or((None, false), |(_, e)| (e.cwd.as_deref(), e.cwd_changed));
+        Self::new(cwd, changed)
+    }
+
+    /// Adds `session`'s calls from [`Self::done`] on until `budget` is spent (checked after each
+    /// call); `true` when every call is in.
+    pub fn step_session(&mut self, session: &Session, budget: std::time::Duration) -> bool {
+        let started = std::time::Instant::now();
+        let between = |a: usize, b: usize| suspects(session, a, b);
+        while let Some(inv) = session.invocations.get(self.done) {
+            self.add(session, self.done, inv, &between);
+            self.done += 1;
+            if started.elapsed() >= budget {
+                break;
+            }
+        }
+        self.done >= session.invocations.len()
+    }
+
+    /// Adds call `idx`.
+    pub fn add(
+        &mut self,
+        rec: &dyn Records,
+        idx: usize,
+        inv: &Invocation,
+        between: &dyn Fn(usize, usize) -> Vec<Suspect>,
+    ) {
+        let tool = inv.tool_name.as_str();
+        if edits::is_shell(tool) || edits::is_subagent(tool) {
+            self.add_runner(rec, idx, inv);
+            return;
+        }
+        let cwd = self.cwd.as_deref();
+        let shown_cwd = cwd.filter(|_| !self.cwd_changed);
+        for fact in call_facts(rec, inv) {
+            let path = normalise(&fact.path, cwd);
+            let files = &mut self.files;
+            let k = *self.by_path.entry(path.clone()).or_insert_with(|| {
+                // A relative path in a session that names no directory is relative to
+                // wherever the agent ran: a patch path as it is.
+                let rel = relative(&path, shown_cwd).or_else(|| {
+                    (cwd.is_none() && !path.starts_with('/') && !path.split('/').any(|s| s == ".."))
+                        .then(|| path.clone())
+                });
+                files.push(FileEntry {
+                    inside: rel.is_some(),
+                    shown: rel.unwrap_or_else(|| path.clone()),
+                    path,
+                    touches: Vec::new(),
+                    state: State::Read,
+                    added: 0,
+                    removed: 0,
+                    no_net: None,
+                    outside: 0,
+                });
+                files.len() - 1
+            });
+            let before = fact.before.as_deref().map(Print::of);
+            let after = fact.after.as_deref().map(Print::of);
+            let mut outside = None;
+            if fact.op.changes() {
+                if let (Some((Some(was), prev, row)), Some(b)) = (self.left.get(&k), before)
+                    && *was != b
+                {
+                    outside = Some(Outside {
+                        after_call: *prev,
+                        between: between(*row, inv.item),
+                    });
+                }
+                self.left.insert(k, (after, idx, inv.item));
+            }
+            self.files[k].touches.push(Touch {
+                call: idx,
+                item: inv.item,
+                line: inv.request_line,
+                tool: tool.to_owned(),
+                op: fact.op,
+                at: inv.requested_at.or(inv.ended_at),
+                added: fact.added,
+                removed: fact.removed,
+                subagent: !inv.delegation_chain.is_empty(),
+                before,
+                after,
+                outside,
+            });
+        }
+    }
+
+    /// A shell or subagent call: a writer when it may have written files.
+    fn add_runner(&mut self, rec: &dyn Records, idx: usize, inv: &Invocation) {
+        let tool = inv.tool_name.as_str();
+        let input = rec.input(inv);
+        let (command, why) = if edits::is_shell(tool) {
+            let c = edits::shell_command(&input).unwrap_or_default();
+            let w = writers::writes(&c);
+            (c, w)
+        } else if inv.children.is_empty() && inv.delegation_chain.is_empty() {
+            let d = ["description", "prompt", "task"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(Value::as_str))
+                .map_or_else(|| inv.summary.to_string(), str::to_owned);
+            (
+                d,
+                vec!["a subagent whose calls are not in this input".to_owned()],
+            )
+        } else {
+            (String::new(), Vec::new())
+        };
+        if !why.is_empty() {
+            self.writers.push(Writer {
+                call: idx,
+                item: inv.item,
+                line: inv.request_line,
+                tool: tool.to_owned(),
+                command,
+                why,
+                at: inv.requested_at.or(inv.ended_at),
+                status: inv.status.clone(),
+            });
+        }
+    }
+
+    /// The model of the calls added.
+    pub fn finish(self) -> Files {
+        let mut files = self.files;
+        for f in &mut files {
+            f.finish();
+        }
+        Files {
+            files,
+            writers: self.writers,
+            cwd: self.cwd,
+            cwd_changed: self.cwd_changed,
+        }
     }
 }
 
@@ -370,130 +541,18 @@ impl Files {
         cwd_changed: bool,
         between: &dyn Fn(usize, usize) -> Vec<Suspect>,
     ) -> Self {
-        let mut files: Vec<FileEntry> = Vec::new();
-        let mut by_path: HashMap<String, usize> = HashMap::new();
-        let mut writers_out = Vec::new();
-        // Per file: the print after its last change, and that change's call and row.
-        let mut left: HashMap<usize, (Option<Print>, usize, usize)> = HashMap::new();
-        let shown_cwd = cwd.filter(|_| !cwd_changed);
+        let mut b = Builder::new(cwd, cwd_changed);
         for (idx, inv) in calls {
-            let tool = inv.tool_name.as_str();
-            if edits::is_shell(tool) || edits::is_subagent(tool) {
-                let input = rec.input(inv);
-                let (command, why) = if edits::is_shell(tool) {
-                    let c = edits::shell_command(&input).unwrap_or_default();
-                    let w = writers::writes(&c);
-                    (c, w)
-                } else if inv.children.is_empty() && inv.delegation_chain.is_empty() {
-                    let d = ["description", "prompt", "task"]
-                        .iter()
-                        .find_map(|k| input.get(*k).and_then(Value::as_str))
-                        .map_or_else(|| inv.summary.to_string(), str::to_owned);
-                    (
-                        d,
-                        vec!["a subagent whose calls are not in this input".to_owned()],
-                    )
-                } else {
-                    (String::new(), Vec::new())
-                };
-                if !why.is_empty() {
-                    writers_out.push(Writer {
-                        call: idx,
-                        item: inv.item,
-                        line: inv.request_line,
-                        tool: tool.to_owned(),
-                        command,
-                        why,
-                        at: inv.requested_at.or(inv.ended_at),
-                        status: inv.status.clone(),
-                    });
-                }
-                continue;
-            }
-            for fact in call_facts(rec, inv) {
-                let path = normalise(&fact.path, cwd);
-                let k = *by_path.entry(path.clone()).or_insert_with(|| {
-                    // A relative path in a session that names no directory is relative to
-                    // wherever the agent ran: a patch path as it is.
-                    let rel = relative(&path, shown_cwd).or_else(|| {
-                        (cwd.is_none()
-                            && !path.starts_with('/')
-                            && !path.split('/').any(|s| s == ".."))
-                        .then(|| path.clone())
-                    });
-                    files.push(FileEntry {
-                        inside: rel.is_some(),
-                        shown: rel.unwrap_or_else(|| path.clone()),
-                        path,
-                        touches: Vec::new(),
-                        state: State::Read,
-                        added: 0,
-                        removed: 0,
-                        no_net: None,
-                        outside: 0,
-                    });
-                    files.len() - 1
-                });
-                let before = fact.before.as_deref().map(Print::of);
-                let after = fact.after.as_deref().map(Print::of);
-                let mut outside = None;
-                if fact.op.changes() {
-                    if let (Some((Some(was), prev, row)), Some(b)) = (left.get(&k), before)
-                        && *was != b
-                    {
-                        outside = Some(Outside {
-                            after_call: *prev,
-                            between: between(*row, inv.item),
-                        });
-                    }
-                    left.insert(k, (after, idx, inv.item));
-                }
-                files[k].touches.push(Touch {
-                    call: idx,
-                    item: inv.item,
-                    line: inv.request_line,
-                    tool: tool.to_owned(),
-                    op: fact.op,
-                    at: inv.requested_at.or(inv.ended_at),
-                    added: fact.added,
-                    removed: fact.removed,
-                    subagent: !inv.delegation_chain.is_empty(),
-                    before,
-                    after,
-                    outside,
-                });
-            }
+            b.add(rec, idx, inv, between);
         }
-        for f in &mut files {
-            f.finish();
-        }
-        Self {
-            files,
-            writers: writers_out,
-            cwd: cwd.map(str::to_owned),
-            cwd_changed,
-        }
+        b.finish()
     }
 
     /// The model of every call of `session` (its first session's `cwd`).
     pub fn of_session(session: &Session) -> Self {
-        let (cwd, changed) = session
-            .sessions
-            .iter()
-            .next()
-            .map_or((None, false), |(_, e)| (e.cwd.as_deref(), e.cwd_changed));
-        let between = |a: usize, b: usize| suspects(session, a, b);
-        Self::build(
-            session,
-            session
-                .invocations
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (i, &**v)),
-            cwd,
-            changed,
-            &between,
-        )
+        let mut b = Builder::for_session(session);
+        b.step_session(session, std::time::Duration::MAX);
+        b.finish()
     }
 
     /// Files some call changed.

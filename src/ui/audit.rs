@@ -11,7 +11,8 @@
 //! first line, the URL or query, the path), notes; the selected entry's whole text under a rule
 //! when the panel has room.
 //!
-//! Invariants: the list is built when first prepared and again when the session has more calls
+//! Invariants: the list is built once the files panel's model is in (it gives the writes
+//! outside the cwd; built in steps, `ui::files`), and again when the session has more calls
 //! (at most once a second while live); only visible rows are built; untrusted text goes
 //! through `render::text::visible`.
 
@@ -42,6 +43,8 @@ pub struct AuditState {
 pub struct AuditCache {
     entries: Vec<Entry>,
     built: Option<(usize, Instant)>,
+    /// The files model it needs (writes outside the cwd) is still being read.
+    waiting: bool,
     /// Indices of the entries the filter lists, and the filter they are for (`listed_ok`).
     listed: Vec<usize>,
     listed_kind: Option<Kind>,
@@ -61,14 +64,21 @@ fn list_rows(area: Rect) -> usize {
 
 impl AuditState {
     /// Brings the cache up to date (module docs) and keeps the selection in view.
-    pub fn prepare(&mut self, cache: &mut AuditCache, session: &Session, area: Rect) {
+    /// `files`: the files panel's model (`None` while it is being read: the panel says so).
+    pub fn prepare(
+        &mut self,
+        cache: &mut AuditCache,
+        files: Option<&Files>,
+        session: &Session,
+        area: Rect,
+    ) {
         let stale = match cache.built {
             None => true,
             Some((n, at)) => n != session.invocations.len() && at.elapsed() >= REBUILD_EVERY,
         };
-        if stale {
-            let files = Files::of_session(session);
-            cache.entries = audit(session, &files);
+        cache.waiting = files.is_none();
+        if let (true, Some(files)) = (stale, files) {
+            cache.entries = audit(session, files);
             cache.built = Some((session.invocations.len(), Instant::now()));
             cache.listed_ok = false;
         }
@@ -202,7 +212,11 @@ impl<'a> AuditView<'a> {
                 cache.entries.len()
             ),
         };
-        let summary = format!("{filter} · {} · t: kind", counts.join(" · "));
+        let summary = if cache.waiting && cache.built.is_none() {
+            "reading the session's files…".to_owned()
+        } else {
+            format!("{filter} · {} · t: kind", counts.join(" · "))
+        };
         buf.set_line(
             area.x,
             area.y,

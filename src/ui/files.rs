@@ -15,8 +15,11 @@
 //! emphasis, side by side at 140 columns and wider), or, where the starting content is not in
 //! the record, a line saying why and the file's recorded edits in order.
 //!
-//! Invariants: the model (`review::files::Files`) is built when the panel is first prepared and
-//! again when the session has more calls (at most once a second while live); the diff lines are
+//! Invariants: the model (`review::files::Files`) is built in steps of about [`FIRST_STEP`]
+//! (each a call's record read and parsed): the first inside the key that opened the panel, the
+//! rest as the event loop's background work (`App::scanning`), the panel saying how far it got
+//! meanwhile; it is built again when the session has more calls (at most once a second while
+//! live), the previous model shown until the new one is in; the diff lines are
 //! built once per (file, width, flags) and sliced when drawn; only visible rows are built; every
 //! untrusted string goes through `render::text::visible` and the diff lines through
 //! `detail::build::scrub_lines`.
@@ -32,7 +35,7 @@ use ratatui::widgets::Widget;
 
 use crate::render::text::visible;
 use crate::render::{Limits, RenderCtx};
-use crate::review::files::{FileEntry, Files, Net};
+use crate::review::files::{Builder, FileEntry, Files};
 use crate::session::Session;
 use crate::theme::Theme;
 
@@ -79,7 +82,20 @@ pub struct FilesCache {
     /// Counts for the summary line: (changed files, added, removed, outside changes).
     totals: (usize, u64, u64, usize),
     diff: Option<(DiffKey, Vec<Line<'static>>)>,
+    /// A build under way (the shown model, if any, is the previous one), and how far it got.
+    pending: Option<Pending>,
+    percent: Option<usize>,
 }
+
+/// The two phases of a build: the calls, then each changed file's net counts.
+#[derive(Debug, Clone)]
+enum Pending {
+    Calls(Builder),
+    Nets { files: Files, next: usize },
+}
+
+/// The first step of a build, run inside the key that opened the panel (the scans' budget).
+pub const FIRST_STEP: Duration = Duration::from_millis(4);
 
 /// Rebuilds of the model while calls keep arriving are at least this far apart.
 const REBUILD_EVERY: Duration = Duration::from_secs(1);
@@ -97,31 +113,111 @@ impl FilesCache {
         self.model.as_ref()
     }
 
-    /// Builds the model if it was never built (the `W` key outside the panel).
-    pub fn ensure_built(&mut self, session: &Session) {
-        if self.model.is_none() {
-            self.build(session);
+    /// Whether a build waits for its next step ([`Self::step`]).
+    pub fn pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// How far a build got, in percent of the session's calls.
+    pub fn progress(&self, session: &Session) -> Option<usize> {
+        match self.pending.as_ref()? {
+            Pending::Calls(b) => Some(b.done * 90 / session.invocations.len().max(1)),
+            Pending::Nets { files, next } => Some(90 + next * 10 / files.files.len().max(1)),
         }
     }
 
-    fn build(&mut self, session: &Session) {
-        let mut files = Files::of_session(session);
-        // Counts of the net change where it can be made.
-        let call = |i: usize| session.invocations.get(i).map(|b| &**b);
-        let nets: Vec<Option<Net>> = files
-            .files
-            .iter()
-            .map(|f| {
-                (f.changed() && f.no_net.is_none())
-                    .then(|| files.net(session, &call, f).ok())
-                    .flatten()
-            })
-            .collect();
-        for (f, n) in files.files.iter_mut().zip(&nets) {
-            if let Some(n) = n {
-                f.count_net(n);
-            }
+    /// Starts a build unless one runs, and takes its first step ([`FIRST_STEP`]); a small
+    /// session is done at once.
+    pub fn start(&mut self, session: &Session) {
+        self.start_with(session, FIRST_STEP);
+    }
+
+    /// [`Self::start`] with a first step of `budget` (tests step through a build).
+    pub fn start_with(&mut self, session: &Session, budget: Duration) {
+        if self.pending.is_none() {
+            self.pending = Some(Pending::Calls(Builder::for_session(session)));
         }
+        self.step(session, budget);
+    }
+
+    /// Starts a build when none was made, or the session has more calls than the model and the
+    /// last build is [`REBUILD_EVERY`] old (a live session), unless one runs.
+    pub fn refresh(&mut self, session: &Session) {
+        let stale = match self.built {
+            None => true,
+            Some((n, at)) => n != session.invocations.len() && at.elapsed() >= REBUILD_EVERY,
+        };
+        if stale && !self.pending() {
+            self.start(session);
+        }
+    }
+
+    /// Builds the model to its end if none was ever built (the `W` key outside the panel).
+    pub fn ensure_built(&mut self, session: &Session) {
+        if self.model.is_none() {
+            self.start(session);
+        }
+        if self.pending.is_some() {
+            self.step(session, Duration::MAX);
+        }
+    }
+
+    /// One step of a pending build, at most about `budget` long (a record read is the unit);
+    /// installs the model when it ends. Returns whether the build ended.
+    pub fn step(&mut self, session: &Session, budget: Duration) -> bool {
+        let done = self.step_inner(session, budget);
+        self.percent = self.progress(session);
+        done
+    }
+
+    fn step_inner(&mut self, session: &Session, budget: Duration) -> bool {
+        let started = Instant::now();
+        let Some(mut p) = self.pending.take() else {
+            return false;
+        };
+        loop {
+            p = match p {
+                Pending::Calls(mut b) => {
+                    if b.step_session(session, budget) {
+                        Pending::Nets {
+                            files: b.finish(),
+                            next: 0,
+                        }
+                    } else {
+                        self.pending = Some(Pending::Calls(b));
+                        return false;
+                    }
+                }
+                Pending::Nets {
+                    mut files,
+                    mut next,
+                } => {
+                    let call = |i: usize| session.invocations.get(i).map(|b| &**b);
+                    while next < files.files.len() {
+                        let f = &files.files[next];
+                        if f.changed()
+                            && f.no_net.is_none()
+                            && let Ok(n) = files.net(session, &call, f)
+                        {
+                            files.files[next].count_net(&n);
+                        }
+                        next += 1;
+                        if started.elapsed() >= budget {
+                            break;
+                        }
+                    }
+                    if next < files.files.len() {
+                        self.pending = Some(Pending::Nets { files, next });
+                        return false;
+                    }
+                    self.install(files, session);
+                    return true;
+                }
+            };
+        }
+    }
+
+    fn install(&mut self, files: Files, session: &Session) {
         let mut rows = Vec::new();
         let mut totals = (0, 0u64, 0u64, 0);
         for (k, f) in files.files.iter().enumerate() {
@@ -213,13 +309,7 @@ impl FilesState {
         area: Rect,
         (side_by_side, wrap, limits): (bool, bool, Limits),
     ) {
-        let stale = match cache.built {
-            None => true,
-            Some((n, at)) => n != session.invocations.len() && at.elapsed() >= REBUILD_EVERY,
-        };
-        if stale {
-            cache.build(session);
-        }
+        cache.refresh(session);
         let n = cache.rows.len();
         self.selected = self.selected.min(n.saturating_sub(1));
         let h = list_rows(area.height, n);
@@ -539,7 +629,10 @@ impl<'a> FilesView<'a> {
         let (files, added, removed, outside) = cache.totals;
         let writers = cache.model.as_ref().map_or(0, |m| m.writers.len());
         let mut summary = if cache.model.is_none() {
-            "reading the session's files…".to_owned()
+            format!(
+                "reading the session's files… {}%",
+                cache.percent.unwrap_or(0)
+            )
         } else if cache.rows.is_empty() {
             "no call in this session read or changed a file".to_owned()
         } else {

@@ -64,6 +64,7 @@ mod render_terminal;
 mod replay_player;
 mod review_audit;
 mod review_files;
+mod review_hostile;
 mod review_patch;
 mod review_tui;
 mod screen_sizes;

@@ -201,3 +201,40 @@ fn the_fixture_as_a_whole_object() {
     let mem = Session::from_decoded(items);
     assert_eq!(Files::of_session(&mem).files, files.files);
 }
+
+/// The viewer's build in steps (`ui::files::FilesCache`): with a zero budget each step adds one
+/// call or one file's net counts, the progress only grows, and the model at the end is the one
+/// built at once (with the net counts) — so a big session never holds up a key and loses nothing.
+#[test]
+fn the_stepped_build_equals_the_whole_build() {
+    let Some(dir) = corpus::dir("claude-code") else {
+        return;
+    };
+    let session = load(&dir.join("cc-v2.1.39-compaction-A-excerpt.jsonl"));
+    let mut cache = rawpv::ui::files::FilesCache::default();
+    cache.start_with(&session, std::time::Duration::ZERO);
+    let mut steps = 1;
+    let mut last = 0;
+    while cache.pending() {
+        let p = cache.progress(&session).unwrap();
+        assert!(p >= last && p <= 100, "{p} after {last}");
+        last = p;
+        cache.step(&session, std::time::Duration::ZERO);
+        steps += 1;
+    }
+    // One step per call, then one per file (the last call's step takes the first file too).
+    assert_eq!(steps, session.invocations.len() + 12 - 1);
+    let mut whole = Files::of_session(&session);
+    let call = |i: usize| session.invocations.get(i).map(|b| &**b);
+    let nets: Vec<_> = whole
+        .files
+        .iter()
+        .map(|f| whole.net(&session, &call, f).ok())
+        .collect();
+    for (f, n) in whole.files.iter_mut().zip(&nets) {
+        if let Some(n) = n {
+            f.count_net(n);
+        }
+    }
+    assert_eq!(cache.model(), Some(&whole));
+}

@@ -1,0 +1,152 @@
+//! Untrusted text through the review outputs (issue 23, the bar): a transcript whose edited
+//! path, file content and shell command carry ESC sequences, a BEL, a C1 CSI and a bidi
+//! override. `rawpv patch` piped keeps the content bytes exact (git must see them) but quotes
+//! the path as git does and keeps every `#` header line free of controls; `rawpv audit`,
+//! `rawpv stats` and the files and audit panels show no control character at all; a malformed
+//! structured patch or a missing `originalFile` never panics and is said.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use rawpv::action::Action;
+use rawpv::app::App;
+use serde_json::json;
+
+use crate::support::headless::{act, draw, screen_text};
+
+const EVIL: &str = "src/e\u{1b}]52;c;SGVsbG8=\u{7}v\u{202e}il.rs";
+
+fn transcript() -> tempfile::NamedTempFile {
+    use std::io::Write;
+    let cwd = "/w/p";
+    let mut recs = Vec::new();
+    let mut n = 0;
+    let mut rec = |kind: &str, message: serde_json::Value, tur: Option<serde_json::Value>| {
+        n += 1;
+        let mut r = json!({"parentUuid": null, "cwd": cwd, "sessionId": "s-1", "version": "2.1.39",
+            "type": kind, "uuid": format!("u{n}"), "timestamp": format!("2026-01-01T00:00:{n:02}.000Z"),
+            "message": message});
+        if n > 1 {
+            r["parentUuid"] = json!(format!("u{}", n - 1));
+        }
+        if let Some(t) = tur {
+            r["toolUseResult"] = t;
+        }
+        recs.push(r);
+    };
+    let mut call = |id: &str, name: &str, input: serde_json::Value, tur: serde_json::Value| {
+        rec(
+            "assistant",
+            json!({"role": "assistant", "id": format!("m{id}"),
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}),
+            None,
+        );
+        rec(
+            "user",
+            json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": id, "content": "ok"}]}),
+            Some(tur),
+        );
+    };
+    let path = format!("{cwd}/{EVIL}");
+    let before = "a\n\u{1b}[2Jb\n";
+    call(
+        "t1",
+        "Edit",
+        json!({"file_path": path}),
+        json!({"filePath": path,
+        "originalFile": before, "oldString": "a", "newString": "A\u{9b}31m",
+        "structuredPatch": [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2,
+            "lines": ["-a", "+A\u{9b}31m", " \u{1b}[2Jb"]}]}),
+    );
+    call(
+        "t2",
+        "Bash",
+        json!({"command": "echo \u{1b}[31mred > \u{1b}]0;title\u{7}.txt"}),
+        json!({"stdout": "", "stderr": ""}),
+    );
+    // A structured patch that does not apply and no old/new strings: no after, said.
+    call(
+        "t3",
+        "Edit",
+        json!({"file_path": format!("{cwd}/b.rs")}),
+        json!({"filePath": format!("{cwd}/b.rs"),
+        "originalFile": "x\n", "structuredPatch": [{"oldStart": 9, "oldLines": 1, "lines": ["-nope"]}]}),
+    );
+    // An Edit without originalFile (an old version): the start is unknown, said.
+    call(
+        "t4",
+        "Edit",
+        json!({"file_path": format!("{cwd}/c.rs"), "old_string": "p", "new_string": "q"}),
+        json!({"filePath": format!("{cwd}/c.rs"), "oldString": "p", "newString": "q"}),
+    );
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    for r in &recs {
+        writeln!(f, "{r}").unwrap();
+    }
+    f.flush().unwrap();
+    f
+}
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn controls(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|c| (c.is_control() && *c != '\n') || rawpv::render::ansi::is_invisible_format(*c))
+        .collect()
+}
+
+#[test]
+fn hostile_paths_commands_and_contents() {
+    let f = transcript();
+    let p = f.path().to_str().unwrap();
+    let (code, patch, err) = run(&["patch", p]);
+    assert_eq!(code, Some(0), "{err}");
+    for l in patch.lines().filter(|l| {
+        l.starts_with('#') || l.starts_with("diff ") || l.starts_with("---") || l.starts_with("+++")
+    }) {
+        // Headers: no raw control (the path is C-quoted: `\033`, `\a`-free octal; the bidi
+        // override is not a control but is kept inside the quotes only).
+        assert!(!l.contains('\u{1b}') && !l.contains('\u{7}'), "{l:?}");
+    }
+    assert!(
+        patch.contains("diff --git \"a/src/e\\033]52;c;SGVsbG8=\\007v\u{202e}il.rs\""),
+        "{patch}"
+    );
+    // The content is exact: git needs the bytes.
+    assert!(patch.contains("\n+A\u{9b}31m\n \u{1b}[2Jb\n"), "{patch}");
+    // The two files whose net change is not in the record are named, and why.
+    assert!(
+        patch.contains("#   b.rs: the file after this Edit is not in the record"),
+        "{patch}"
+    );
+    assert!(
+        patch.contains("#   c.rs: the file before this Edit is not in the record"),
+        "{patch}"
+    );
+    let (code, audit, _) = run(&["audit", p]);
+    assert_eq!(code, Some(0));
+    assert_eq!(controls(&audit), Vec::<char>::new(), "{audit}");
+    let (code, stats, _) = run(&["stats", p]);
+    assert_eq!(code, Some(0));
+    assert_eq!(controls(&stats), Vec::<char>::new(), "{stats}");
+    let loaded = rawpv::import::load_path(f.path()).unwrap();
+    for tab in [Action::ShowFiles, Action::ShowAudit] {
+        let mut app = App::headless(loaded.items.clone(), "hostile");
+        draw(&mut app, 160, 45);
+        act(&mut app, &[tab]);
+        let screen = screen_text(&draw(&mut app, 160, 45));
+        assert_eq!(controls(&screen), Vec::<char>::new(), "{screen}");
+    }
+}
