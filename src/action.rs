@@ -60,6 +60,8 @@ pub enum Action {
     NextPrompt,
     /// Previous user prompt.
     PrevPrompt,
+    /// Next compaction row (from the last one, the first again).
+    NextCompaction,
     /// Fold the selected row's turn (prompt and its rows) into one row, or unfold it.
     ToggleFold,
     /// Fold the selected row's turn.
@@ -84,6 +86,10 @@ pub enum Action {
     AuditKind,
     /// In the files panel: write the patch of every changed file to a file.
     WritePatch,
+    /// Save the selected row's images (a pasted image, a result's image blocks) to files.
+    SaveImages,
+    /// Save them and open the first with the system viewer (`xdg-open`, `open`).
+    OpenImage,
     /// Show or hide the key help.
     ToggleHelp,
     /// Close a popup, clear the search, then the filter.

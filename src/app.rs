@@ -34,6 +34,7 @@ mod copy;
 mod entry;
 mod event_loop;
 mod frame;
+mod images;
 mod input;
 mod pane;
 mod player;

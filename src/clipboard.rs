@@ -207,6 +207,23 @@ pub fn write_fallback_in(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Writes an image's `bytes` to a new file named `rawpv-image-*.<ext>` where copies go (see
+/// [`write_fallback`]: a private directory, new-only, mode 0600).
+///
+/// # Errors
+/// The directory or the file cannot be created or written.
+pub fn write_image(bytes: &[u8], ext: &str) -> std::io::Result<PathBuf> {
+    let dir = copy_dir();
+    private_dir(&dir)?;
+    let mut f = tempfile::Builder::new()
+        .prefix("rawpv-image-")
+        .suffix(&format!(".{ext}"))
+        .tempfile_in(&dir)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    let (_, path) = f.keep().map_err(|e| e.error)?;
+    Ok(path)
+}
+
 /// Where copy files go (see [`write_fallback`]).
 fn copy_dir() -> PathBuf {
     if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {

@@ -72,6 +72,10 @@ pub mod code {
     /// A recorded API call answered with an HTTP error (400, 429, 529, …) or a stream `error`
     /// event; the finding is on the line of the request it answers (SPEC 5).
     pub const API_ERROR: &str = "api-error";
+    /// A Claude Code Task/Agent call whose subagent's own records are not in the input (no
+    /// subagent file beside the transcript, no inline or progress copies): its calls are not
+    /// shown (issue 20).
+    pub const SUBAGENT_MISSING: &str = "subagent-missing";
 }
 
 /// One finding.

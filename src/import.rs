@@ -21,6 +21,7 @@ pub mod codex_emit;
 pub mod codex_exec;
 pub mod codex_patch;
 pub mod gemini;
+pub mod image_meta;
 pub mod patch;
 pub mod rawp;
 pub mod stream_json;

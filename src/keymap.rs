@@ -237,6 +237,12 @@ impl Default for Keymap {
             ),
             b(vec![c('P')], Action::PrevPrompt, "previous prompt", None),
             b(
+                vec![c('C')],
+                Action::NextCompaction,
+                "next compaction (the summary in the detail)",
+                None,
+            ),
+            b(
                 vec![c('x')],
                 Action::ToggleFold,
                 "fold or unfold the turn (prompt and its rows)",
@@ -296,6 +302,18 @@ impl Default for Keymap {
                 vec![c('t')],
                 Action::AuditKind,
                 "audit panel: list the next kind of entry",
+                None,
+            ),
+            b(
+                vec![c('i')],
+                Action::SaveImages,
+                "save the row's images to files",
+                None,
+            ),
+            b(
+                vec![c('I')],
+                Action::OpenImage,
+                "open the row's image in the system viewer",
                 None,
             ),
             b(

@@ -186,6 +186,11 @@ impl App {
                     self.view.message = Some("no more prompts".into());
                 }
             }
+            Action::NextCompaction => {
+                if !self.jump(true, true, crate::session::query::is_compaction) {
+                    self.view.message = Some("no compaction in this session".into());
+                }
+            }
             Action::ToggleFold => self.fold_selected(None),
             // In the detail with wrap off, ←/→ (h/l) scroll sideways (issue 22 item 6); in the
             // feed they fold and unfold the turn.
@@ -242,6 +247,8 @@ impl App {
                 }
             }
             Action::WritePatch => self.write_patch(),
+            Action::SaveImages => self.save_images(false),
+            Action::OpenImage => self.save_images(true),
             Action::ToggleHelp => {
                 self.view.help = !self.view.help;
                 self.view.help_scroll = 0;

@@ -114,6 +114,7 @@ impl App {
             | Action::PrevError
             | Action::NextPrompt
             | Action::PrevPrompt
+            | Action::NextCompaction
             | Action::StartFilter
             | Action::ToggleFold
             | Action::FoldTurn
@@ -126,6 +127,8 @@ impl App {
             | Action::ShowAudit
             | Action::AuditKind
             | Action::WritePatch
+            | Action::SaveImages
+            | Action::OpenImage
             | Action::ToggleHelp
             | Action::CopyInput
             | Action::CopyOutput

@@ -866,7 +866,8 @@ fn build_message(m: &Message, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
 const FORK_SENTENCE: &str = "rawpv_fork_sentence";
 
 /// A copy of event `f` (item `item`) for the detail: a fork point's row carries its sentence
-/// (`crate::session::forks::sentence`, read from the session now, so it is true when shown).
+/// (`crate::session::forks::sentence`, read from the session now, so it is true when shown), a
+/// compaction the summary of the record after it (`x-claude-code.compact-summary`).
 /// A deferred payload (`Session::defer_events`) is read back here (one positional read and a
 /// parse of the one line).
 fn with_fork_sentence(session: &Session, item: usize, f: &Frame) -> Frame {
@@ -876,6 +877,24 @@ fn with_fork_sentence(session: &Session, item: usize, f: &Frame) -> Frame {
         && let Value::Object(p) = session.event_payload(&f)
     {
         f.body = crate::protocol::Body::Generic(p);
+    }
+    // A compaction's summary is Claude Code's next record: its detail shows it (issue 20).
+    if f.frame_type == crate::protocol::FrameType::SessionCompacted
+        && let crate::protocol::Body::Generic(m) = &mut f.body
+        && !m.contains_key("summary")
+        && let Some(next) = session
+            .items
+            .iter()
+            .skip(item + 1)
+            .take(8)
+            .take_while(|it| matches!(it, Item::Event(_)))
+            .find_map(|it| match it {
+                Item::Event(n) if n.frame_type.as_str().ends_with(".compact-summary") => Some(n),
+                _ => None,
+            })
+        && let Some(t) = next.payload_json().get("text").and_then(Value::as_str)
+    {
+        m.insert("summary".into(), Value::String(t.to_owned()));
     }
     if crate::session::forks::is_fork_row(&f)
         && let Some(s) = crate::session::forks::sentence(session, item)
@@ -910,6 +929,33 @@ fn build_event(f: &Frame, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     head.push(Span::styled(format!("  line {}", f.origin.line), theme.dim));
     let mut lines = vec![Line::from(head), Line::default()];
     let payload = f.payload_json();
+    if let Some(more) = build_compaction_lines(f, &payload, cx) {
+        lines.extend(more);
+        lines.push(Line::default());
+        lines.push(section("Record", theme));
+        let mut json = f.to_json();
+        if let Some(Value::Object(p)) = json.get_mut("payload") {
+            for k in ["summary", "text"] {
+                if p.get(k).is_some_and(Value::is_string) {
+                    p.insert(k.into(), Value::String("(shown above)".into()));
+                }
+            }
+        }
+        lines.extend(render_output(&OutputType::Structured, &json, "", &Value::Null, cx).lines);
+        return lines;
+    }
+    if crate::session::query::is_image_row(f) {
+        // A placeholder, never the bytes (issue 20); the keys read them back from the file.
+        lines.push(Line::from(crate::render::ansi::visible_plain(
+            &crate::session::summary::event_line(f),
+        )));
+        lines.push(Line::from(Span::styled(
+            "i saves it to a file, I opens it in the system viewer",
+            theme.hint,
+        )));
+        lines.push(Line::default());
+        lines.push(section("Record", theme));
+    }
     if crate::session::hooks::is_hook(f) {
         match crate::session::hooks::run_of(f) {
             Some(run) => lines.extend(build_hook_lines(&[run], cx, true).into_iter().skip(1)),
@@ -965,6 +1011,57 @@ fn build_event(f: &Frame, cx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     }
     lines.extend(render_output(&OutputType::Structured, &json, "", &Value::Null, cx).lines);
     lines
+}
+
+/// A compaction's detail (issue 20): what triggered it and how many tokens the context held
+/// before, then its summary as markdown (a `session.compacted` carrying `summary`, or Claude
+/// Code's summary record after the boundary, `x-claude-code.compact-summary`). `None` for other
+/// events.
+fn build_compaction_lines(
+    f: &Frame,
+    payload: &Value,
+    cx: &RenderCtx<'_>,
+) -> Option<Vec<Line<'static>>> {
+    let theme = cx.theme;
+    let compacted = matches!(
+        f.frame_type,
+        crate::protocol::FrameType::SessionCompacted
+            | crate::protocol::FrameType::ControlSessionCompact
+    );
+    let summary_row = f.frame_type.as_str().ends_with(".compact-summary");
+    if !compacted && !summary_row {
+        return None;
+    }
+    let mut lines = Vec::new();
+    let s = |k: &str| payload.get(k).and_then(Value::as_str);
+    if compacted {
+        let mut facts = vec![Span::styled("compaction", theme.title)];
+        if let Some(t) = s("trigger") {
+            facts.push(Span::raw(format!("  trigger {}", visible(t))));
+        }
+        if let Some(n) = payload.get("pre_tokens").and_then(Value::as_u64) {
+            facts.push(Span::raw(format!("  {n} tokens before")));
+        }
+        lines.push(Line::from(facts));
+        if let Some(c) = s("content").filter(|c| !c.trim().is_empty()) {
+            lines.push(Line::from(Span::styled(visible(c), theme.dim)));
+        }
+    }
+    let text = if summary_row { s("text") } else { s("summary") };
+    match text {
+        Some(t) if !t.trim().is_empty() => {
+            lines.push(Line::default());
+            lines.push(section("Summary", theme));
+            let md = Value::String(t.to_owned());
+            lines.extend(render_output(&OutputType::WebContent, &md, "", &Value::Null, cx).lines);
+        }
+        _ if compacted => lines.push(Line::from(Span::styled(
+            "its summary, when recorded, is the next row",
+            theme.dim,
+        ))),
+        _ => {}
+    }
+    Some(lines)
 }
 
 /// The text an event row carries for a reader (`text`, `content`, `message`, `summary`) and its

@@ -72,6 +72,8 @@ const ID_KEYS: &[&str] = &[
     "requestId",
     "isCompactSummary",
     "parent_tool_use_id",
+    // The permission mode a prompt was typed in (`rawpv audit` lists its changes).
+    "permissionMode",
 ];
 
 /// Metadata key marking a frame whose row is quiet (hidden by default; `crate::session::query::
@@ -160,6 +162,11 @@ impl Mapper {
     /// The latest timestamp seen.
     pub fn last_timestamp(&self) -> Option<Timestamp> {
         self.last_ts
+    }
+
+    /// The tool name of tool use `id`, when seen.
+    pub fn tool_name(&self, id: &str) -> Option<&str> {
+        self.uses.get(id).map(|u| u.name.as_str())
     }
 
     /// Number of tool uses seen so far.
@@ -691,15 +698,19 @@ impl Mapper {
                             self.tool_result(b, tur, rec, ctx, ts, out);
                         }
                         "image" => {
+                            // A placeholder: media type, size, pixel size (from the header);
+                            // the bytes stay in the file (the viewer's `i`/`I` read them).
                             let src = b.get("source");
                             let mut p = Map::new();
                             if let Some(mt) = src.and_then(|s| s.get("media_type")) {
                                 p.insert("media_type".into(), mt.clone());
                             }
-                            if let Some(d) = src.and_then(|s| s.get("data")).and_then(Value::as_str)
-                            {
-                                // Base64: 3 bytes per 4 characters.
-                                p.insert("size".into(), json!(d.len() / 4 * 3));
+                            if let Some(m) = super::image_meta::block_meta(b) {
+                                p.insert("size".into(), json!(m.bytes));
+                                if let (Some(w), Some(h)) = (m.width, m.height) {
+                                    p.insert("width".into(), json!(w));
+                                    p.insert("height".into(), json!(h));
+                                }
                             }
                             self.push_ext(out, "image", p, rec, ctx, ts);
                         }

@@ -28,6 +28,12 @@ pub fn result_text(content: Option<&Value>) -> String {
             for b in blocks {
                 match b.get("type").and_then(Value::as_str) {
                     Some("text") => parts.push(str_of(b, "text").to_owned()),
+                    // A placeholder with its media type, size and pixel size (issue 20): the
+                    // bytes stay in the record (the viewer's `i`/`I` save or open them).
+                    Some("image") => match super::image_meta::block_meta(b) {
+                        Some(m) => parts.push(format!("[image: {}]", m.words())),
+                        None => parts.push("[image]".to_owned()),
+                    },
                     Some(t) => parts.push(format!("[{t}]")),
                     None => parts.push(b.as_str().map_or_else(|| b.to_string(), str::to_owned)),
                 }

@@ -782,6 +782,7 @@ impl ClaudeCodeDecoder {
             in_file: span.is_some(),
         };
         self.mapper.record(rec, &ctx, out);
+        self.missing_subagents(rec, line, out);
         let replayed = self
             .file_session
             .as_deref()
@@ -896,6 +897,51 @@ impl ClaudeCodeDecoder {
         if new {
             let f = self.catalog_frame(line);
             out.push(Decoded::frame(f));
+        }
+    }
+
+    /// A successful Task/Agent result whose subagent ran in no record of this input (no file
+    /// beside the transcript, no inline sidechain, no progress copy) → an info finding on the
+    /// call (issue 20: 5 of 6 subagent files absent in one 2.1.114 session, and nothing said so).
+    fn missing_subagents(&mut self, rec: &Value, line: u64, out: &mut Vec<Decoded>) {
+        for b in blocks(rec) {
+            if str_of(b, "type") != Some("tool_result")
+                || b.get("is_error").and_then(Value::as_bool) == Some(true)
+            {
+                continue;
+            }
+            let Some(id) = str_of(b, "tool_use_id") else {
+                continue;
+            };
+            if !matches!(self.mapper.tool_name(id), Some("Task" | "Agent")) {
+                continue;
+            }
+            let ran = self
+                .chains
+                .iter()
+                .any(|c| c.last().is_some_and(|d| d.invocation_id == id));
+            if ran {
+                continue;
+            }
+            let agent = rec
+                .pointer("/toolUseResult/agentId")
+                .and_then(Value::as_str);
+            let msg = match agent {
+                Some(a) => format!(
+                    "the subagent transcript of this call (agent {a:?}: its agent-<id>.jsonl beside the session or in its subagents/ directory) is not in this input; only its result is shown"
+                ),
+                None => "the subagent's own records of this call are not in this input; only its result is shown".to_owned(),
+            };
+            out.push(Decoded::Finding(
+                crate::finding::Finding::new(
+                    crate::finding::Level::Info,
+                    code::SUBAGENT_MISSING,
+                    "SPEC 4",
+                    line,
+                    msg,
+                )
+                .for_invocation(id.to_owned()),
+            ));
         }
     }
 

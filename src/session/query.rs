@@ -167,6 +167,23 @@ pub fn is_fork_row(f: &crate::protocol::Frame) -> bool {
     super::forks::is_fork_row(f)
 }
 
+/// Whether item `i` is a compaction row (`session.compacted`, `control.session.compact`; for
+/// `C`).
+pub fn is_compaction(session: &Session, i: usize) -> bool {
+    matches!(session.items.get(i), Some(Item::Event(f)) if matches!(
+        f.frame_type,
+        FrameType::SessionCompacted | FrameType::ControlSessionCompact
+    ))
+}
+
+/// Whether `f` is an image placeholder row (`x-<agent>.image`; its bytes stay in the file).
+pub fn is_image_row(f: &crate::protocol::Frame) -> bool {
+    f.frame_type
+        .as_str()
+        .rsplit_once('.')
+        .is_some_and(|(p, k)| p.starts_with("x-") && k == "image")
+}
+
 /// Whether item `i` is a user prompt (for `p`/`P`).
 pub fn is_prompt(session: &Session, i: usize) -> bool {
     matches!(session.items.get(i), Some(Item::Message(m)) if m.kind == MessageKind::Prompt)

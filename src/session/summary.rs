@@ -5,6 +5,8 @@
 //! Invariants: pure; the text is raw (control characters kept: the feed makes it visible when it
 //! draws), one line, at most [`SUMMARY_MAX_BYTES`] bytes plus a closing `…`.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 /// Longest summary kept, in bytes (a feed row is never wider; longer ones end in `…`).
@@ -242,7 +244,38 @@ pub fn event_line(f: &crate::protocol::Frame) -> String {
     if super::hooks::is_hook(f) {
         return crate::fmt::words::hook_words(&payload);
     }
+    if matches!(
+        f.frame_type,
+        FrameType::SessionCompacted | FrameType::ControlSessionCompact
+    ) {
+        let mut s = "compacted".to_owned();
+        if let Some(t) = payload.get("trigger").and_then(Value::as_str) {
+            s.push_str(" · ");
+            s.push_str(t);
+        }
+        if let Some(n) = payload.get("pre_tokens").and_then(Value::as_u64) {
+            let _ = write!(s, " · {n} tokens before");
+        }
+        return s;
+    }
     let kind = crate::fmt::words::kind_words(f.frame_type.as_str());
+    if kind == "image" {
+        // A pasted image's placeholder: `image · image/png · 766.4 KiB · 2000×1008 · i saves`.
+        let mut s = "image".to_owned();
+        if let Some(t) = payload.get("media_type").and_then(Value::as_str) {
+            s.push_str(" · ");
+            s.push_str(t);
+        }
+        if let Some(n) = payload.get("size").and_then(Value::as_u64) {
+            s.push_str(" · ");
+            s.push_str(&crate::fmt::bytes(n));
+        }
+        let dim = |k: &str| payload.get(k).and_then(Value::as_u64);
+        if let (Some(w), Some(h)) = (dim("width"), dim("height")) {
+            let _ = write!(s, " · {w}×{h}");
+        }
+        return s;
+    }
     if let Some(Value::Object(att)) = payload.get("attachment") {
         // An attachment (Claude Code 2.1.x) by its own type, then what it carries.
         let t = att.get("type").and_then(Value::as_str).unwrap_or("?");

@@ -500,7 +500,21 @@ fn build_event_row_labelled(
             let label = reason.map_or_else(|| "turn end".to_owned(), |r| format!("turn end: {r}"));
             fill(&label, '─', theme.dim)
         }
-        EventLook::Compacted => fill("compacted", '═', theme.hint),
+        EventLook::Compacted => {
+            // Why and how big (issue 20): `compacted · auto · 170.3k tokens before` (C jumps).
+            let mut parts = vec!["compacted".to_owned()];
+            if let Some(t) = field("trigger") {
+                parts.push(t);
+            }
+            if let Some(n) = payload.get("pre_tokens").and_then(Value::as_u64) {
+                parts.push(format!(
+                    "{} tokens before",
+                    crate::ui::status_bar::short_count(n)
+                ));
+            }
+            let label = parts.join(" · ");
+            fill(&label, '═', theme.hint)
+        }
         look @ (EventLook::Error | EventLook::Catalog | EventLook::Usage | EventLook::Other) => {
             let hook = crate::session::hooks::is_hook(f);
             let hook_failed = hook && payload.get("failed") == Some(&Value::Bool(true));

@@ -341,3 +341,164 @@ fn context_output_of_2_0_55_is_drawn_by_the_emulator() {
     );
     assert_snapshot!("cc_context_2_0_55_200x60", term.backend());
 }
+
+fn images_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_images.jsonl")
+}
+
+#[test]
+fn images_are_placeholders_and_the_keys_save_their_bytes() {
+    let p = images_fixture();
+    let print = rawpv(&["print", p.to_str().unwrap()]);
+    assert!(
+        print.contains("x-claude-code.image image · image/png · 155 B · 64×48\n"),
+        "{print}"
+    );
+    let detail = rawpv(&["print", "--detail", "--width", "80", p.to_str().unwrap()]);
+    let out = detail.split("── Output (text) ──\n").nth(1).unwrap();
+    assert_eq!(
+        out,
+        "Took the screenshot\n[image: image/png · 664 B · 320×200]\n\n"
+    );
+    assert!(
+        !detail.contains("iVBOR"),
+        "no base64 is ever shown: {detail}"
+    );
+    // The corpus image (1.0.43): its pixel size read from its header.
+    if let Some(dir) = crate::support::corpus::dir("claude-code") {
+        let c = dir.join("cc-v1.0.43-image-hooks-multiedit.jsonl");
+        let print = rawpv(&["print", c.to_str().unwrap()]);
+        assert!(
+            print.contains("x-claude-code.image image · image/png · 766.4 KiB · 2000×1008\n"),
+            "{print}"
+        );
+    }
+    // `i` on the pasted image and on the screenshot call: the files hold the very bytes.
+    let text = std::fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let first = rawpv::import::image_meta::record_images(lines[0], None);
+    let shot = rawpv::import::image_meta::record_images(lines[2], Some("toolu_shot"));
+    assert_eq!((first.len(), shot.len()), (1, 1));
+    assert_eq!(
+        imagesize_of(&first[0].bytes),
+        (64, 48),
+        "the pasted image decodes"
+    );
+    assert_eq!(imagesize_of(&shot[0].bytes), (320, 200));
+    assert!(rawpv::import::image_meta::record_images(lines[2], Some("other")).is_empty());
+    // The headless app has no backing file: the bytes are not in memory, and it says so.
+    let mut app = app_for(&p);
+    let image_row = image_item(&app);
+    select_item(&mut app, image_row);
+    act(&mut app, &[Action::SaveImages]);
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("the image's bytes are only in a saved file (open the transcript, not a stream)")
+    );
+    // As the viewer opens a saved file: `i` writes the pasted image, byte for byte.
+    let mut app = App::new(p.display().to_string(), false);
+    app.session_mut().backing = Some(std::sync::Arc::from(p.as_path()));
+    app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Format(
+        rawpv::import::Format::ClaudeCode,
+    )));
+    let opts = rawpv::source::file::ReadOptions {
+        defer_outputs: true,
+    };
+    rawpv::source::file::read_path_with(&p, opts, |ev| {
+        if let rawpv::source::file::FileEvent::Batch(b) = ev {
+            app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Batch(b)));
+        }
+        true
+    })
+    .unwrap();
+    app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Eof));
+    act(&mut app, &[Action::Top]);
+    let image_row = image_item(&app);
+    select_item(&mut app, image_row);
+    act(&mut app, &[Action::SaveImages]);
+    let msg = app.view().message.clone().unwrap();
+    let saved = msg.strip_prefix("image saved to ").expect(&msg);
+    assert_eq!(std::fs::read(saved).unwrap(), first[0].bytes);
+    std::fs::remove_file(saved).unwrap();
+}
+
+fn image_item(app: &App) -> usize {
+    app.session()
+        .items
+        .iter()
+        .position(
+            |it| matches!(it, Item::Event(f) if f.frame_type.as_str() == "x-claude-code.image"),
+        )
+        .unwrap()
+}
+
+fn imagesize_of(bytes: &[u8]) -> (u32, u32) {
+    // PNG IHDR: width and height are big-endian u32 at bytes 16..24.
+    let be = |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    (be(16), be(20))
+}
+
+#[test]
+fn a_missing_subagent_transcript_is_said_on_the_call() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cc_subagent_missing/11111111-2222-4333-8444-555555555555.jsonl");
+    let p = p.to_str().unwrap();
+    assert_eq!(
+        rawpv(&["check", p]).replace(p, "F"),
+        "F:5: info[subagent-missing] the subagent transcript of this call (agent \"ffff0000\": its agent-<id>.jsonl beside the session or in its subagents/ directory) is not in this input; only its result is shown (SPEC 4)\n\
+         F: 0 errors, 0 warnings, 1 info\n"
+    );
+    let detail = rawpv(&["print", "--detail", "--width", "200", p]);
+    let review = detail.split("Agent  ok").nth(2).unwrap();
+    assert!(
+        review.contains("! info subagent-missing the subagent transcript of this call"),
+        "{review}"
+    );
+    // The corpus: 2.0.37's Task has no agent file beside it; 2.1.38's subagent is in its
+    // progress records, 1.0.108's inline: no finding there.
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    for (file, n) in [
+        ("cc-v2.0.37-planmode-askuser-bashoutput.jsonl", 1),
+        ("cc-v2.1.38-task-subagent-progress.jsonl", 0),
+        ("cc-v1.0.108-inline-sidechain-task.jsonl", 0),
+        (
+            "cc-v2.0.55-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl",
+            0,
+        ),
+    ] {
+        let out = rawpv(&["check", dir.join(file).to_str().unwrap()]);
+        assert_eq!(out.matches("subagent-missing").count(), n, "{file}: {out}");
+    }
+}
+
+#[test]
+fn compactions_say_trigger_and_tokens_and_c_jumps_to_them() {
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let path = dir.join("cc-v2.1.39-compaction-A-excerpt.jsonl");
+    let print = rawpv(&["print", path.to_str().unwrap()]);
+    assert!(
+        print.contains("session.compacted compacted · auto · 170251 tokens before\n"),
+        "{print}"
+    );
+    for (w, h) in [(80, 24), (200, 60)] {
+        let mut app = app_for(&path);
+        act(&mut app, &[Action::NextCompaction]);
+        let item = app.view().selected_item(app.session()).unwrap();
+        assert!(rawpv::session::query::is_compaction(app.session(), item));
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(
+            screen.contains("compacted · auto · 170.3k tokens before"),
+            "{screen}"
+        );
+        assert!(screen.contains("── Summary ──"), "{screen}");
+        assert_snapshot!(format!("cc_compaction_{w}x{h}"), term.backend());
+        // One compaction: C again comes back to it.
+        act(&mut app, &[Action::NextCompaction]);
+        assert_eq!(app.view().selected_item(app.session()), Some(item));
+    }
+}
