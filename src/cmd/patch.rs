@@ -70,6 +70,10 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
             continue;
         }
         match files.net(&session, &call, f) {
+            Ok(net) if net.before == net.after => left.push(Left {
+                file: f,
+                why: crate::review::patch::NO_NET.into(),
+            }),
             Ok(net) => parts.push(Part { file: f, net }),
             Err(why) => left.push(Left { file: f, why }),
         }
@@ -88,7 +92,7 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
         return 1;
     }
     let text = write_patch(&files, &parts, &left, &input.input);
-    if !left.is_empty() {
+    if left.iter().any(|l| l.why != crate::review::patch::NO_NET) {
         eprintln!(
             "rawpv: a partial patch: {} left out (listed in its header)",
             crate::fmt::plural(left.len() as u64, "changed file")

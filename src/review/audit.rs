@@ -17,10 +17,10 @@
 //! * permission: Claude Code `EnterPlanMode` / `ExitPlanMode` (plan mode entered; left once
 //!   the user approves the plan, so `ExitPlanMode` is an approval too), Codex `turn_context`
 //!   rows whose `approval_policy` or `sandbox_policy` differ from the previous ones, and a
-//!   `permissionMode` in a frame's `metadata.claude_code` that differs from the previous one.
-//! * approval: calls of tools the catalog says require approval (`requires_approval`), calls the
-//!   user refused (Claude Code: a cancelled call), Codex calls asking to leave the sandbox
-//!   (`with_escalated_permissions`, `sandbox_permissions`).
+//!   `permissionMode` in a frame's `metadata.claude_code` (the first one, then each change).
+//! * approval: calls of tools the catalog says require approval (`requires_approval`), every
+//!   cancelled call (refused or interrupted by the user), Codex calls asking to leave the
+//!   sandbox (`with_escalated_permissions`, `sandbox_permissions`).
 //!
 //! Invariants: one entry per call (its kinds are flags, so a filter by kind is a test of a
 //! flag); entries in feed order; the text is raw, made visible by whoever shows it; never
@@ -106,48 +106,64 @@ impl Entry {
     }
 }
 
-/// Network commands in a shell command line: the program names found as command words.
+/// Network commands in a shell command line: its programs (`review::writers::programs`, so
+/// `echo curl` is none and `bash -c "curl …"` is one) that reach the network: `curl`, `wget`,
+/// `ssh`, `scp`, `rsync`, `nc`, `gh`, `docker pull|run|push`, `git clone|fetch|pull|push` (after
+/// any `-C DIR`), package installs (`npm|pnpm|yarn|bun install|i|ci|add`, `pip install`, `go
+/// get|install`, `cargo install|add`, `apt(-get) install`, `brew install`), `npx` / `pnpx` /
+/// `bunx` / `uvx` (they download).
 pub fn network_commands(command: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in command
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '`'))
-        .filter(|w| !w.is_empty())
-    {
-        let base = word.rsplit('/').next().unwrap_or(word);
-        let hit = matches!(
-            base,
-            "curl"
-                | "wget"
-                | "ssh"
-                | "scp"
-                | "sftp"
-                | "rsync"
-                | "nc"
-                | "ncat"
-                | "telnet"
-                | "ftp"
-                | "http"
-                | "https"
-                | "xh"
-                | "aria2c"
-        );
-        if hit && !out.iter().any(|o| o == base) {
-            out.push(base.to_owned());
-        }
-    }
-    let t = command;
-    for (pat, name) in [
-        ("git clone", "git clone"),
-        ("git fetch", "git fetch"),
-        ("git pull", "git pull"),
-        ("git push", "git push"),
-        ("npm install", "npm install"),
-        ("pip install", "pip install"),
-        ("cargo install", "cargo install"),
-        ("docker pull", "docker pull"),
-    ] {
-        if t.contains(pat) && !out.iter().any(|o| o == name) {
-            out.push(name.to_owned());
+    for words in super::writers::programs(command) {
+        let prog = super::writers::base(words[0].trim_start_matches('\\'));
+        let sub = words
+            .iter()
+            .skip(1)
+            .scan(false, |skip, w| {
+                // `git -C DIR push`: options and their values before the subcommand.
+                let take = !*skip && !w.starts_with('-');
+                *skip = matches!(w.as_str(), "-C" | "-c" | "--git-dir" | "--work-tree");
+                Some(take.then_some(w.as_str()))
+            })
+            .flatten()
+            .next()
+            .unwrap_or("");
+        let name = match prog {
+            "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "telnet"
+            | "ftp" | "http" | "https" | "xh" | "aria2c" | "gh" | "npx" | "pnpx" | "bunx"
+            | "uvx" => prog.to_owned(),
+            "git" if matches!(sub, "clone" | "fetch" | "pull" | "push" | "ls-remote") => {
+                format!("git {sub}")
+            }
+            "docker" | "podman" if matches!(sub, "pull" | "push" | "run" | "build" | "login") => {
+                format!("{prog} {sub}")
+            }
+            "npm" | "pnpm" | "yarn" | "bun"
+                if matches!(sub, "install" | "i" | "ci" | "add" | "update" | "publish") =>
+            {
+                format!("{prog} {sub}")
+            }
+            "pip" | "pip3" | "uv" | "poetry"
+                if matches!(sub, "install" | "add" | "sync" | "download") =>
+            {
+                format!("{prog} {sub}")
+            }
+            "go" if matches!(sub, "get" | "install") => format!("go {sub}"),
+            "uv" if sub == "pip" && words.iter().any(|w| w == "install") => {
+                "uv pip install".to_owned()
+            }
+            "cargo" if matches!(sub, "install" | "add" | "update" | "fetch" | "publish") => {
+                format!("cargo {sub}")
+            }
+            "apt" | "apt-get" | "brew" | "dnf" | "yum" | "apk"
+                if matches!(sub, "install" | "update" | "upgrade" | "add") =>
+            {
+                format!("{prog} {sub}")
+            }
+            _ => continue,
+        };
+        if !out.contains(&name) {
+            out.push(name);
         }
     }
     out
@@ -198,9 +214,14 @@ pub fn audit(session: &Session, files: &Files) -> Vec<Entry> {
                 if let Some(m) = claude_mode(inv.request_envelope.as_deref())
                     && mode.as_deref() != Some(m.as_str())
                 {
-                    if mode.is_some() {
-                        out.push(mode_entry(item, inv.request_line, inv.requested_at, &m));
-                    }
+                    let first = mode.is_none();
+                    out.push(mode_entry(
+                        item,
+                        inv.request_line,
+                        inv.requested_at,
+                        &m,
+                        first,
+                    ));
                     mode = Some(m);
                 }
                 if let Some(e) = call_entry(session, item, *i, inv, outside.get(i)) {
@@ -215,9 +236,7 @@ pub fn audit(session: &Session, files: &Files) -> Vec<Entry> {
                 if let Some(p) = cc.and_then(Value::as_str)
                     && mode.as_deref() != Some(p)
                 {
-                    if mode.is_some() {
-                        out.push(mode_entry(item, m.line, m.timestamp, p));
-                    }
+                    out.push(mode_entry(item, m.line, m.timestamp, p, mode.is_none()));
                     mode = Some(p.to_owned());
                 }
             }
@@ -274,7 +293,7 @@ fn claude_mode(env: Option<&crate::protocol::Envelope>) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn mode_entry(item: usize, line: u64, at: Option<Timestamp>, mode: &str) -> Entry {
+fn mode_entry(item: usize, line: u64, at: Option<Timestamp>, mode: &str, first: bool) -> Entry {
     Entry {
         kinds: vec![Kind::Permission],
         item,
@@ -285,7 +304,7 @@ fn mode_entry(item: usize, line: u64, at: Option<Timestamp>, mode: &str) -> Entr
         tool: "permissionMode".into(),
         what: format!("permission mode {mode}"),
         status: "—".into(),
-        notes: Vec::new(),
+        notes: vec![if first { "at the start" } else { "changed" }.to_owned()],
     }
 }
 
@@ -373,7 +392,10 @@ fn call_entry(
         kinds.push(Kind::Approval);
         notes.push("asked to run outside the sandbox".into());
     }
-    if inv.status == CallStatus::Cancelled && !kinds.is_empty() {
+    // A cancelled call: the user refused it (Claude Code's "doesn't want to proceed") or
+    // interrupted it; either way a decision a reviewer must see (attack 8 #10).
+    if inv.status == CallStatus::Cancelled {
+        kinds.push(Kind::Approval);
         notes.push("cancelled: refused or interrupted by the user".into());
     }
     if kinds.is_empty() {
@@ -411,6 +433,18 @@ mod tests {
         );
         assert_eq!(network_commands("git pull --rebase"), vec!["git pull"]);
         assert_eq!(network_commands("echo curly"), Vec::<String>::new());
+        // attack 8 #9: a command word only, inside `sh -c`, escaped, after git's options.
+        assert_eq!(network_commands("echo curl"), Vec::<String>::new());
+        assert_eq!(network_commands("bash -c \"curl -s x\""), vec!["curl"]);
+        assert_eq!(network_commands("\\curl x"), vec!["curl"]);
+        assert_eq!(
+            network_commands("git -C sub  push origin"),
+            vec!["git push"]
+        );
+        assert_eq!(
+            network_commands("pnpm install && npm ci"),
+            vec!["pnpm install", "npm ci"]
+        );
     }
 
     #[test]

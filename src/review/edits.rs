@@ -215,10 +215,21 @@ fn cc_edit(path: &str, tool: &str, input: &Value, output: &Value, tur: Option<&V
         f.before = None;
         return f;
     }
+    let reps = replacements(tool, input, tur);
     if let Some(b) = &f.before {
+        // The structured patch is the tool's own record of what it did: where it applies it
+        // wins over the replacement, which Claude Code itself does not do literally (deleting
+        // a block, `new_string: ""`, it also takes the newline after it: the compaction
+        // excerpt's app.js). The replacement is used only when the patch does not apply, and
+        // never when it is ambiguous.
         f.after = hunks
             .and_then(|h| apply_hunks(b, h))
-            .or_else(|| replace_all(b, &replacements(tool, input, tur)));
+            .or_else(|| replace_all(b, &reps));
+        // Claude Code creates a file through an Edit of an empty `old_string`: the record's
+        // `originalFile` is then empty too (attack 8 #7).
+        if b.is_empty() && matches!(reps.as_slice(), [(o, _, _)] if o.is_empty()) {
+            f.op = Op::Create;
+        }
     }
     match (&f.before, &f.after, hunks) {
         (Some(_), Some(_), _) => f.count_sides(),
@@ -283,10 +294,22 @@ fn replace_all(text: &str, edits: &[(String, String, bool)]) -> Option<String> {
         if !t.contains(old.as_str()) {
             return None;
         }
-        t = if *all {
-            t.replace(old.as_str(), new)
+        // Claude Code refuses an Edit whose old string is not unique (without replace_all), so
+        // two occurrences mean the record does not describe this text: no guess.
+        if !*all && t.matches(old.as_str()).nth(1).is_some() {
+            return None;
+        }
+        // Claude Code deletes the newline after a deleted block too.
+        let with_nl = format!("{old}\n");
+        let old = if new.is_empty() && !old.ends_with('\n') && t.contains(&with_nl) {
+            with_nl.as_str()
         } else {
-            t.replacen(old.as_str(), new, 1)
+            old.as_str()
+        };
+        t = if *all {
+            t.replace(old, new)
+        } else {
+            t.replacen(old, new, 1)
         };
     }
     Some(t)
@@ -352,6 +375,27 @@ fn text_editor(path: &str, input: &Value) -> Vec<Fact> {
 /// A Codex `apply_patch`: the patch text (`input.patch`, or the input itself as a string), and
 /// the counts of its diff output when the patch is not at hand.
 fn codex_patch(input: &Value, output: &Value) -> Vec<Fact> {
+    // `codex exec --json` `file_change`: which files, not their text (attack 8 #4).
+    if let Some(changes) = input.get("changes").and_then(Value::as_array) {
+        return changes
+            .iter()
+            .filter_map(|c| {
+                let p = s(c, &["path"])?;
+                let mut f = Fact::new(
+                    p,
+                    match s(c, &["kind", "type"]) {
+                        Some("add") => Op::Create,
+                        Some("delete") => Op::Delete,
+                        _ => Op::Edit,
+                    },
+                );
+                if f.op == Op::Delete {
+                    f.after = Some(String::new());
+                }
+                Some(f)
+            })
+            .collect();
+    }
     let patch = s(input, &["patch", "input"]).or_else(|| input.as_str());
     let Some(patch) = patch.filter(|p| p.contains("*** Begin Patch")) else {
         return Vec::new();
@@ -460,9 +504,12 @@ fn hunk_counts(hunks: &[Value]) -> (u32, u32) {
 /// `(added, removed)` lines between two texts (a line diff, bounded by
 /// `render::diff::DIFF_TIMEOUT`).
 pub fn line_counts(old: &str, new: &str) -> (u32, u32) {
+    // Lines end at `\n` only, as git counts them (`review::patch`).
+    let old: Vec<&str> = old.split_inclusive('\n').collect();
+    let new: Vec<&str> = new.split_inclusive('\n').collect();
     let diff = TextDiff::configure()
         .timeout(crate::render::diff::DIFF_TIMEOUT)
-        .diff_lines(old, new);
+        .diff_slices(&old, &new);
     let mut n = (0u32, 0u32);
     for op in diff.ops() {
         for c in diff.iter_changes(op) {
@@ -509,9 +556,12 @@ pub fn apply_hunks(text: &str, hunks: &[Value]) -> Option<String> {
             .map(Value::as_str)
             .collect::<Option<_>>()?;
         for (i, l) in hl.iter().enumerate() {
+            // The tag is one ASCII byte, so `l[1..]` is a char boundary; any other first
+            // character (fuzzing found a multi-byte one) is no hunk line.
             let (tag, body) = match l.as_bytes().first() {
                 Some(b'\\') => continue,
-                Some(b) => (*b, &l[1..]),
+                Some(b @ (b' ' | b'-' | b'+')) => (*b, &l[1..]),
+                Some(_) => return None,
                 None => (b' ', ""),
             };
             let ends = !hl.get(i + 1).is_some_and(|n| n.starts_with('\\'));
@@ -579,6 +629,9 @@ mod tests {
             ["-a", "\\ No newline at end of file", "+a", "+b"]})];
         assert_eq!(apply_hunks("a", &nl).as_deref(), Some("a\nb\n"));
         assert_eq!(apply_hunks("a\n", &nl), None);
+        // fuzz/review crash-92c866d4: a hunk line starting with a multi-byte character.
+        let mb = [json!({"oldStart": 1, "oldLines": 1, "lines": ["\u{fffd}fn three() { 3 }"]})];
+        assert_eq!(apply_hunks("a\n", &mb), None);
     }
 
     #[test]
@@ -603,6 +656,31 @@ mod tests {
             "newString": "Y\nZ"});
         let g = facts("Edit", &json!({}), None, Some(&tur2));
         assert_eq!(g[0].after.as_deref(), Some("x\nY\nZ\n"));
+    }
+
+    #[test]
+    fn replacements_never_guess() {
+        // attack 8 #6: an old string found twice (Claude Code refuses such an Edit) gives no
+        // "after"; #7: an Edit of an empty old string on an empty original creates the file.
+        let tur = json!({"filePath": "/p/d", "originalFile": "dup\ndup\n", "oldString": "dup",
+            "newString": "x"});
+        assert_eq!(facts("Edit", &json!({}), None, Some(&tur))[0].after, None);
+        let tur =
+            json!({"filePath": "/p/n", "originalFile": "", "oldString": "", "newString": "hi\n"});
+        let f = &facts("Edit", &json!({}), None, Some(&tur))[0];
+        assert_eq!(
+            (f.op.clone(), f.after.as_deref()),
+            (Op::Create, Some("hi\n"))
+        );
+        // Deleting a block takes the newline after it, as Claude Code does.
+        let tur = json!({"filePath": "/p/b", "originalFile": "a\nB\nc\n", "oldString": "B",
+            "newString": ""});
+        assert_eq!(
+            facts("Edit", &json!({}), None, Some(&tur))[0]
+                .after
+                .as_deref(),
+            Some("a\nc\n")
+        );
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub const HEADER_COLUMNS: usize = 160;
 /// At most this many commands are listed in the header (the count of the rest follows).
 pub const HEADER_COMMANDS: usize = 50;
 
+/// Why a changed file whose two sides are equal is not in a patch.
+pub const NO_NET: &str = "no net change: it ends as it began";
+
 /// One file of a patch: its entry and its two sides.
 pub struct Part<'a> {
     pub file: &'a FileEntry,
@@ -104,9 +107,13 @@ pub fn file_section(path: &str, net: &Net) -> String {
         "/dev/null"
     };
     let _ = writeln!(out, "--- {minus}\n+++ {plus}");
+    // Lines end at `\n` only, as git reads them (`similar`'s line diff also ends one at a lone
+    // `\r`, which made a patch git refused: attack 8 #2).
+    let old_lines: Vec<&str> = old_text.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new_text.split_inclusive('\n').collect();
     let diff = TextDiff::configure()
         .timeout(crate::render::diff::DIFF_TIMEOUT)
-        .diff_lines(old_text, new_text);
+        .diff_slices(&old_lines, &new_lines);
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
         let _ = writeln!(out, "{}", hunk.header());
         for change in hunk.iter_changes() {
@@ -155,7 +162,14 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
         ),
     );
     if !left.is_empty() {
-        header_line(&mut out, "NOT in this patch (it is not the whole change):");
+        if left.iter().all(|l| l.why == NO_NET) {
+            header_line(
+                &mut out,
+                "not in this patch (nothing of theirs is missing):",
+            );
+        } else {
+            header_line(&mut out, "NOT in this patch (it is not the whole change):");
+        }
         for l in left {
             header_line(&mut out, &format!("  {}: {}", l.file.shown, l.why));
         }
@@ -263,6 +277,15 @@ mod tests {
             after: Some("a\n".into()),
         };
         assert_eq!(file_section("s", &same), "");
+        // attack 8 #2: a lone CR is inside a line, as git reads it.
+        let cr = Net {
+            before: Some("a\rb\nc\n".into()),
+            after: Some("a\rb\nC\n".into()),
+        };
+        assert_eq!(
+            file_section("cr", &cr),
+            "diff --git a/cr b/cr\n--- a/cr\n+++ b/cr\n@@ -1,2 +1,2 @@\n a\rb\n-c\n+C\n"
+        );
         assert_eq!(git_path("a/", "we\"ird\u{1b}"), "\"a/we\\\"ird\\033\"");
     }
 }

@@ -42,6 +42,34 @@ pub fn writes(command: &str) -> Vec<String> {
     why
 }
 
+/// The programs `command` runs with their arguments (each simple command's words from its
+/// command word on, wrappers and assignments skipped; the script of `sh -c` / `bash -c` is
+/// read as commands too, one level deep). For `review::audit`'s network commands.
+pub fn programs(command: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for cmd in simple_commands(command) {
+        let Some(k) = first_word(&cmd.words) else {
+            continue;
+        };
+        let words: Vec<String> = cmd.words[k..].to_vec();
+        let shell = matches!(base(&words[0]), "sh" | "bash" | "zsh" | "dash");
+        if shell
+            && let Some(i) = words
+                .iter()
+                .position(|w| w.starts_with('-') && w.contains('c'))
+            && let Some(script) = words.get(i + 1)
+        {
+            for inner in simple_commands(script) {
+                if let Some(j) = first_word(&inner.words) {
+                    out.push(inner.words[j..].to_vec());
+                }
+            }
+        }
+        out.push(words);
+    }
+    out
+}
+
 fn push(why: &mut Vec<String>, w: String) {
     if !why.contains(&w) {
         why.push(w);
@@ -49,7 +77,7 @@ fn push(why: &mut Vec<String>, w: String) {
 }
 
 /// The last path segment of a command word (`/usr/bin/rm` → `rm`).
-fn base(w: &str) -> &str {
+pub fn base(w: &str) -> &str {
     w.rsplit('/').next().unwrap_or(w)
 }
 
@@ -61,7 +89,13 @@ fn first_word(words: &[String]) -> Option<usize> {
         let assignment = w.split_once('=').is_some_and(|(n, _)| {
             !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         });
+        // Shell keywords before a command (`if`, `then`, `do`, `!`) are skipped like wrappers.
+        let keyword = matches!(
+            b,
+            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!"
+        );
         if assignment
+            || keyword
             || matches!(
                 b,
                 "sudo"
@@ -340,7 +374,7 @@ fn simple_commands(command: &str) -> Vec<Simple> {
                 &mut heredoc_next,
                 &mut heredocs,
             ),
-            '\n' | ';' | '|' | '&' | '(' | ')' | '{' | '}'
+            '\n' | ';' | '|' | '&' | '(' | ')' | '{' | '}' | '`'
                 if !(c == '&' && chars.get(i + 1) == Some(&'>')
                     || matches!(c, '{' | '}') && in_word) =>
             {

@@ -282,6 +282,10 @@ impl FilesCache {
                 continue;
             }
             match files.net(session, &call, f) {
+                Ok(net) if net.before == net.after => left.push(Left {
+                    file: f,
+                    why: crate::review::patch::NO_NET.into(),
+                }),
                 Ok(net) => parts.push(Part { file: f, net }),
                 Err(why) => left.push(Left { file: f, why }),
             }

@@ -150,3 +150,20 @@ fn hostile_paths_commands_and_contents() {
         assert_eq!(controls(&screen), Vec::<char>::new(), "{screen}");
     }
 }
+
+/// fuzz/review's first crash (2026-12-02): a structured-patch line starting with a multi-byte
+/// character was sliced at byte 1. Every command on it ends without a panic; that hunk does not
+/// apply, so the edit's old/new strings give the file after it.
+#[test]
+fn a_hunk_line_with_a_multibyte_tag_is_no_hunk_line() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/review/fuzz_crash_multibyte_hunk.jsonl"
+    );
+    for cmd in ["patch", "audit", "stats"] {
+        let (code, _, err) = run(&[cmd, p]);
+        assert!(matches!(code, Some(0 | 1)), "{cmd}: {code:?} {err}");
+    }
+    let (_, patch, _) = run(&["patch", p]);
+    assert!(patch.contains("\ndiff --git a/"), "{patch}");
+}
