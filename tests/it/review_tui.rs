@@ -186,7 +186,7 @@ fn audit_panel_at_two_sizes_and_its_kind_filter() {
         let term = draw(&mut app, w, h);
         let screen = screen_text(&term);
         assert!(
-            screen.contains("only network (3 of 6)"),
+            screen.contains("only network (3 of 7)"),
             "{w}x{h}: {screen}"
         );
         act(&mut app, &[Action::Bottom, Action::Open]);
