@@ -67,6 +67,8 @@ enum Row {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct DiffKey {
     file: usize,
+    /// The selected touch when it has an outside change (its explanation goes first).
+    touch: Option<usize>,
     width: u16,
     side_by_side: bool,
     wrap: bool,
@@ -329,6 +331,7 @@ impl FilesState {
         };
         let key = DiffKey {
             file,
+            touch: self.selected_outside(cache),
             width: area.width.max(1),
             side_by_side,
             wrap,
@@ -342,13 +345,22 @@ impl FilesState {
                 .model
                 .as_ref()
                 .and_then(|m| m.files.get(file).map(|f| (m, f)))
-                .map(|(m, f)| diff_lines(m, f, session, &cx))
+                .map(|(m, f)| diff_lines(m, f, key.touch, session, &cx))
                 .unwrap_or_default();
             cache.diff = Some((key, lines));
         }
         let diff_h = usize::from(area.height).saturating_sub(1 + h + 1);
         let total = cache.diff.as_ref().map_or(0, |(_, l)| l.len());
         self.scroll = self.scroll.min(total.saturating_sub(diff_h.max(1)));
+    }
+
+    /// The selected touch's index in its file when it has an outside change.
+    fn selected_outside(&self, cache: &FilesCache) -> Option<usize> {
+        let Row::Touch(k, t) = *cache.rows.get(self.selected)? else {
+            return None;
+        };
+        let touch = cache.model.as_ref()?.files.get(k)?.touches.get(t)?;
+        touch.outside.is_some().then_some(t)
     }
 
     /// The file of the selected row (a file row, or one of its touches).
@@ -381,10 +393,10 @@ impl FilesState {
     /// Moves the selection by `delta` rows, clamped; the diff part scrolls back to its top
     /// when the file changes.
     pub fn select_by(&mut self, cache: &FilesCache, delta: isize) {
-        let before = self.selected_file(cache);
+        let before = (self.selected_file(cache), self.selected_outside(cache));
         let last = cache.rows.len().saturating_sub(1);
         self.selected = self.selected.saturating_add_signed(delta).min(last);
-        if self.selected_file(cache) != before {
+        if (self.selected_file(cache), self.selected_outside(cache)) != before {
             self.scroll = 0;
         }
     }
@@ -411,12 +423,18 @@ fn clock(t: Option<crate::protocol::Timestamp>) -> String {
 fn diff_lines(
     files: &Files,
     f: &FileEntry,
+    first: Option<usize>,
     session: &Session,
     cx: &RenderCtx<'_>,
 ) -> Vec<Line<'static>> {
     let theme = cx.theme;
     let mut out: Vec<Line<'static>> = Vec::new();
     let call = |i: usize| session.invocations.get(i).map(|b| &**b);
+    // The selected call's outside change first: what ran between is the question it raises.
+    if let Some(t) = first.and_then(|k| f.touches.get(k)) {
+        outside_lines(t, session, theme, &mut out);
+        out.push(Line::from(""));
+    }
     if f.changed() {
         match files.net(session, &call, f) {
             Ok(net) => {
@@ -485,9 +503,29 @@ fn diff_lines(
             theme.dim,
         )));
     }
-    for t in &f.touches {
-        let Some(o) = &t.outside else { continue };
-        out.push(Line::from(""));
+    for (k, t) in f.touches.iter().enumerate() {
+        if t.outside.is_some() && first != Some(k) {
+            out.push(Line::from(""));
+            outside_lines(t, session, theme, &mut out);
+        }
+    }
+    if cx.wrap {
+        out = crate::render::wrap::wrap_lines(&out, cx.width);
+    }
+    crate::detail::build::scrub_lines(&mut out);
+    out
+}
+
+/// A touch's outside change: which recorded change it follows, and what ran between.
+fn outside_lines(
+    t: &crate::review::files::Touch,
+    session: &Session,
+    theme: &Theme,
+    out: &mut Vec<Line<'static>>,
+) {
+    let call = |i: usize| session.invocations.get(i).map(|b| &**b);
+    let Some(o) = &t.outside else { return };
+    {
         out.push(Line::from(Span::styled(
             format!(
                 "! before L{} ({}) the file was not what the recorded change at L{} left: something else changed it",
@@ -510,11 +548,6 @@ fn diff_lines(
             ]));
         }
     }
-    if cx.wrap {
-        out = crate::render::wrap::wrap_lines(&out, cx.width);
-    }
-    crate::detail::build::scrub_lines(&mut out);
-    out
 }
 
 /// The files panel over a session.
@@ -591,7 +624,7 @@ impl<'a> FilesView<'a> {
                     note.push_str(" · subagent");
                 }
                 if tt.outside.is_some() {
-                    note.push_str(" · changed outside the record before it");
+                    note.push_str(" · ! changed by something else before it");
                 }
                 spans.push(Span::styled(note, pick(th.dim)));
             }
@@ -651,6 +684,23 @@ impl<'a> FilesView<'a> {
         if writers > 0 {
             let n = crate::fmt::plural(writers as u64, "command");
             let _ = write!(summary, " · {n} may have written files");
+        }
+        if crate::fmt::width(&summary) > width && cache.model.is_some() {
+            // The short form: `11 files · +1147 −183 · 3 outside · 2 writers`.
+            summary = format!(
+                "{} · +{added} −{removed}",
+                crate::fmt::plural(files as u64, "file")
+            );
+            if outside > 0 {
+                let _ = write!(summary, " · {outside} outside");
+            }
+            if writers > 0 {
+                let _ = write!(
+                    summary,
+                    " · {}",
+                    crate::fmt::plural(writers as u64, "writer")
+                );
+            }
         }
         buf.set_line(
             area.x,
