@@ -60,6 +60,15 @@ impl App {
             .files
             .patch_of(&self.session, file, &self.source_label)
         {
+            // A copy is cleaned of controls (the bar), which would make it another patch
+            // (CRLF files, escapes in content: attack 8 #13); `W` writes the exact bytes.
+            Ok(p) if p.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => {
+                let key = self.keymap.key_for(crate::action::Action::WritePatch);
+                let key = key.map_or_else(|| "W".to_owned(), |k| k.to_string());
+                self.view.message = Some(format!(
+                    "this patch holds control characters (CR, ESC…) a copy would drop: {key} writes it exactly to a file"
+                ));
+            }
             Ok(p) => self.put_on_clipboard(label, &p),
             Err(why) => self.view.message = Some(format!("no patch to copy: {why}")),
         }

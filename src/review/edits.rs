@@ -36,6 +36,10 @@ pub enum Op {
     Delete,
     /// Moved it to the given path (and maybe edited it).
     Move(String),
+    /// A call that changes files with no result in the record (cut off, still running, its
+    /// result line malformed): what it did is unknown, but it may have done it (Claude Code
+    /// writes the file before it records the result).
+    Unanswered,
 }
 
 impl Op {
@@ -48,6 +52,7 @@ impl Op {
             Self::Edit => "edited",
             Self::Delete => "deleted",
             Self::Move(_) => "moved",
+            Self::Unanswered => "no result",
         }
     }
 
@@ -90,6 +95,26 @@ impl Fact {
             (self.added, self.removed) = line_counts(b, a);
         }
         self
+    }
+}
+
+/// The paths a call of a file-changing tool names in its `input` alone (for a call without a
+/// result: `review::files` lists them as unanswered). Empty for other tools.
+pub fn input_paths(tool: &str, input: &Value) -> Vec<String> {
+    match tool {
+        "Edit" | "MultiEdit" | "NotebookEdit" | "Write" | "write_file" | "replace" | "edit" => {
+            s(input, PATH_KEYS).map(str::to_owned).into_iter().collect()
+        }
+        "apply_patch" => codex_patch(input, &Value::Null)
+            .into_iter()
+            .map(|f| f.path)
+            .collect(),
+        t if (t.starts_with("str_replace") || t.starts_with("text_editor"))
+            && s(input, &["command"]) != Some("view") =>
+        {
+            s(input, PATH_KEYS).map(str::to_owned).into_iter().collect()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -426,7 +426,23 @@ impl Builder {
         }
         let cwd = self.cwd.as_deref();
         let shown_cwd = cwd.filter(|_| !self.cwd_changed);
-        for fact in call_facts(rec, inv) {
+        // A file-changing call with no result may have changed its files (attack 8 #12).
+        let facts = if inv.status.is_open() {
+            edits::input_paths(tool, &rec.input(inv))
+                .into_iter()
+                .map(|p| Fact {
+                    path: p,
+                    op: Op::Unanswered,
+                    before: None,
+                    after: None,
+                    added: 0,
+                    removed: 0,
+                })
+                .collect()
+        } else {
+            call_facts(rec, inv)
+        };
+        for fact in facts {
             let path = normalise(&fact.path, cwd);
             let files = &mut self.files;
             let k = *self.by_path.entry(path.clone()).or_insert_with(|| {
@@ -689,6 +705,16 @@ impl FileEntry {
             return;
         };
         let created = first.op == Op::Create;
+        if let Some(u) = changes.iter().find(|t| t.op == Op::Unanswered) {
+            self.no_net = Some(format!(
+                "the {} at line {} has no result in the record (cut off, still running, or its line is malformed): what it did to the file is unknown",
+                u.tool, u.line
+            ));
+            self.state = State::Modified;
+            self.added = changes.iter().map(|t| t.added).sum();
+            self.removed = changes.iter().map(|t| t.removed).sum();
+            return;
+        }
         self.state = match (&last.op, created) {
             (Op::Delete, true) => State::Transient,
             (Op::Delete, false) => State::Deleted,

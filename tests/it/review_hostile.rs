@@ -152,8 +152,8 @@ fn hostile_paths_commands_and_contents() {
 }
 
 /// fuzz/review's first crash (2026-12-02): a structured-patch line starting with a multi-byte
-/// character was sliced at byte 1. Every command on it ends without a panic; that hunk does not
-/// apply, so the edit's old/new strings give the file after it.
+/// character was sliced at byte 1. Every command on it ends without a panic (its mutated lines
+/// also leave an Edit without a result, so the patch names the file and exits 1).
 #[test]
 fn a_hunk_line_with_a_multibyte_tag_is_no_hunk_line() {
     let p = concat!(
@@ -164,6 +164,95 @@ fn a_hunk_line_with_a_multibyte_tag_is_no_hunk_line() {
         let (code, _, err) = run(&[cmd, p]);
         assert!(matches!(code, Some(0 | 1)), "{cmd}: {code:?} {err}");
     }
-    let (_, patch, _) = run(&["patch", p]);
-    assert!(patch.contains("\ndiff --git a/"), "{patch}");
+    let (_, _, err) = run(&["patch", p]);
+    assert!(
+        err.contains("src/lib.rs: the Edit at line 4 has no result"),
+        "{err}"
+    );
+}
+
+/// A minimal Claude Code transcript of the given `(tool_use, toolUseResult)` pairs (`None`: the
+/// call has no result line), in cwd `/w/p`.
+fn cc(calls: &[(serde_json::Value, Option<serde_json::Value>)]) -> tempfile::NamedTempFile {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let mut n = 0;
+    let mut line = |kind: &str, message: serde_json::Value, tur: Option<&serde_json::Value>| {
+        n += 1;
+        let mut r = json!({"parentUuid": if n > 1 { json!(format!("u{}", n - 1)) } else { json!(null) },
+            "cwd": "/w/p", "sessionId": "s-2", "version": "2.1.39", "type": kind,
+            "uuid": format!("u{n}"), "timestamp": format!("2026-01-01T00:01:{n:02}.000Z"), "message": message});
+        if let Some(t) = tur {
+            r["toolUseResult"] = t.clone();
+        }
+        writeln!(f, "{r}").unwrap();
+    };
+    for (k, (use_, tur)) in calls.iter().enumerate() {
+        let id = format!("t{k}");
+        let mut b = use_.clone();
+        b["type"] = json!("tool_use");
+        b["id"] = json!(id);
+        line(
+            "assistant",
+            json!({"role": "assistant", "id": format!("m{k}"), "content": [b]}),
+            None,
+        );
+        if let Some(t) = tur {
+            line(
+                "user",
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "ok"}]}),
+                Some(t),
+            );
+        }
+    }
+    f.flush().unwrap();
+    f
+}
+
+/// attack 8 #12: an Edit whose result is not in the record (cut off, malformed) may have changed
+/// the file; the patch must not present the earlier edits as the whole change.
+#[test]
+fn an_edit_without_a_result_makes_its_file_unknown() {
+    let edit = |old: &str, new: &str| {
+        json!({"name": "Edit", "input": {"file_path": "/w/p/m.txt",
+        "old_string": old, "new_string": new}})
+    };
+    let f = cc(&[
+        (
+            edit("1", "one"),
+            Some(json!({"filePath": "/w/p/m.txt", "originalFile": "1\n2\n",
+            "oldString": "1", "newString": "one"})),
+        ),
+        (edit("2", "two"), None),
+    ]);
+    let (code, out, err) = run(&["patch", f.path().to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(
+        err.contains("m.txt: the Edit at line 3 has no result in the record"),
+        "{err}"
+    );
+}
+
+/// attack 8 #13: a copy is cleaned of controls, so a patch holding a CR or an ESC is not put on
+/// the clipboard changed; the message points at the key that writes it exactly.
+#[test]
+fn a_patch_with_control_characters_is_not_copied_changed() {
+    use crossterm::event::KeyCode;
+    let f = cc(&[(
+        json!({"name": "Write", "input": {"file_path": "/w/p/c.txt", "content": "a\r\nb\r\n"}}),
+        Some(json!({"type": "create", "filePath": "/w/p/c.txt", "content": "a\r\nb\r\n"})),
+    )]);
+    let loaded = rawpv::import::load_path(f.path()).unwrap();
+    let mut app = App::headless(loaded.items, "crlf");
+    draw(&mut app, 160, 45);
+    act(&mut app, &[Action::ShowFiles]);
+    draw(&mut app, 160, 45);
+    app.press(KeyCode::Char('Y'));
+    assert_eq!(app.take_clipboard_out(), None);
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some(
+            "this patch holds control characters (CR, ESC…) a copy would drop: W writes it exactly to a file"
+        )
+    );
 }
