@@ -59,6 +59,14 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
     let mut parts = Vec::new();
     let mut left = Vec::new();
     for f in changed {
+        // No file system holds a NUL in a name; git would cut the path there (attack 8 #15).
+        if f.path.contains('\0') {
+            left.push(Left {
+                file: f,
+                why: "its path holds a NUL character (the call cannot have made it)".into(),
+            });
+            continue;
+        }
         if !f.inside {
             let why = match &files.cwd {
                 Some(c) => format!("outside the working directory {c}"),
@@ -90,6 +98,24 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
             );
         }
         return 1;
+    }
+    for p in only {
+        let hit = files
+            .changed()
+            .any(|f| *p == f.shown || *p == f.path || normalise(p, cwd.as_deref()) == f.path);
+        if !hit {
+            eprintln!(
+                "rawpv: --file {}: no changed file is that path",
+                crate::render::text::visible(p)
+            );
+        }
+    }
+    // A malformed line can hold an edit (attack 8 #17).
+    if session.counts.malformed > 0 {
+        eprintln!(
+            "rawpv: {} of the input could not be read; a change recorded there is not in this patch",
+            crate::fmt::plural(session.counts.malformed, "line")
+        );
     }
     let text = write_patch(&files, &parts, &left, &input.input);
     if left.iter().any(|l| l.why != crate::review::patch::NO_NET) {

@@ -13,7 +13,9 @@
 //!   tool whose catalog category is `web`; shell commands running `curl`, `wget`, `ssh`, `scp`,
 //!   `rsync`, `nc`, `http`, `git clone|fetch|pull|push`, package installs; MCP tools whose
 //!   catalog entry has `annotations.openWorldHint: true` (or `openWorldHint` itself).
-//! * write outside the working directory: the files model's changes of files outside `cwd`.
+//! * write outside the working directory: the files model's changes of files outside `cwd`, and
+//!   shell commands naming an absolute (or `~`) target outside it (`review::writers::targets`:
+//!   redirects, `cp`/`mv`/`tee`/`dd of=`/`sed -i` …).
 //! * permission: Claude Code `EnterPlanMode` / `ExitPlanMode` (plan mode entered; left once
 //!   the user approves the plan, so `ExitPlanMode` is an approval too), Codex `turn_context`
 //!   rows whose `approval_policy` or `sandbox_policy` differ from the previous ones, and a
@@ -224,7 +226,9 @@ pub fn audit(session: &Session, files: &Files) -> Vec<Entry> {
                     ));
                     mode = Some(m);
                 }
-                if let Some(e) = call_entry(session, item, *i, inv, outside.get(i)) {
+                if let Some(e) =
+                    call_entry(session, item, *i, inv, outside.get(i), files.cwd.as_deref())
+                {
                     out.push(e);
                 }
             }
@@ -315,6 +319,7 @@ fn call_entry(
     idx: usize,
     inv: &Invocation,
     outside: Option<&Vec<String>>,
+    cwd: Option<&str>,
 ) -> Option<Entry> {
     let tool = inv.tool_name.as_str();
     let mut kinds = Vec::new();
@@ -332,6 +337,23 @@ fn call_entry(
         let w = writers::writes(&what);
         if !w.is_empty() {
             notes.push(format!("may write: {}", w.join(", ")));
+        }
+        // A named target outside the working directory (attack 8 #22): `>> ~/.bashrc`,
+        // `cp key /tmp/x`, `sudo tee /etc/hosts`.
+        if let Some(c) = cwd {
+            let c = c.trim_end_matches('/');
+            let away: Vec<String> = writers::targets(&what)
+                .into_iter()
+                .filter(|t| {
+                    (t.starts_with('/') || t.starts_with('~'))
+                        && !t.starts_with("/dev/")
+                        && !(t.starts_with(c) && t[c.len()..].starts_with('/'))
+                })
+                .collect();
+            if !away.is_empty() {
+                kinds.push(Kind::OutsideWrite);
+                notes.push(format!("writes outside the cwd: {}", away.join(", ")));
+            }
         }
     } else if web_tool(session, inv) {
         kinds.push(Kind::Network);

@@ -425,7 +425,9 @@ impl Builder {
             return;
         }
         let cwd = self.cwd.as_deref();
-        let shown_cwd = cwd.filter(|_| !self.cwd_changed);
+        // Relative to the first working directory even when it changed later (the patch header
+        // says so): the files did not move (attack 8 #18).
+        let shown_cwd = cwd;
         // A file-changing call with no result may have changed its files (attack 8 #12).
         let facts = if inv.status.is_open() {
             edits::input_paths(tool, &rec.input(inv))
@@ -605,6 +607,15 @@ impl Files {
                 })
         };
         let mut a = fact(first)?;
+        // A record holding U+FFFD is not the file's bytes (a non-UTF-8 file, or a line read
+        // lossily): no patch could match it (attack 8 #14).
+        let lossy = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains('\u{fffd}'));
+        if lossy(&a.before) || lossy(&a.after) {
+            return Err(
+                "its record holds U+FFFD replacement characters: the file's bytes are not in it"
+                    .into(),
+            );
+        }
         let before = match a.op {
             Op::Create => None,
             _ => Some(
@@ -618,6 +629,12 @@ impl Files {
         } else {
             fact(last)?
         };
+        if lossy(&z.after) {
+            return Err(
+                "its record holds U+FFFD replacement characters: the file's bytes are not in it"
+                    .into(),
+            );
+        }
         let after = match z.op {
             Op::Delete => None,
             _ => Some(z.after.ok_or_else(|| unknown_why(&last.tool, false))?),

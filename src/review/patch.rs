@@ -153,6 +153,12 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
             "the session names no working directory: relative paths as the agent wrote them",
         ),
     }
+    if files.cwd_changed {
+        header_line(
+            &mut out,
+            "the working directory changed during the session: paths are relative to the first one",
+        );
+    }
     header_line(
         &mut out,
         &format!(

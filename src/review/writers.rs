@@ -42,6 +42,39 @@ pub fn writes(command: &str) -> Vec<String> {
     why
 }
 
+/// The files `command` may write by name: its redirect targets, the last argument of `cp`, `mv`,
+/// `install`, `ln`, every argument of `tee`, `dd`'s `of=`, `sed -i`'s files (raw words; `~`
+/// not expanded). For `review::audit`'s writes outside the working directory.
+pub fn targets(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for cmd in simple_commands(command) {
+        out.extend(cmd.redirect.iter().cloned());
+        let Some(k) = first_word(&cmd.words) else {
+            continue;
+        };
+        let args: Vec<&String> = cmd.words[k + 1..]
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        match base(&cmd.words[k]) {
+            "cp" | "mv" | "install" | "ln" | "rsync" => {
+                out.extend(args.last().map(|a| (*a).clone()));
+            }
+            "tee" | "touch" | "truncate" | "rm" => out.extend(args.iter().map(|a| (*a).clone())),
+            "dd" => out.extend(
+                args.iter()
+                    .filter_map(|a| a.strip_prefix("of="))
+                    .map(str::to_owned),
+            ),
+            "sed" | "perl" if cmd.words[k + 1..].iter().any(|a| a.starts_with("-i")) => {
+                out.extend(args.iter().skip(1).map(|a| (*a).clone()));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The programs `command` runs with their arguments (each simple command's words from its
 /// command word on, wrappers and assignments skipped; the script of `sh -c` / `bash -c` is
 /// read as commands too, one level deep). For `review::audit`'s network commands.
@@ -531,6 +564,16 @@ mod tests {
             vec!["npx formatter: prettier"]
         );
         assert_eq!(w("echo '> not a redirect; rm x'"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn targets_are_named() {
+        assert_eq!(
+            targets("echo x >> ~/.bashrc; cp a /tmp/b && sudo tee /etc/hosts < h; dd if=z of=/o"),
+            vec!["~/.bashrc", "/tmp/b", "/etc/hosts", "/o"]
+        );
+        assert_eq!(targets("sed -i 's/a/b/' f.rs g.rs"), vec!["f.rs", "g.rs"]);
+        assert_eq!(targets("ls -la 2>&1"), Vec::<String>::new());
     }
 
     #[test]

@@ -256,3 +256,30 @@ fn a_patch_with_control_characters_is_not_copied_changed() {
         )
     );
 }
+
+/// attack 8 #18: the agent `cd`s and the records carry the new cwd; the files did not move, so
+/// paths stay relative to the first working directory and the header says it changed.
+#[test]
+fn a_changed_working_directory_keeps_the_first_as_the_base() {
+    use std::io::Write;
+    let f = cc(&[(
+        json!({"name": "Write", "input": {"file_path": "/w/p/a.txt", "content": "a\n"}}),
+        Some(json!({"type": "create", "filePath": "/w/p/a.txt", "content": "a\n"})),
+    )]);
+    // One more record in another directory.
+    let mut text = std::fs::read_to_string(f.path()).unwrap();
+    let more = json!({"parentUuid": "u2", "cwd": "/w/p/web", "sessionId": "s-2", "version": "2.1.39",
+        "type": "user", "uuid": "u3", "timestamp": "2026-01-01T00:02:00.000Z",
+        "message": {"role": "user", "content": "next"}});
+    text.push_str(&more.to_string());
+    text.push('\n');
+    let mut g = tempfile::NamedTempFile::new().unwrap();
+    g.write_all(text.as_bytes()).unwrap();
+    let (code, out, err) = run(&["patch", g.path().to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("# the working directory changed during the session: paths are relative to the first one"), "{out}");
+    assert!(
+        out.contains("diff --git a/a.txt b/a.txt\nnew file mode 100644\n"),
+        "{out}"
+    );
+}
