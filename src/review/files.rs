@@ -223,8 +223,10 @@ pub struct Files {
     pub writers: Vec<Writer>,
     /// The session's working directory, when it names one.
     pub cwd: Option<String>,
-    /// The session's working directory changed (paths are then shown as written).
+    /// The session's working directory changed (paths stay relative to the first one).
     pub cwd_changed: bool,
+    /// Each session's working directory when the input holds several ([`Builder`]).
+    pub session_cwds: Vec<Option<String>>,
 }
 
 /// Both sides of a file's net change: `None` where the file does not exist.
@@ -332,6 +334,31 @@ pub fn normalise(path: &str, cwd: Option<&str>) -> String {
     if abs { format!("/{body}") } else { body }
 }
 
+/// The directory a call's relative paths are relative to when it is not the session's `cwd`: a
+/// Codex `apply_patch`'s `workdir` (Codex resolves the patch there: attack 8 #26), else the
+/// call's own session's working directory in an input of several (`session_cwds`).
+fn base_dir(
+    rec: &dyn Records,
+    inv: &Invocation,
+    cwd: Option<&str>,
+    session_cwds: &[Option<String>],
+) -> Option<String> {
+    if inv.tool_name == "apply_patch"
+        && let Some(w) = rec
+            .input(inv)
+            .get("workdir")
+            .and_then(Value::as_str)
+            .filter(|w| w.starts_with('/'))
+    {
+        return Some(w.to_owned());
+    }
+    session_cwds
+        .get(inv.session as usize)
+        .cloned()
+        .flatten()
+        .filter(|c| Some(c.as_str()) != cwd)
+}
+
 /// `path` relative to `cwd` when inside it.
 fn relative(path: &str, cwd: Option<&str>) -> Option<String> {
     let cwd = cwd?.trim_end_matches('/');
@@ -373,6 +400,9 @@ pub struct Builder {
     left: HashMap<usize, (Option<Print>, usize, usize)>,
     cwd: Option<String>,
     cwd_changed: bool,
+    /// Each session's working directory (an input of several sessions, SPEC §6): a call's
+    /// relative paths are its own session's (attack 8 #25). Empty: every call's is `cwd`.
+    session_cwds: Vec<Option<String>>,
     /// Calls added so far (the session's index of the next one, for [`Builder::step_session`]).
     pub done: usize,
 }
@@ -393,7 +423,15 @@ impl Builder {
             .iter()
             .next()
             .map_or((None, false), |(_, e)| (e.cwd.as_deref(), e.cwd_changed));
-        Self::new(cwd, changed)
+        let mut b = Self::new(cwd, changed);
+        if session.sessions.is_multi() {
+            b.session_cwds = session
+                .sessions
+                .iter()
+                .map(|(_, e)| e.cwd.as_deref().map(str::to_owned))
+                .collect();
+        }
+        b
     }
 
     /// Adds `session`'s calls from [`Self::done`] on until `budget` is spent (checked after each
@@ -445,7 +483,8 @@ impl Builder {
             call_facts(rec, inv)
         };
         for fact in facts {
-            let path = normalise(&fact.path, cwd);
+            let base = base_dir(rec, inv, cwd, &self.session_cwds);
+            let path = normalise(&fact.path, base.as_deref().or(cwd));
             let files = &mut self.files;
             let k = *self.by_path.entry(path.clone()).or_insert_with(|| {
                 // A relative path in a session that names no directory is relative to
@@ -543,6 +582,7 @@ impl Builder {
             writers: self.writers,
             cwd: self.cwd,
             cwd_changed: self.cwd_changed,
+            session_cwds: self.session_cwds,
         }
     }
 }
@@ -598,7 +638,10 @@ impl Files {
             let inv = call(t.call).ok_or("its call is no longer in the session")?;
             call_facts(rec, inv)
                 .into_iter()
-                .find(|f| normalise(&f.path, self.cwd.as_deref()) == file.path)
+                .find(|f| {
+                    let base = base_dir(rec, inv, self.cwd.as_deref(), &self.session_cwds);
+                    normalise(&f.path, base.as_deref().or(self.cwd.as_deref())) == file.path
+                })
                 .ok_or_else(|| {
                     format!(
                         "the record of {} (line {}) could not be read again",

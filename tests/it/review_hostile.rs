@@ -283,3 +283,44 @@ fn a_changed_working_directory_keeps_the_first_as_the_base() {
         "{out}"
     );
 }
+
+fn review_fixture(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/review/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// attack 8 #26: a Codex `apply_patch` runs in its `workdir`, so its relative paths are relative
+/// to it: inside the cwd a deeper patch path, outside it an outside write (audit) that no patch
+/// can hold. #25: in an input of two sessions, each call's relative paths are its session's.
+#[test]
+fn codex_workdirs_and_other_sessions_resolve_their_own_paths() {
+    let (code, out, _) = run(&["patch", &review_fixture("codex_workdir.jsonl")]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("diff --git a/web/sub.txt b/web/sub.txt\n"),
+        "{out}"
+    );
+    let p = review_fixture("codex_workdir_outside.jsonl");
+    let (code, out, err) = run(&["patch", &p]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(
+        err.contains("/etc/cron.d/evil: outside the working directory /proj"),
+        "{err}"
+    );
+    let (_, audit, _) = run(&["audit", &p]);
+    assert!(
+        audit.starts_with(
+            "L2      16:40:00 outside            apply_patch  ok        /etc/cron.d/evil\n"
+        ),
+        "{audit}"
+    );
+    let (code, out, _) = run(&["patch", &review_fixture("codex_two_sessions.jsonl")]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("#   /other/b.txt: outside the working directory /proj\n"),
+        "{out}"
+    );
+    assert!(!out.contains("diff --git a/b.txt"), "{out}");
+}
