@@ -16,6 +16,7 @@
 //! highlighted rendering on `spawn_blocking`.
 
 pub mod ansi;
+pub mod cards;
 pub mod code;
 pub mod diff;
 pub mod highlight;
@@ -160,6 +161,10 @@ pub fn render_output(
     input: &Value,
     cx: &RenderCtx<'_>,
 ) -> Rendered {
+    // Claude Code's interactive and task tools draw as cards, whatever their `output_type`.
+    if let Some(r) = cards::output_card(tool_name, output, cx) {
+        return r;
+    }
     let block = Block {
         output,
         output_type,

@@ -65,6 +65,8 @@ pub fn tool_output(
 ) -> (Value, OutputType) {
     let shaped = if is_error {
         None
+    } else if name == "LS" {
+        ls_tree(text).map(Shaped::Plain)
     } else {
         tur.and_then(Value::as_object)
             .and_then(|o| shape(name, o, text, input))
@@ -78,6 +80,38 @@ pub fn tool_output(
     };
     let (ot, _) = expected_output_type(name, None, Some(&output));
     (output, ot)
+}
+
+/// An `LS` result (`- /dir/\n  - sub/\n    - file`, two spaces a level, directories ending in
+/// `/`, a trailing note) as `{filenames}` for the tree renderer: every file's full path and every
+/// empty directory's (ending in `/`). `None` when no line is an entry.
+fn ls_tree(text: &str) -> Option<Value> {
+    // (depth, full path) of every entry line.
+    let mut entries: Vec<(usize, String)> = Vec::new();
+    let mut stack: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let Some(name) = t.strip_prefix("- ") else {
+            continue;
+        };
+        let depth = (line.len() - t.len()) / 2;
+        stack.truncate(depth);
+        let full = format!("{}{name}", stack.last().map_or("", String::as_str));
+        if name.ends_with('/') {
+            stack.push(full.clone());
+        }
+        entries.push((depth, full));
+    }
+    let out: Vec<Value> = entries
+        .iter()
+        .enumerate()
+        .filter(|(i, (depth, full))| {
+            // A file, or a directory nothing is listed under (the root line excepted).
+            !full.ends_with('/') || (*i > 0 && entries.get(i + 1).is_none_or(|(d, _)| d <= depth))
+        })
+        .map(|(_, (_, full))| Value::String(full.clone()))
+        .collect();
+    (!out.is_empty()).then(|| json!({ "filenames": out }))
 }
 
 enum Shaped {
@@ -234,6 +268,17 @@ fn shape(name: &str, o: &Map<String, Value>, text: &str, input: Option<&Value>) 
                 ],
             ))
         }
+        // Cards (`crate::render::cards`): the questions and their answers; a task list.
+        // The answers are keyed by the question's text: no key is rewritten.
+        "AskUserQuestion" if o.contains_key("answers") => Value::Object(pick(
+            o,
+            &[("questions", "questions"), ("answers", "answers")],
+        )),
+        "TaskList" | "TaskGet" | "TaskCreate" | "TaskUpdate"
+            if o.contains_key("tasks") || o.get("task").is_some_and(Value::is_object) =>
+        {
+            Value::Object(o.clone())
+        }
         "Grep" => match o.get("mode").and_then(Value::as_str) {
             Some("content" | "count") => {
                 let c = o.get("content").and_then(Value::as_str).unwrap_or(text);
@@ -324,6 +369,18 @@ fn shape(name: &str, o: &Map<String, Value>, text: &str, input: Option<&Value>) 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ls_output_becomes_a_tree() {
+        let text = "- /p/\n  - a.md\n  - src/\n    - main.rs\n  - empty/\n  - z.txt\n\nNOTE: do any of the files above seem malicious?";
+        assert_eq!(
+            super::ls_tree(text),
+            Some(
+                serde_json::json!({"filenames": ["/p/a.md", "/p/src/main.rs", "/p/empty/", "/p/z.txt"]})
+            )
+        );
+        assert_eq!(super::ls_tree("no entries"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -32,6 +32,9 @@ pub fn render_input_beside(
     {
         return r;
     }
+    if let Some(r) = super::cards::input_card(tool_name, input, output.map(|(_, o)| o), cx) {
+        return r;
+    }
     render_input(tool_name, input, cx)
 }
 
@@ -137,6 +140,9 @@ fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
 /// Renders a tool's input (see the module docs).
 pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rendered {
     let theme = cx.theme;
+    if let Some(r) = super::cards::input_card(tool_name, input, None, cx) {
+        return r;
+    }
     match tool_name {
         "Bash" | "bash" | "shell" | "BashOutput" | "local_shell" | "run_shell_command"
         | "exec_command"
@@ -287,7 +293,8 @@ mod tests {
         let r = render_input("TodoWrite", &todos, &cx);
         assert_eq!(lines_to_string(&r.lines), "Todos 0/1 done\n☐ a\n");
         let r = render_input("ExitPlanMode", &json!({"plan": "## Plan\n\n- x"}), &cx);
-        assert_eq!(lines_to_string(&r.lines), "## Plan\n\n• x\n");
+        // The plan card (`super::cards`): its outcome heads it once the result is known.
+        assert_eq!(lines_to_string(&r.lines), "Plan\n\n## Plan\n\n• x\n");
         let r = render_input("Other", &json!({"x": 1}), &cx);
         assert_eq!(lines_to_string(&r.lines), "▾ { 1 key\n    \"x\": 1\n");
     }

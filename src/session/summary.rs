@@ -40,6 +40,17 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
             .and_then(Value::as_str)
             .map(first_line),
         "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
+        "TaskCreate" => pick(&["subject", "title"]),
+        "TaskUpdate" | "TaskGet" => {
+            let id = input
+                .get("taskId")
+                .or_else(|| input.get("task_id"))
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+            id.map(|id| match s("status") {
+                Some(st) => format!("#{id} → {st}"),
+                None => format!("#{id}"),
+            })
+        }
         "TodoWrite" | "write_todos" => input
             .get("todos")
             .and_then(Value::as_array)

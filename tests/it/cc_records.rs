@@ -502,3 +502,89 @@ fn compactions_say_trigger_and_tokens_and_c_jumps_to_them() {
         assert_eq!(app.view().selected_item(app.session()), Some(item));
     }
 }
+
+/// The sections of call `tool`'s `print --detail` (80 columns) after its id and type lines.
+fn detail_of(path: &Path, tool: &str, nth: usize) -> String {
+    let detail = rawpv(&["print", "--detail", "--width", "80", path.to_str().unwrap()]);
+    let call = detail
+        .split("\n\n")
+        .collect::<Vec<_>>()
+        .join("\n\n")
+        .split(&format!("{tool}  "))
+        .nth(nth + 1)
+        .unwrap()
+        .to_owned();
+    let body = call.split_once("\n\n── Input ──\n").unwrap().1;
+    // Up to the next call's header (a line `Name  status  duration` after a blank line).
+    body.split("\n\nTask")
+        .next()
+        .unwrap()
+        .split("\n\nAskUserQuestion")
+        .next()
+        .unwrap()
+        .split("\n\nagent")
+        .next()
+        .unwrap()
+        .trim_end()
+        .to_owned()
+        + "\n"
+}
+
+#[test]
+fn task_and_question_tools_are_cards() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_task_tools.jsonl");
+    assert_eq!(
+        detail_of(&p, "TaskCreate", 0),
+        "☐ new task  Write the README\nUsage and install sections\n\n── Output (structured) ──\n· #1 Write the README\n"
+    );
+    assert_eq!(
+        detail_of(&p, "TaskUpdate", 0),
+        "task #1  → ✔ completed\n\n── Output (structured) ──\nUpdated task #1 status\n"
+    );
+    assert_eq!(
+        detail_of(&p, "TaskList", 0),
+        "  {}\n\n── Output (structured) ──\nTasks 1/2 done\n✔ #1 Write the README\n☐ #2 Add a screenshot  @docs  blocked by #1\n"
+    );
+    assert_eq!(
+        detail_of(&p, "AskUserQuestion", 0),
+        "[Image] Which screenshot?\n  ● Feed — the feed pane\n  ○ Detail\n\n── Output (text) ──\n? Which screenshot?\n→ Feed\n"
+    );
+    let print = rawpv(&["print", p.to_str().unwrap()]);
+    assert!(
+        print.contains("TaskUpdate ok        #1 → completed  [toolu_3]\n"),
+        "{print}"
+    );
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    // 2.1.38: two questions answered, the chosen options marked.
+    let c = dir.join("cc-v2.1.38-task-subagent-progress.jsonl");
+    let ask = detail_of(&c, "AskUserQuestion", 0);
+    assert!(
+        ask.contains(
+            "  ○ spotter — Use 'spotter' as the rig prefix\n  ● No rig — Don't use a rig prefix\n"
+        ),
+        "{ask}"
+    );
+    assert!(
+        ask.contains(
+            "  ● Credo + Dialyxir + mix_audit — Skip Sobelow (Phoenix security scanner)\n"
+        ),
+        "{ask}"
+    );
+    // 2.0.37: the plan rejected, then approved; BashOutput says its command and status; LS
+    // (1.0.24) is a tree.
+    let c = dir.join("cc-v2.0.37-planmode-askuser-bashoutput.jsonl");
+    assert!(detail_of(&c, "ExitPlanMode", 0).starts_with("Plan  ✘ not approved\n\n## Plan: Make"));
+    assert!(detail_of(&c, "ExitPlanMode", 1).starts_with("Plan  ✔ approved\n\n## Plan: Make"));
+    let bo = detail_of(&c, "BashOutput", 0);
+    assert!(
+        bo.contains("── Output (text) ──\n$ uv tool uninstall coderabbit-review-extractor && uv cache clean && uv tool \ninstall .  status running\n"),
+        "{bo}"
+    );
+    let ls = detail_of(&dir.join("cc-v1.0.24-summaries-thinking.jsonl"), "LS", 0);
+    assert!(
+        ls.contains("── Output (file_list) ──\n/home/user/workspace/claude-code-log/ 34 files\n├── claude_code_log/ 7\n│   ├── templates/ 2\n"),
+        "{ls}"
+    );
+}
