@@ -21,7 +21,7 @@ use std::io::IsTerminal as _;
 
 use crate::cli::InputArgs;
 use crate::review::files::{Files, normalise};
-use crate::review::patch::{Left, Part, write_patch};
+use crate::review::patch::{split, write_patch};
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
@@ -56,36 +56,7 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
         return 1;
     }
     let call = |i: usize| session.invocations.get(i).map(|b| &**b);
-    let mut parts = Vec::new();
-    let mut left = Vec::new();
-    for f in changed {
-        // No file system holds a NUL in a name; git would cut the path there (attack 8 #15).
-        if f.path.contains('\0') {
-            left.push(Left {
-                file: f,
-                why: "its path holds a NUL character (the call cannot have made it)".into(),
-            });
-            continue;
-        }
-        if !f.inside {
-            let why = match &files.cwd {
-                Some(c) => format!("outside the working directory {c}"),
-                None => {
-                    "the session names no working directory to make its path relative to".into()
-                }
-            };
-            left.push(Left { file: f, why });
-            continue;
-        }
-        match files.net(&session, &call, f) {
-            Ok(net) if net.before == net.after => left.push(Left {
-                file: f,
-                why: crate::review::patch::NO_NET.into(),
-            }),
-            Ok(net) => parts.push(Part { file: f, net }),
-            Err(why) => left.push(Left { file: f, why }),
-        }
-    }
+    let (parts, left) = split(&files, &session, &call, changed);
     if parts.is_empty() {
         eprintln!(
             "rawpv: nothing to patch in {shown_input}: no changed file's net change is in the record:"

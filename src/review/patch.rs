@@ -45,6 +45,48 @@ pub struct Left<'a> {
     pub why: String,
 }
 
+/// Which of `chosen` (changed files of `files`) a patch can hold, with their two sides, and the
+/// others with why not: a path with a NUL (no file system holds one; git would cut it), a file
+/// outside the working directory, a net change not in the record, none at all ([`NO_NET`]).
+/// `call` gives a touch's call. For `rawpv patch` and the files panel's copy keys.
+pub fn split<'f, 'a>(
+    files: &'f Files,
+    rec: &dyn super::files::Records,
+    call: &dyn Fn(usize) -> Option<&'a crate::session::Invocation>,
+    chosen: impl IntoIterator<Item = &'f FileEntry>,
+) -> (Vec<Part<'f>>, Vec<Left<'f>>) {
+    let mut parts = Vec::new();
+    let mut left = Vec::new();
+    for f in chosen {
+        if f.path.contains('\0') {
+            left.push(Left {
+                file: f,
+                why: "its path holds a NUL character (the call cannot have made it)".into(),
+            });
+            continue;
+        }
+        if !f.inside {
+            let why = match &files.cwd {
+                Some(c) => format!("outside the working directory {c}"),
+                None => {
+                    "the session names no working directory to make its path relative to".into()
+                }
+            };
+            left.push(Left { file: f, why });
+            continue;
+        }
+        match files.net(rec, call, f) {
+            Ok(net) if net.before == net.after => left.push(Left {
+                file: f,
+                why: NO_NET.into(),
+            }),
+            Ok(net) => parts.push(Part { file: f, net }),
+            Err(why) => left.push(Left { file: f, why }),
+        }
+    }
+    (parts, left)
+}
+
 /// `path` as git writes it in a header: as is, or C-quoted when it holds a control character, a
 /// `"` or a `\` (git's `quote_c_style`).
 pub fn git_path(prefix: &str, path: &str) -> String {

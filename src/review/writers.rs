@@ -18,12 +18,19 @@
 //! wherever it is shown, never proof.
 //!
 //! Invariants: pure; linear in the command's length; never panics (fuzzed:
-//! `fuzz/fuzz_targets/shell_writers.rs`).
+//! `fuzz/fuzz_targets/review.rs`). The script of `sh -c` / `bash -c` is read too, one level
+//! deep (attack 8 #29).
 
 /// Why a command may have written files: a short phrase (`redirects output to out.txt`, `rm`,
 /// `sed -i`, `formatter: cargo fmt`), for one line of a list. Untrusted text in it (a file
 /// name) is raw; callers make it visible.
 pub fn writes(command: &str) -> Vec<String> {
+    let mut why = writes_at(command, true);
+    why.dedup();
+    why
+}
+
+fn writes_at(command: &str, nested: bool) -> Vec<String> {
     let mut why = Vec::new();
     for cmd in simple_commands(command) {
         let words = &cmd.words;
@@ -37,6 +44,17 @@ pub fn writes(command: &str) -> Vec<String> {
         let args = &words[k + 1..];
         if let Some(w) = writer(name, args) {
             push(&mut why, w);
+        }
+        if nested
+            && matches!(name, "sh" | "bash" | "zsh" | "dash")
+            && let Some(i) = args
+                .iter()
+                .position(|w| w.starts_with('-') && w.contains('c'))
+            && let Some(script) = args.get(i + 1)
+        {
+            for w in writes_at(script, false) {
+                push(&mut why, w);
+            }
         }
     }
     why
@@ -564,6 +582,9 @@ mod tests {
             vec!["npx formatter: prettier"]
         );
         assert_eq!(w("echo '> not a redirect; rm x'"), Vec::<String>::new());
+        // attack 8 #29: inside `sh -c`.
+        assert_eq!(w("bash -c 'rm -rf build'"), vec!["rm"]);
+        assert_eq!(w("sh -c \"echo hi > f\""), vec!["redirects output to f"]);
     }
 
     #[test]

@@ -252,14 +252,12 @@ impl FilesCache {
         file: Option<usize>,
         of: &str,
     ) -> Result<String, String> {
-        use crate::review::patch::{Left, Part, write_patch};
+        use crate::review::patch::{split, write_patch};
         let files = self
             .model
             .as_ref()
             .ok_or("the files panel is not built yet")?;
         let call = |i: usize| session.invocations.get(i).map(|b| &**b);
-        let mut parts = Vec::new();
-        let mut left = Vec::new();
         let chosen: Vec<&FileEntry> = match file {
             Some(k) => files
                 .files
@@ -275,23 +273,7 @@ impl FilesCache {
                 None => "no call in the session changed a file".into(),
             });
         }
-        for f in chosen {
-            if !f.inside {
-                left.push(Left {
-                    file: f,
-                    why: "outside the working directory".into(),
-                });
-                continue;
-            }
-            match files.net(session, &call, f) {
-                Ok(net) if net.before == net.after => left.push(Left {
-                    file: f,
-                    why: crate::review::patch::NO_NET.into(),
-                }),
-                Ok(net) => parts.push(Part { file: f, net }),
-                Err(why) => left.push(Left { file: f, why }),
-            }
-        }
+        let (parts, left) = split(files, session, &call, chosen);
         if parts.is_empty() {
             let why: Vec<String> = left
                 .iter()
