@@ -69,7 +69,15 @@ impl App {
                     "this patch holds control characters (CR, ESC…) a copy would drop: {key} writes it exactly to a file"
                 ));
             }
-            Ok(p) => self.put_on_clipboard(label, &p),
+            Ok(p) => {
+                self.put_on_clipboard(label, &p);
+                if p.contains("\n# NOT in this patch") {
+                    // A partial patch says so where it is copied (attack 8 #30).
+                    if let Some(m) = self.view.message.as_mut() {
+                        m.push_str(" · partial: see its header");
+                    }
+                }
+            }
             Err(why) => self.view.message = Some(format!("no patch to copy: {why}")),
         }
     }
@@ -85,8 +93,13 @@ impl App {
             {
                 Ok(p) => match clipboard::write_fallback(&p) {
                     Ok(path) => format!(
-                        "patch written to {} (git apply it from the session's directory)",
-                        crate::render::text::visible(&path.display().to_string())
+                        "patch written to {} (git apply it from the session's directory){}",
+                        crate::render::text::visible(&path.display().to_string()),
+                        if p.contains("\n# NOT in this patch") {
+                            " · partial: see its header"
+                        } else {
+                            ""
+                        }
                     ),
                     Err(e) => format!("cannot write the patch: {e}"),
                 },

@@ -43,7 +43,17 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
     };
     let changed: Vec<_> = files.changed().filter(|f| wanted(f)).collect();
     if changed.is_empty() {
-        let msg = if only.is_empty() {
+        let msg = if only.is_empty() && !files.writers.is_empty() {
+            // The record still says files were likely changed (attack 8 #34).
+            let w = &files.writers[0];
+            format!(
+                "no recorded edit changed a file, but {} may have (not recordable as a patch), the first: line {} {}: {}",
+                crate::fmt::plural(files.writers.len() as u64, "command"),
+                w.line,
+                crate::render::text::visible(&w.tool),
+                crate::render::text::visible(w.command.lines().next().unwrap_or(""))
+            )
+        } else if only.is_empty() {
             "no call in the session changed a file".to_owned()
         } else {
             let list: Vec<String> = only

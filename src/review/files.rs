@@ -506,6 +506,12 @@ impl Builder {
                 });
                 files.len() - 1
             });
+            let mut fact = fact;
+            // A file an earlier call touched existed: an Edit "creating" it (empty old string,
+            // empty original) edited an empty file (attack 8 #33).
+            if fact.op == Op::Create && tool != "Write" && !self.files[k].touches.is_empty() {
+                fact.op = Op::Edit;
+            }
             let before = fact.before.as_deref().map(Print::of);
             let after = fact.after.as_deref().map(Print::of);
             let mut outside = None;
@@ -659,7 +665,8 @@ impl Files {
                     .into(),
             );
         }
-        let before = match a.op {
+        // The touch's op, not the record's: a "creation" of a file touched before is an edit.
+        let before = match first.op {
             Op::Create => None,
             _ => Some(
                 a.before

@@ -324,3 +324,40 @@ fn codex_workdirs_and_other_sessions_resolve_their_own_paths() {
     );
     assert!(!out.contains("diff --git a/b.txt"), "{out}");
 }
+
+/// attack 8 #33: an Edit of an empty old string on an empty file that a Read saw is an edit of
+/// that (existing) file, not a creation; #34: a session whose only changes were made through the
+/// shell says which command may have made them.
+#[test]
+fn empty_file_edits_and_shell_only_changes() {
+    let f = cc(&[
+        (
+            json!({"name": "Read", "input": {"file_path": "/w/p/e.txt"}}),
+            Some(json!({"type": "text", "file": {"filePath": "/w/p/e.txt", "content": ""}})),
+        ),
+        (
+            json!({"name": "Edit", "input": {"file_path": "/w/p/e.txt", "old_string": "", "new_string": "hello\n"}}),
+            Some(
+                json!({"filePath": "/w/p/e.txt", "originalFile": "", "oldString": "", "newString": "hello\n"}),
+            ),
+        ),
+    ]);
+    let (code, out, _) = run(&["patch", f.path().to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.ends_with(
+            "diff --git a/e.txt b/e.txt\n--- a/e.txt\n+++ b/e.txt\n@@ -0,0 +1 @@\n+hello\n"
+        ),
+        "{out}"
+    );
+    let g = cc(&[(
+        json!({"name": "Bash", "input": {"command": "sed -i s/a/b/ x.toml"}}),
+        Some(json!({"stdout": "", "stderr": ""})),
+    )]);
+    let (code, _, err) = run(&["patch", g.path().to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.ends_with("no recorded edit changed a file, but 1 command may have (not recordable as a patch), the first: line 1 Bash: sed -i s/a/b/ x.toml\n"),
+        "{err}"
+    );
+}
