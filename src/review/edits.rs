@@ -189,7 +189,19 @@ pub fn facts(tool: &str, input: &Value, output: Option<&Value>, tur: Option<&Val
     };
     match tool {
         "Read" | "NotebookRead" | "read_file" => path()
-            .map(|p| vec![Fact::new(p, Op::Read)])
+            .map(|p| {
+                let mut f = Fact::new(p, Op::Read);
+                // A Claude Code Read of the whole file (from line 1, every line) gives its
+                // content at that moment (attack 8 #28: a change before the first edit).
+                let n = |k: &str| output.get(k).and_then(Value::as_u64);
+                let whole = n("start_line").is_some_and(|s| s <= 1)
+                    && n("num_lines").is_some()
+                    && n("num_lines") == n("total_lines");
+                if tool == "Read" && whole {
+                    f.after = s(output, &["content"]).map(str::to_owned);
+                }
+                vec![f]
+            })
             .unwrap_or_default(),
         "read_many_files" => input
             .get("paths")

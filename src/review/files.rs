@@ -525,6 +525,9 @@ impl Builder {
                     });
                 }
                 self.left.insert(k, (after, idx, inv.item));
+            } else if after.is_some() && !self.left.contains_key(&k) {
+                // A whole-file Read before any change: what the first change must find.
+                self.left.insert(k, (after, idx, inv.item));
             }
             self.files[k].touches.push(Touch {
                 call: idx,

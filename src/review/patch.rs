@@ -204,7 +204,7 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
     header_line(
         &mut out,
         &format!(
-            "{} of {}: each from its content before the session to its content after its last recorded edit",
+            "{} of {}: each from its content before its first recorded change to its content after its last",
             crate::fmt::plural(parts.len() as u64, "file"),
             crate::fmt::plural((parts.len() + left.len()) as u64, "changed file"),
         ),
@@ -230,16 +230,14 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
     if !outside.is_empty() {
         header_line(
             &mut out,
-            "changed between recorded edits by something else (included: the patch ends at the last edit's result):",
+            "changed by something other than a recorded edit (the patch starts at what the first edit found):",
         );
         for f in outside {
-            for (prev, t) in f
-                .touches
-                .iter()
-                .filter(|t| t.op.changes())
-                .zip(f.touches.iter().filter(|t| t.op.changes()).skip(1))
-            {
+            for t in &f.touches {
                 let Some(o) = &t.outside else { continue };
+                let Some(prev) = f.touches.iter().find(|x| x.call == o.after_call) else {
+                    continue;
+                };
                 let ran: Vec<&str> = o.between.iter().take(3).map(|s| s.what.as_str()).collect();
                 let ran = match o.between.len() {
                     0 => "nothing recorded ran between them".to_owned(),

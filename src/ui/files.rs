@@ -510,7 +510,7 @@ fn outside_lines(
     {
         out.push(Line::from(Span::styled(
             format!(
-                "! before L{} ({}) the file was not what the recorded change at L{} left: something else changed it",
+                "! before L{} ({}) the file was not what the recorded call at L{} saw or left: something else changed it",
                 t.line,
                 visible(&t.tool),
                 call(o.after_call).map_or(0, |i| i.request_line)

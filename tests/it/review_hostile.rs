@@ -361,3 +361,36 @@ fn empty_file_edits_and_shell_only_changes() {
         "{err}"
     );
 }
+
+/// attack 8 #28: a whole-file Read is what the first edit must find; a `sed -i` between them is
+/// an outside change like one between two edits, and the patch says where it starts.
+#[test]
+fn a_change_between_a_whole_read_and_the_first_edit_is_marked() {
+    let f = cc(&[
+        (
+            json!({"name": "Read", "input": {"file_path": "/w/p/a.txt"}}),
+            Some(
+                json!({"type": "text", "file": {"filePath": "/w/p/a.txt", "content": "x = 1\n",
+                "startLine": 1, "numLines": 1, "totalLines": 1}}),
+            ),
+        ),
+        (
+            json!({"name": "Bash", "input": {"command": "sed -i s/1/100/ a.txt"}}),
+            Some(json!({"stdout": "", "stderr": ""})),
+        ),
+        (
+            json!({"name": "Edit", "input": {"file_path": "/w/p/a.txt", "old_string": "100", "new_string": "2"}}),
+            Some(
+                json!({"filePath": "/w/p/a.txt", "originalFile": "x = 100\n", "oldString": "100", "newString": "2"}),
+            ),
+        ),
+    ]);
+    let (code, out, _) = run(&["patch", f.path().to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains(
+            "#   a.txt: after line 1, before line 5; ran between: Bash: sed -i s/1/100/ a.txt\n"
+        ),
+        "{out}"
+    );
+}

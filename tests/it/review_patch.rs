@@ -338,10 +338,10 @@ fn the_fixture_patch_is_whole_and_honest() {
     let want = format!(
         "# rawpv patch of {path}\n\
          # paths relative to /w/proj: git apply from there\n\
-         # 2 files of 3 changed files: each from its content before the session to its content after its last recorded edit\n\
+         # 2 files of 3 changed files: each from its content before its first recorded change to its content after its last\n\
          # NOT in this patch (it is not the whole change):\n\
          #   /tmp/elsewhere.txt: outside the working directory /w/proj\n\
-         # changed between recorded edits by something else (included: the patch ends at the last edit's result):\n\
+         # changed by something other than a recorded edit (the patch starts at what the first edit found):\n\
          #   src/lib.rs: after line 4, before line 10; ran between: Bash: sed -i 's/two/TWO/' src/lib.rs\n\
          # commands that may have written files and are not in this patch (a guess from the command line):\n\
          #   line 8 Bash: sed -i 's/two/TWO/' src/lib.rs  [sed -i]\n\
