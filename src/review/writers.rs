@@ -339,121 +339,107 @@ struct Simple {
 }
 
 /// Splits `command` into simple commands (module docs).
-fn simple_commands(command: &str) -> Vec<Simple> {
-    let chars: Vec<char> = command.chars().collect();
-    let mut out = Vec::new();
-    let mut cur = Simple::default();
-    let mut word = String::new();
-    let mut in_word = false;
-    // Set after `>`: the next word is the target.
-    let mut redirect_next = false;
-    // Heredoc delimiters whose bodies start at the next newline.
-    let mut heredocs: Vec<String> = Vec::new();
-    let mut heredoc_next = false;
-    let mut i = 0;
-    let end_word = |word: &mut String,
-                    in_word: &mut bool,
-                    cur: &mut Simple,
-                    redirect_next: &mut bool,
-                    heredoc_next: &mut bool,
-                    heredocs: &mut Vec<String>| {
-        if !*in_word {
+/// The words being read: the word so far, the simple command so far, and what the next word is
+/// (a redirect's target, a heredoc's delimiter).
+#[derive(Default)]
+struct Lexer {
+    word: String,
+    in_word: bool,
+    cur: Simple,
+    /// Set after `>`: the next word is the target.
+    redirect_next: bool,
+    /// Set after `<<`: the next word is a heredoc delimiter.
+    heredoc_next: bool,
+    /// Heredoc delimiters whose bodies start at the next newline.
+    heredocs: Vec<String>,
+}
+
+impl Lexer {
+    /// Ends the word being read, if any: a heredoc delimiter, a redirect target or a word.
+    fn end_word(&mut self) {
+        if !self.in_word {
             return;
         }
-        let w = std::mem::take(word);
-        *in_word = false;
-        if *heredoc_next {
-            *heredoc_next = false;
-            heredocs.push(w);
-        } else if *redirect_next {
-            *redirect_next = false;
+        let w = std::mem::take(&mut self.word);
+        self.in_word = false;
+        if self.heredoc_next {
+            self.heredoc_next = false;
+            self.heredocs.push(w);
+        } else if self.redirect_next {
+            self.redirect_next = false;
             let quiet = w.starts_with('&')
                 || matches!(
                     w.as_str(),
                     "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
                 )
                 || w.is_empty();
-            if !quiet && cur.redirect.is_none() {
-                cur.redirect = Some(w);
+            if !quiet && self.cur.redirect.is_none() {
+                self.cur.redirect = Some(w);
             }
         } else {
-            cur.words.push(w);
+            self.cur.words.push(w);
         }
-    };
+    }
+}
+
+fn simple_commands(command: &str) -> Vec<Simple> {
+    let chars: Vec<char> = command.chars().collect();
+    let mut out = Vec::new();
+    let mut lx = Lexer::default();
+    let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         match c {
             '\'' => {
-                in_word = true;
+                lx.in_word = true;
                 i += 1;
                 while i < chars.len() && chars[i] != '\'' {
-                    word.push(chars[i]);
+                    lx.word.push(chars[i]);
                     i += 1;
                 }
             }
             '"' => {
-                in_word = true;
+                lx.in_word = true;
                 i += 1;
                 while i < chars.len() && chars[i] != '"' {
                     if chars[i] == '\\' && i + 1 < chars.len() {
                         i += 1;
                     }
-                    word.push(chars[i]);
+                    lx.word.push(chars[i]);
                     i += 1;
                 }
             }
             '\\' => {
-                in_word = true;
+                lx.in_word = true;
                 if let Some(&n) = chars.get(i + 1) {
                     if n != '\n' {
-                        word.push(n);
+                        lx.word.push(n);
                     }
                     i += 1;
                 }
             }
-            '#' if !in_word => {
+            '#' if !lx.in_word => {
                 // A comment to the end of the line.
                 while i + 1 < chars.len() && chars[i + 1] != '\n' {
                     i += 1;
                 }
             }
-            ' ' | '\t' => end_word(
-                &mut word,
-                &mut in_word,
-                &mut cur,
-                &mut redirect_next,
-                &mut heredoc_next,
-                &mut heredocs,
-            ),
+            ' ' | '\t' => lx.end_word(),
             '\n' | ';' | '|' | '&' | '(' | ')' | '{' | '}' | '`'
                 if !(c == '&' && chars.get(i + 1) == Some(&'>')
-                    || matches!(c, '{' | '}') && in_word) =>
+                    || matches!(c, '{' | '}') && lx.in_word) =>
             {
-                end_word(
-                    &mut word,
-                    &mut in_word,
-                    &mut cur,
-                    &mut redirect_next,
-                    &mut heredoc_next,
-                    &mut heredocs,
-                );
+                lx.end_word();
                 // `{`, `}` only as words of their own (`${x}` stays in its word).
-                out.push(std::mem::take(&mut cur));
-                redirect_next = false;
-                if c == '\n' && !heredocs.is_empty() {
-                    i = skip_heredocs(&chars, i + 1, &mut heredocs);
+                out.push(std::mem::take(&mut lx.cur));
+                lx.redirect_next = false;
+                if c == '\n' && !lx.heredocs.is_empty() {
+                    i = skip_heredocs(&chars, i + 1, &mut lx.heredocs);
                     continue;
                 }
             }
             '<' => {
-                end_word(
-                    &mut word,
-                    &mut in_word,
-                    &mut cur,
-                    &mut redirect_next,
-                    &mut heredoc_next,
-                    &mut heredocs,
-                );
+                lx.end_word();
                 if chars.get(i + 1) == Some(&'<') {
                     i += 1;
                     if chars.get(i + 1) == Some(&'<') {
@@ -463,12 +449,12 @@ fn simple_commands(command: &str) -> Vec<Simple> {
                         if chars.get(i + 1) == Some(&'-') {
                             i += 1;
                         }
-                        heredoc_next = true;
+                        lx.heredoc_next = true;
                     }
                 } else {
                     // An input redirect's file is not a command word.
-                    redirect_next = false;
-                    heredoc_next = false;
+                    lx.redirect_next = false;
+                    lx.heredoc_next = false;
                     // Read the file name as a word and drop it.
                     let mut j = i + 1;
                     while j < chars.len() && chars[j] == ' ' {
@@ -485,18 +471,11 @@ fn simple_commands(command: &str) -> Vec<Simple> {
             }
             '>' | '&' => {
                 // `>`, `>>`, `&>`, `>|`, and `N>`: the word before is a descriptor number.
-                if in_word && word.chars().all(|c| c.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
+                if lx.in_word && lx.word.chars().all(|c| c.is_ascii_digit()) {
+                    lx.word.clear();
+                    lx.in_word = false;
                 } else {
-                    end_word(
-                        &mut word,
-                        &mut in_word,
-                        &mut cur,
-                        &mut redirect_next,
-                        &mut heredoc_next,
-                        &mut heredocs,
-                    );
+                    lx.end_word();
                 }
                 if c == '&' {
                     i += 1; // the `>` after it
@@ -505,24 +484,17 @@ fn simple_commands(command: &str) -> Vec<Simple> {
                     i += 1;
                 }
                 // `>&2`: a descriptor, not a file.
-                redirect_next = true;
+                lx.redirect_next = true;
             }
             _ => {
-                in_word = true;
-                word.push(c);
+                lx.in_word = true;
+                lx.word.push(c);
             }
         }
         i += 1;
     }
-    end_word(
-        &mut word,
-        &mut in_word,
-        &mut cur,
-        &mut redirect_next,
-        &mut heredoc_next,
-        &mut heredocs,
-    );
-    out.push(cur);
+    lx.end_word();
+    out.push(lx.cur);
     out.retain(|s| !s.words.is_empty() || s.redirect.is_some());
     out
 }
