@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(found.invocation_id, inv.invocation_id);
     }
     let mut out = Vec::new();
-    let _ = write_feed(&mut out, &s);
+    let _ = write_feed(&mut out, &s, true);
     let _ = write_detail(&mut out, &s, 80, true);
     common::assert_only_sgr(&String::from_utf8_lossy(&out));
 });

@@ -85,18 +85,7 @@ pub fn hook_words(payload: &Value) -> String {
 /// A catalog publish that changed tools (`metadata.rawpv_catalog_delta: {added, removed}`) in
 /// words: `+WebFetch +Grep −Mcp · 14 tools`.
 pub fn catalog_delta_words(delta: &Value, tools: usize) -> String {
-    let names = |k: &str| -> Vec<String> {
-        delta
-            .get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let names = |k: &str| string_list(delta.get(k));
     let mut parts: Vec<String> = names("added")
         .into_iter()
         .map(|n| format!("+{n}"))
@@ -107,6 +96,18 @@ pub fn catalog_delta_words(delta: &Value, tools: usize) -> String {
         parts.join(" "),
         crate::fmt::plural_s(tools)
     )
+}
+
+/// The strings of a JSON array (other items and other values: none).
+pub fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `x-claude-code.queue-operation` → `queue operation`; a RAWP or unknown type stays as it is.

@@ -138,14 +138,7 @@ pub fn attachment(att: &Value) -> Attachment {
 }
 
 fn names(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::fmt::words::string_list(v)
 }
 
 /// A `queued_command`'s text when it is a prompt typed by the user: `commandMode` `prompt` or

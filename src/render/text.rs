@@ -44,16 +44,9 @@ fn is_shell_output(v: &Value) -> bool {
     field(v, &["stdout"]).is_some() || field(v, &["stderr"]).is_some()
 }
 
-/// Cuts `s` to at most `max` bytes at a char boundary.
+/// Cuts `s` to at most `max` bytes at a char boundary ([`crate::fmt::cut_bytes`]).
 pub(crate) fn cut(s: &str, max: usize) -> (&str, bool) {
-    if s.len() <= max {
-        return (s, false);
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    (&s[..end], true)
+    crate::fmt::cut_bytes(s, max)
 }
 
 /// Terminal text → lines (ANSI interpreted by [`super::ansi`]), within limits.

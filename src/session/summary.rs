@@ -291,15 +291,10 @@ pub fn event_line(f: &crate::protocol::Frame) -> String {
         // An attachment (Claude Code 2.1.x) by its own type, then what it carries.
         let t = att.get("type").and_then(Value::as_str).unwrap_or("?");
         let names = |k: &str, sign: &str| -> Vec<String> {
-            att.get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(|n| format!("{sign}{n}"))
-                        .collect()
-                })
-                .unwrap_or_default()
+            crate::fmt::words::string_list(att.get(k))
+                .into_iter()
+                .map(|n| format!("{sign}{n}"))
+                .collect()
         };
         let mut changed = names("addedNames", "+");
         changed.extend(names("removedNames", "−"));
