@@ -588,3 +588,14 @@ fn task_and_question_tools_are_cards() {
         "{ls}"
     );
 }
+
+#[test]
+fn the_catalog_panel_shows_deferred_tools_come_and_go() {
+    let mut app = app_for(&fixture());
+    act(&mut app, &[Action::ShowCatalog]);
+    let term = draw(&mut app, 200, 40);
+    let screen = screen_text(&term);
+    assert!(screen.contains("line 15 (derived)"), "{screen}");
+    assert!(screen.contains("− mcp__linear__list_issues"), "{screen}");
+    assert_snapshot!("cc_records_catalog_200x40", term.backend());
+}
