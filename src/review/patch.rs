@@ -186,10 +186,17 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
     let mut out = String::new();
     header_line(&mut out, &format!("rawpv patch of {of}"));
     match &files.cwd {
-        Some(c) => header_line(
-            &mut out,
-            &format!("paths relative to {c}: git apply from there"),
-        ),
+        Some(c) => {
+            header_line(
+                &mut out,
+                &format!("paths relative to {c}: git apply from there"),
+            );
+            // git apply inside a subdirectory of a work tree skips every path (attack 8 #37).
+            header_line(
+                &mut out,
+                "(if that is a subdirectory of a git work tree: git apply --directory=SUBDIR from its top, or patch -p1 there)",
+            );
+        }
         None => header_line(
             &mut out,
             "the session names no working directory: relative paths as the agent wrote them",

@@ -195,6 +195,8 @@ fn writer(name: &str, args: &[String]) -> Option<String> {
     match name {
         "mv" | "cp" | "rm" | "rmdir" | "touch" | "tee" | "truncate" | "dd" | "install" | "ln"
         | "patch" | "rsync" | "unzip" | "shred" | "git-apply" => named(name),
+        // Codex's patch tool run through a shell (attack 8 #42): its files are not parsed here.
+        "apply_patch" | "applypatch" => named("apply_patch (through the shell)"),
         "tar"
             if args
                 .iter()
@@ -556,6 +558,10 @@ mod tests {
         assert_eq!(w("echo '> not a redirect; rm x'"), Vec::<String>::new());
         // attack 8 #29: inside `sh -c`.
         assert_eq!(w("bash -c 'rm -rf build'"), vec!["rm"]);
+        assert_eq!(
+            w("cd /proj && apply_patch <<'EOF'\n*** Begin Patch\nEOF"),
+            vec!["apply_patch (through the shell)"]
+        );
         assert_eq!(w("sh -c \"echo hi > f\""), vec!["redirects output to f"]);
     }
 

@@ -338,6 +338,7 @@ fn the_fixture_patch_is_whole_and_honest() {
     let want = format!(
         "# rawpv patch of {path}\n\
          # paths relative to /w/proj: git apply from there\n\
+         # (if that is a subdirectory of a git work tree: git apply --directory=SUBDIR from its top, or patch -p1 there)\n\
          # 2 files of 3 changed files: each from its content before its first recorded change to its content after its last\n\
          # NOT in this patch (it is not the whole change):\n\
          #   /tmp/elsewhere.txt: outside the working directory /w/proj\n\
