@@ -6,6 +6,10 @@
 //! none of the `--file`s changed, or no changed file's net change is in the record; the
 //! message says which), 2 the input could not be read.
 //!
+//! Changes on an abandoned branch of a forked Claude Code conversation (a rewind, a retried
+//! prompt) are left out and named in the header and on stderr: the patch follows the branch
+//! the session ended on (`review::files::Abandoned`).
+//!
 //! Files outside the session's working directory are left out (a patch path relative to it
 //! cannot name them), and so are files whose content before the session or after their last
 //! edit is not in the record (`review::files::FileEntry::no_net`).
@@ -52,6 +56,13 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
                 w.line,
                 crate::render::text::visible(&w.tool),
                 crate::render::text::visible(w.command.lines().next().unwrap_or(""))
+            )
+        } else if only.is_empty() && !files.abandoned.is_empty() {
+            let a = &files.abandoned[0];
+            format!(
+                "every change is on an abandoned branch of the conversation ({}), the first: {}",
+                crate::fmt::plural(files.abandoned.len() as u64, "change"),
+                crate::render::text::visible(crate::review::patch::abandoned_line(a).trim_start())
             )
         } else if only.is_empty() {
             "no call in the session changed a file".to_owned()
@@ -103,6 +114,13 @@ pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
         eprintln!(
             "rawpv: a partial patch: {} left out (listed in its header)",
             crate::fmt::plural(left.len() as u64, "changed file")
+        );
+    }
+    // Edits the session rewound past are not its net change (attack 8 #45).
+    if !files.abandoned.is_empty() {
+        eprintln!(
+            "rawpv: a partial patch: {} on an abandoned branch of the conversation left out (listed in its header)",
+            crate::fmt::plural(files.abandoned.len() as u64, "change")
         );
     }
     let terminal = std::io::stdout().is_terminal();

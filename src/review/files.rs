@@ -227,6 +227,29 @@ pub struct Files {
     pub cwd_changed: bool,
     /// Each session's working directory when the input holds several ([`Builder`]).
     pub session_cwds: Vec<Option<String>>,
+    /// Changes made on an abandoned branch of a forked conversation (attack 8 #45): not in the
+    /// model, since the session ended on another branch.
+    pub abandoned: Vec<Abandoned>,
+}
+
+/// A change of a file made on a branch of a fork point (a rewind or a retried prompt,
+/// `crate::session::forks`) that is not the branch the session ended on: left out of the
+/// files model and of the patch, and named in its header (Claude Code's rewind may or may
+/// not have restored the file: the record does not say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abandoned {
+    /// The path as [`FileEntry::shown`] would show it.
+    pub shown: String,
+    pub tool: String,
+    /// The call's source line.
+    pub line: u64,
+    /// Its feed row.
+    pub item: usize,
+    /// Its branch (1-based) and the fork point's parent line.
+    pub branch: u32,
+    pub fork_line: u64,
+    /// The branch the session ended on (0: none of this fork point's).
+    pub main: u32,
 }
 
 /// Both sides of a file's net change: `None` where the file does not exist.
@@ -403,6 +426,10 @@ pub struct Builder {
     /// Each session's working directory (an input of several sessions, SPEC §6): a call's
     /// relative paths are its own session's (attack 8 #25). Empty: every call's is `cwd`.
     session_cwds: Vec<Option<String>>,
+    /// The session's fork points ([`Builder::for_session`]): calls on a branch other than the
+    /// one the session ended on are left out ([`Abandoned`]).
+    forks: crate::session::forks::ForkTable,
+    abandoned: Vec<Abandoned>,
     /// Calls added so far (the session's index of the next one, for [`Builder::step_session`]).
     pub done: usize,
 }
@@ -431,6 +458,7 @@ impl Builder {
                 .map(|(_, e)| e.cwd.as_deref().map(str::to_owned))
                 .collect();
         }
+        b.forks = crate::session::forks::ForkTable::build(session);
         b
     }
 
@@ -482,6 +510,23 @@ impl Builder {
         } else {
             call_facts(rec, inv)
         };
+        // A call on an abandoned branch of a fork point: not the session's net change.
+        if let Some(fp) = self.forks.points.iter().find(|fp| fp.hides(inv.item)) {
+            for fact in facts.iter().filter(|f| f.op.changes()) {
+                let base = base_dir(rec, inv, cwd, &self.session_cwds);
+                let path = normalise(&fact.path, base.as_deref().or(cwd));
+                self.abandoned.push(Abandoned {
+                    shown: relative(&path, shown_cwd).unwrap_or(path),
+                    tool: tool.to_owned(),
+                    line: inv.request_line,
+                    item: inv.item,
+                    branch: fp.branch_of(inv.item),
+                    fork_line: fp.parent_line,
+                    main: fp.main(),
+                });
+            }
+            return;
+        }
         for fact in facts {
             let base = base_dir(rec, inv, cwd, &self.session_cwds);
             let path = normalise(&fact.path, base.as_deref().or(cwd));
@@ -592,6 +637,7 @@ impl Builder {
             cwd: self.cwd,
             cwd_changed: self.cwd_changed,
             session_cwds: self.session_cwds,
+            abandoned: self.abandoned,
         }
     }
 }

@@ -180,6 +180,20 @@ fn header_line(out: &mut String, text: &str) {
     let _ = writeln!(out, "# {}", crate::fmt::truncate(&v, HEADER_COLUMNS));
 }
 
+/// One abandoned change, as the header lists it: `  x.txt: Edit at line 2, on branch 1 of the
+/// fork at line 1 (the session ended on branch 2)`.
+pub fn abandoned_line(a: &super::files::Abandoned) -> String {
+    let ended = if a.main == 0 {
+        "the session went on from an earlier record".to_owned()
+    } else {
+        format!("the session ended on branch {}", a.main)
+    };
+    format!(
+        "  {}: {} at line {}, on branch {} of the fork at line {} ({ended})",
+        a.shown, a.tool, a.line, a.branch, a.fork_line
+    )
+}
+
 /// The whole patch: header, then `parts` in order. `left` are the changed files it leaves out;
 /// `of` names the session (its file).
 pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &str) -> String {
@@ -227,6 +241,15 @@ pub fn write_patch(files: &Files, parts: &[Part<'_>], left: &[Left<'_>], of: &st
         }
         for l in left {
             header_line(&mut out, &format!("  {}: {}", l.file.shown, l.why));
+        }
+    }
+    if !files.abandoned.is_empty() {
+        header_line(
+            &mut out,
+            "NOT in this patch: changes on an abandoned branch of the conversation (rewound or retried; whether Claude Code restored the files is not in the record):",
+        );
+        for a in &files.abandoned {
+            header_line(&mut out, &abandoned_line(a));
         }
     }
     let outside: Vec<&FileEntry> = parts

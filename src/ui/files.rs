@@ -667,6 +667,12 @@ impl<'a> FilesView<'a> {
             let n = crate::fmt::plural(writers as u64, "command");
             let _ = write!(summary, " · {n} may have written files");
         }
+        // Changes the session rewound past are not in the model (attack 8 #45).
+        let abandoned = cache.model.as_ref().map_or(0, |m| m.abandoned.len());
+        if abandoned > 0 {
+            let n = crate::fmt::plural(abandoned as u64, "change");
+            let _ = write!(summary, " · {n} on an abandoned branch left out");
+        }
         if crate::fmt::width(&summary) > width && cache.model.is_some() {
             // The short form: `11 files · +1147 −183 · 3 outside · 2 writers`.
             summary = format!(
@@ -682,6 +688,9 @@ impl<'a> FilesView<'a> {
                     " · {}",
                     crate::fmt::plural(writers as u64, "writer")
                 );
+            }
+            if abandoned > 0 {
+                let _ = write!(summary, " · {abandoned} abandoned");
             }
         }
         buf.set_line(

@@ -424,3 +424,47 @@ fn file_picks_files_and_an_unknown_one_is_exit_1() {
         "{err}"
     );
 }
+
+/// Attack 8 #45: an Edit on a branch the user rewound past (`review_rewound_branch.jsonl`:
+/// Edit x.txt, then a prompt whose parent is the first record, then Edit y.txt) is not in the
+/// patch, and the header and stderr say so; git applies the rest.
+#[test]
+fn an_abandoned_branch_is_left_out_and_named() {
+    let path = fixture("review_rewound_branch.jsonl");
+    let (code, out, err) = patch(&[&path]);
+    assert_eq!(code, Some(0), "{err}");
+    let want = format!(
+        "# rawpv patch of {path}\n\
+         # paths relative to /proj: git apply from there\n\
+         # (if that is a subdirectory of a git work tree: git apply --directory=SUBDIR from its top, or patch -p1 there)\n\
+         # 1 file of 1 changed file: each from its content before its first recorded change to its content after its last\n\
+         # NOT in this patch: changes on an abandoned branch of the conversation (rewound or retried; whether Claude Code restored the files is not in the record):\n\
+         #   x.txt: Edit at line 2, on branch 1 of the fork at line 1 (the session ended on branch 2)\n\
+         # no shell command in the session looks like it wrote files\n\
+         \n\
+         diff --git a/y.txt b/y.txt\n\
+         --- a/y.txt\n\
+         +++ b/y.txt\n\
+         @@ -1 +1 @@\n\
+         -y\n\
+         +Y\n"
+    );
+    assert_eq!(out, want);
+    assert_eq!(
+        err,
+        "rawpv: a partial patch: 1 change on an abandoned branch of the conversation left out (listed in its header)\n"
+    );
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.txt"), "x\n").unwrap();
+    std::fs::write(dir.join("y.txt"), "y\n").unwrap();
+    git_apply(&dir, &out).unwrap();
+    assert_eq!(
+        tree(&dir),
+        BTreeMap::from([
+            ("x.txt".to_owned(), "x\n".to_owned()),
+            ("y.txt".to_owned(), "Y\n".to_owned()),
+        ])
+    );
+}
