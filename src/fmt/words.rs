@@ -127,11 +127,8 @@ pub fn text_words(text: &str) -> String {
     let text = drop_csi(text);
     let t = text.trim_start();
     let t = &t[..floor_char_boundary(t, MAX_SCAN)];
-    if let Some(name) = tag(t, "command-name") {
-        let args = tag(t, "command-args").unwrap_or_default();
-        return format!("command {} {}", name.trim(), args.trim())
-            .trim_end()
-            .to_owned();
+    if let Some((name, args, _)) = command_envelope(t) {
+        return format!("command {name} {args}").trim_end().to_owned();
     }
     if let Some(out) = tag(t, "local-command-stdout") {
         return format!("command output: {}", squash(&strip_tags(out)));
@@ -194,6 +191,37 @@ fn leading_tag(text: &str) -> Option<&str> {
 }
 
 /// The text between `<name>` and `</name>` (to the end when unclosed), borrowed.
+/// A slash command as Claude Code writes it: the whole text is `<command-message>`,
+/// `<command-name>`, `<command-args>` (and `<command-contents>`) elements, in any order,
+/// separated only by whitespace, with exactly one non-empty `<command-name>`. Returns
+/// `(name, args, message)`, each trimmed, the name as written (no `/` added). `None` for any
+/// other text: a typed prompt that merely mentions the tags stays a typed prompt (issue 20,
+/// attack 9 #14).
+pub fn command_envelope(text: &str) -> Option<(&str, &str, &str)> {
+    const PARTS: [&str; 4] = ["message", "name", "args", "contents"];
+    let (mut name, mut args, mut message) = (None, "", "");
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let after = rest.strip_prefix("<command-")?;
+        let part = PARTS
+            .iter()
+            .find(|p| after.strip_prefix(**p).is_some_and(|a| a.starts_with('>')))?;
+        let body_start = "<command-".len() + part.len() + 1;
+        let close = format!("</command-{part}>");
+        let len = rest[body_start..].find(&close)?;
+        let body = rest[body_start..body_start + len].trim();
+        match *part {
+            "name" if name.is_some() => return None,
+            "name" => name = Some(body),
+            "args" => args = body,
+            "message" => message = body,
+            _ => {}
+        }
+        rest = rest[body_start + len + close.len()..].trim_start();
+    }
+    name.filter(|n| !n.is_empty()).map(|n| (n, args, message))
+}
+
 pub fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     let open = format!("<{name}>");
     let a = text.find(&open)? + open.len();

@@ -893,13 +893,12 @@ pub(super) fn info(code: &'static str, line: u64, msg: String) -> Decoded {
     Decoded::Finding(Finding::new(Level::Info, code, "SPEC 4", line, msg))
 }
 
-/// Starts of user text that is a slash command or its output.
+/// Starts of user text that is a command's output. (A slash command itself is the whole
+/// command-tag envelope, `cc_records::slash_command`; a text that only starts with
+/// `<command-name>` and goes on with typed words is a typed prompt, as written.)
 const COMMAND: &[&str] = &[
     "<local-command-stdout>",
     "<local-command-stderr>",
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
     "<bash-input>",
     "<bash-stdout>",
     "<bash-stderr>",

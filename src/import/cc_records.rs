@@ -316,24 +316,21 @@ pub fn system_hook(content: &str, tool_use_id: Option<&str>) -> Option<Map<Strin
 }
 
 /// A slash command in a user text: `(name, args)` (`/orchestrator`, `create TODO app`), from
-/// `<command-name>` and `<command-args>`; `None` when the text has no `<command-name>` tag or is
-/// a command's output.
+/// `<command-name>` and `<command-args>`; `None` unless the whole text is the command-tag
+/// envelope ([`crate::fmt::words::command_envelope`]): a prompt that mentions the tags, or a
+/// command's output, is not a slash command.
 pub fn slash_command(text: &str) -> Option<(String, String)> {
     let t = text.trim_start();
     if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
         return None;
     }
-    let name = tag(t, "command-name")?.trim().to_owned();
-    if name.is_empty() {
-        return None;
-    }
+    let (name, args, _) = crate::fmt::words::command_envelope(t)?;
     let name = if name.starts_with('/') {
-        name
+        name.to_owned()
     } else {
         format!("/{name}")
     };
-    let args = tag(t, "command-args").unwrap_or("").trim().to_owned();
-    Some((name, args))
+    Some((name, args.to_owned()))
 }
 
 pub use crate::fmt::words::tag;
@@ -451,5 +448,18 @@ mod tests {
             None
         );
         assert_eq!(slash_command("plain"), None);
+        // Mentioning the tags inside a sentence is a typed prompt, not a command.
+        assert_eq!(
+            slash_command("Why does the log show <command-name>/rm</command-name> here?"),
+            None
+        );
+        assert_eq!(
+            slash_command("<command-name>/a</command-name> and then some typed words"),
+            None
+        );
+        assert_eq!(
+            slash_command("<command-name>/a</command-name><command-name>/b</command-name>"),
+            None
+        );
     }
 }

@@ -599,3 +599,54 @@ fn the_catalog_panel_shows_deferred_tools_come_and_go() {
     assert!(screen.contains("− mcp__linear__list_issues"), "{screen}");
     assert_snapshot!("cc_records_catalog_200x40", term.backend());
 }
+
+/// Attack 9 #14: only a text that *is* Claude Code's command-tag envelope is a slash prompt; a
+/// typed sentence that mentions the tags (or starts with one and goes on) is the typed prompt,
+/// in full, on the row and in its detail.
+#[test]
+fn a_prompt_that_mentions_command_tags_stays_the_typed_prompt() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_slash_mentions.jsonl");
+    let sentence = "Please explain why the log shows <command-name>/rm</command-name> with \
+                    <command-args>-rf /</command-args> in it, and fix the parser";
+    let prompts: Vec<String> = load(&p)
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Message(m) if m.kind == rawpv::session::MessageKind::Prompt => {
+                Some(m.text.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            sentence,
+            "/noslash a\nb\nc",
+            "<command-message>x</command-message>\n<command-name>/a</command-name><command-name>/b</command-name>",
+            "<command-name>/review</command-name> and also the words the user typed",
+            "/compact keep the API notes",
+        ]
+    );
+    assert_eq!(
+        rawpv(&["print", p.to_str().unwrap()]),
+        format!(
+            "prompt     {sentence}\n\
+             prompt     /noslash a …\n\
+             prompt     <command-message>x</command-message> …\n\
+             prompt     <command-name>/review</command-name> and also the words the user typed\n\
+             prompt     /compact keep the API notes\n\
+             x-claude-code.command command output: Compacted. ctrl+o to see full summary\n"
+        )
+    );
+    // The TUI: the prompt's detail is the sentence, not `/rm -rf /`.
+    let mut app = app_for(&p);
+    select_item(&mut app, 0);
+    act(&mut app, &[Action::Open]);
+    let screen = screen_text(&draw(&mut app, 200, 30));
+    assert!(
+        screen.contains("Please explain why the log shows"),
+        "{screen}"
+    );
+    assert!(!screen.contains("/rm -rf /"), "{screen}");
+}
