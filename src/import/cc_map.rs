@@ -106,6 +106,8 @@ struct Use {
     answered: bool,
     /// Next `sequence` for progress chunks.
     chunks: u64,
+    /// The record's `sessionId`: a hook ties to the call only within the same session.
+    session: Option<Box<str>>,
 }
 
 /// The record → frame mapper; keeps the state pairing needs (tool uses seen, timestamps).
@@ -189,11 +191,7 @@ impl Mapper {
         f.envelope.seq = Some(self.seq);
         f.envelope.timestamp = ts.or(self.last_ts);
         if let Some(r) = rec {
-            f.envelope.session_id = r
-                .get("sessionId")
-                .or_else(|| r.get("session_id"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            f.envelope.session_id = session_of(r).map(str::to_owned);
             let mut cc = Map::new();
             for k in ID_KEYS {
                 if let Some(v) = r.get(*k).filter(|v| !v.is_null()) {
@@ -387,8 +385,13 @@ impl Mapper {
             p.insert("duration_ms".into(), json!((z.0 - a.0) as f64));
         }
         let mut quiet = started;
+        // Tied by (session, id): a hook of another session naming this session's call stays
+        // its own visible row (attack 9 #5).
         if let Some(id) = p.get("tool_use_id").and_then(Value::as_str)
-            && self.uses.contains_key(id)
+            && self
+                .uses
+                .get(id)
+                .is_some_and(|u| u.session.as_deref() == session_of(rec))
         {
             let id = id.to_owned();
             p.insert("invocation_id".into(), Value::String(id));
@@ -636,6 +639,7 @@ impl Mapper {
                 input: keep.then(|| input.clone()),
                 answered: false,
                 chunks: 0,
+                session: session_of(rec).map(Box::from),
             },
         );
         let req = ToolInvokeRequest {
@@ -891,6 +895,13 @@ impl Mapper {
 /// An info finding of the transcript adapter (SPEC 4) at `line` (0: the whole input).
 pub(super) fn info(code: &'static str, line: u64, msg: String) -> Decoded {
     Decoded::Finding(Finding::new(Level::Info, code, "SPEC 4", line, msg))
+}
+
+/// A record's `sessionId` (or `session_id`).
+fn session_of(rec: &Value) -> Option<&str> {
+    rec.get("sessionId")
+        .or_else(|| rec.get("session_id"))
+        .and_then(Value::as_str)
 }
 
 /// Starts of user text that is a command's output. (A slash command itself is the whole

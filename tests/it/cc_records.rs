@@ -650,3 +650,28 @@ fn a_prompt_that_mentions_command_tags_stays_the_typed_prompt() {
     );
     assert!(!screen.contains("/rm -rf /"), "{screen}");
 }
+
+/// Attack 9 #5: a hook ties to a call by (session, id): the other session's hook naming
+/// `toolu_A` stays its own visible row, and the call's Hooks section lists only its session's.
+#[test]
+fn a_hook_of_another_session_is_not_tied_to_the_call() {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_hook_other_session.jsonl");
+    let p = p.to_str().unwrap();
+    assert_eq!(
+        rawpv(&["print", p]),
+        "[5f0c3c1e-1111-4a2b-9c3d-0123456789ab] prompt     start\n\
+         [5f0c3c1e-1111-4a2b-9c3d-0123456789ab] tool.catalog.publish 1 tool published\n\
+         [5f0c3c1e-1111-4a2b-9c3d-0123456789ab] Bash       ok        echo a  [toolu_A]\n\
+         [99999999-2222-4a2b-9c3d-0123456789ab] x-claude-code.hook PostToolUse:Bash · failed · exit 1 · 1ms · other.sh · other session's hook\n"
+    );
+    let detail = rawpv(&["print", "--detail", p]);
+    let hooks = detail.split_once("── Hooks").unwrap().1;
+    assert_eq!(
+        hooks,
+        ": 1 hook, 1 failed ──\n\
+         PostToolUse:Bash  failed  exit 1  1ms  line 5\n  \
+         $ same.sh\n  \
+         │ this session's hook\n\n"
+    );
+}
