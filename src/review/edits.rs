@@ -13,7 +13,8 @@
 //! * Codex `apply_patch`: `*** Add File` gives the whole new file, `*** Delete File` a deletion,
 //!   `*** Update File` (a diff without line numbers) neither side.
 //! * Gemini `write_file` (a new file: "created"), `replace`; Anthropic text-editor tools
-//!   (`create` gives the new file, `str_replace` / `insert` an edit, `view` a read).
+//!   (`create` gives the new file, `str_replace` / `insert` an edit, `view` a read, `undo_edit`
+//!   an [`Op::Undo`]: its result is not in the record).
 //!
 //! Invariants: pure (the caller reads the record); never panics on any JSON; a side it cannot
 //! establish is `None`, never a guess. Line counts are of the call's own change.
@@ -40,6 +41,9 @@ pub enum Op {
     /// result line malformed): what it did is unknown, but it may have done it (Claude Code
     /// writes the file before it records the result).
     Unanswered,
+    /// An Anthropic text editor's `undo_edit`: it put back some earlier content of the file,
+    /// which the record does not hold (attack 8 #44).
+    Undo,
 }
 
 impl Op {
@@ -53,6 +57,7 @@ impl Op {
             Self::Delete => "deleted",
             Self::Move(_) => "moved",
             Self::Unanswered => "no result",
+            Self::Undo => "undone",
         }
     }
 
@@ -398,6 +403,7 @@ fn text_editor(path: &str, input: &Value) -> Vec<Fact> {
             }
             f
         }
+        Some("undo_edit") => return vec![Fact::new(path, Op::Undo)],
         Some("insert") => {
             let mut f = Fact::new(path, Op::Edit);
             f.added = s(input, &["new_str", "insert_text"]).map_or(0, line_count);

@@ -821,6 +821,17 @@ impl FileEntry {
             return;
         };
         let created = first.op == Op::Create;
+        // What an undo put back is not in the record (attack 8 #44).
+        if let Some(u) = changes.iter().rev().find(|t| t.op == Op::Undo) {
+            self.no_net = Some(format!(
+                "the {} undo_edit at line {} put back an earlier content of the file, which the record does not hold",
+                u.tool, u.line
+            ));
+            self.state = State::Modified;
+            self.added = changes.iter().map(|t| t.added).sum();
+            self.removed = changes.iter().map(|t| t.removed).sum();
+            return;
+        }
         if let Some(u) = changes.iter().find(|t| t.op == Op::Unanswered) {
             self.no_net = Some(format!(
                 "the {} at line {} has no result in the record (cut off, still running, or its line is malformed): what it did to the file is unknown",

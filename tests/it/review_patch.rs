@@ -468,3 +468,44 @@ fn an_abandoned_branch_is_left_out_and_named() {
         ])
     );
 }
+
+/// Attack 8 #44: an Anthropic text editor's `undo_edit` put back content the record does not
+/// hold (`review_undo_edit.ndjson`: n.py created, edited, undone; m.py created, undone; p.py
+/// created): the undone files are left out with why, the patch says it is partial, and git
+/// applies the rest.
+#[test]
+fn an_undo_edit_makes_the_net_change_unknown() {
+    let path = fixture("review_undo_edit.ndjson");
+    let (code, out, err) = patch(&[&path]);
+    assert_eq!(code, Some(0), "{err}");
+    let want = format!(
+        "# rawpv patch of {path}\n\
+         # paths relative to /proj: git apply from there\n\
+         # (if that is a subdirectory of a git work tree: git apply --directory=SUBDIR from its top, or patch -p1 there)\n\
+         # 1 file of 3 changed files: each from its content before its first recorded change to its content after its last\n\
+         # NOT in this patch (it is not the whole change):\n\
+         #   n.py: the str_replace_editor undo_edit at line 5 put back an earlier content of the file, which the record does not hold\n\
+         #   m.py: the str_replace_editor undo_edit at line 9 put back an earlier content of the file, which the record does not hold\n\
+         # no shell command in the session looks like it wrote files\n\
+         \n\
+         diff --git a/p.py b/p.py\n\
+         new file mode 100644\n\
+         --- /dev/null\n\
+         +++ b/p.py\n\
+         @@ -0,0 +1 @@\n\
+         +p = 1\n"
+    );
+    assert_eq!(out, want);
+    assert_eq!(
+        err,
+        "rawpv: a partial patch: 2 changed files left out (listed in its header)\n"
+    );
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    git_apply(&dir, &out).unwrap();
+    assert_eq!(
+        tree(&dir),
+        BTreeMap::from([("p.py".to_owned(), "p = 1\n".to_owned())])
+    );
+}
