@@ -69,11 +69,23 @@ impl Filter {
             ..Self::default()
         };
         let mut words = Vec::new();
-        for w in raw.split_whitespace() {
+        let mut it = raw.split_whitespace();
+        while let Some(w) = it.next() {
             if let Some(t) = w.strip_prefix("tool:") {
                 f.tools.push(t.to_lowercase());
             } else if let Some(s) = w.strip_prefix("status:") {
-                f.statuses.push(s.to_lowercase());
+                // `status:"no result"`: a quoted status runs to the word that closes the quote.
+                let mut s = s.to_owned();
+                if s.starts_with('"') && !(s.len() > 1 && s.ends_with('"')) {
+                    for more in it.by_ref() {
+                        s.push(' ');
+                        s.push_str(more);
+                        if more.ends_with('"') {
+                            break;
+                        }
+                    }
+                }
+                f.statuses.push(status_word(&s));
             } else {
                 words.push(w);
             }
@@ -96,14 +108,24 @@ impl Filter {
         let unknown: Vec<&str> = self
             .statuses
             .iter()
-            .filter(|s| !STATUS_WORDS.contains(&s.as_str()))
+            .filter(|s| {
+                !STATUS_WORDS.contains(&s.as_str()) && !STATUS_ALIASES.contains(&s.as_str())
+            })
             .map(String::as_str)
             .collect();
         (!unknown.is_empty()).then(|| {
             format!(
                 "unknown status {}: use {}",
                 unknown.join(", "),
-                STATUS_WORDS.join(", ")
+                STATUS_WORDS
+                    .iter()
+                    .map(|w| if w.contains(' ') {
+                        format!("\"{w}\"")
+                    } else {
+                        (*w).to_owned()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })
     }
@@ -141,27 +163,55 @@ impl Filter {
     }
 }
 
-/// The `status:` words a filter understands.
+/// The `status:` words a filter offers: the words the feed, detail, `print` and `stats` show
+/// (`CallStatus::word`), plus `findings`. `no result` is typed `status:"no result"` (or
+/// `status:no_result`, `status:noresult`).
 const STATUS_WORDS: &[&str] = &[
+    "pending",
     "running",
-    "open",
-    "requested",
-    "streaming",
+    "no result",
     "ok",
     "error",
-    "failed",
-    "fail",
     "timeout",
     "cancelled",
     "findings",
+];
+
+/// Older or looser words still accepted (not offered): `open` (= running), `requested`
+/// (= pending), `streaming`, `failed`/`fail` (= error), `finding`/`problem(s)`.
+const STATUS_ALIASES: &[&str] = &[
+    "open",
+    "requested",
+    "streaming",
+    "failed",
+    "fail",
     "finding",
     "problem",
     "problems",
 ];
 
+/// A typed `status:` value in the form [`status_matches`] reads: lower case, quotes dropped,
+/// `_`/`-` as a space, `noresult` as `no result`.
+fn status_word(typed: &str) -> String {
+    let s = typed
+        .trim_matches('"')
+        .to_lowercase()
+        .replace(['_', '-'], " ");
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s == "noresult" {
+        "no result".into()
+    } else {
+        s
+    }
+}
+
 fn status_matches(status: &CallStatus, findings: u32, want: &str) -> bool {
     match want {
-        "running" | "open" => status.is_open(),
+        // Every call still without a result: `running`/`pending` while the input goes on, `no
+        // result` once it ended.
+        "running" | "open" | "no result" => status.is_open(),
+        "pending" | "requested" => *status == CallStatus::Requested,
+        "streaming" => *status == CallStatus::Streaming,
         "error" | "failed" | "fail" => status.is_failure(),
         "findings" | "finding" | "problem" | "problems" => findings > 0,
         other => status.label().eq_ignore_ascii_case(other),
@@ -237,9 +287,26 @@ mod tests {
         assert_eq!(
             f.problem().as_deref(),
             Some(
-                "unknown status bogus: use running, open, requested, streaming, ok, error, failed, fail, timeout, cancelled, findings, finding, problem, problems"
+                r#"unknown status bogus: use pending, running, "no result", ok, error, timeout, cancelled, findings"#
             )
         );
+        // The feed's words are accepted as shown (attack 9 #4), quoted or joined; old words
+        // stay aliases.
+        for typed in [
+            r#"status:"no result" cargo"#,
+            "status:no_result cargo",
+            "status:noresult cargo",
+            "status:No-Result cargo",
+        ] {
+            let f = Filter::parse(typed).unwrap_or_default();
+            assert_eq!(
+                (f.statuses.clone(), f.text.clone(), f.problem()),
+                (vec!["no result".to_owned()], Some("cargo".to_owned()), None),
+                "{typed}"
+            );
+        }
+        let f = Filter::parse("status:requested status:streaming status:open").unwrap_or_default();
+        assert_eq!(f.problem(), None);
     }
 
     #[test]

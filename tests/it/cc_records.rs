@@ -675,3 +675,36 @@ fn a_hook_of_another_session_is_not_tied_to_the_call() {
          │ this session's hook\n\n"
     );
 }
+
+/// Attack 9 #4: the filter takes the status word the row shows: 2.1.39's cut-off call is `no
+/// result`, and `status:"no result"` (or `no_result`, `noresult`) finds it and only it.
+#[test]
+fn the_filter_takes_the_status_word_the_feed_shows() {
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let s = load(&dir.join("cc-v2.1.39-compaction-A-excerpt.jsonl"));
+    let open: Vec<&str> = s
+        .invocations
+        .iter()
+        .filter(|inv| inv.status.word(s.ended) == "no result")
+        .map(|inv| inv.invocation_id.as_str())
+        .collect();
+    assert_eq!(open.len(), 1, "{open:?}");
+    for typed in [
+        r#"status:"no result""#,
+        "status:no_result",
+        "status:noresult",
+    ] {
+        let f = rawpv::query::Filter::parse(typed).unwrap();
+        assert_eq!(f.problem(), None, "{typed}");
+        let hits: Vec<&str> = (0..s.items.len())
+            .filter(|&i| f.matches(&s, i))
+            .filter_map(|i| match &s.items[i] {
+                Item::Invocation(k) => Some(s.invocations[*k].invocation_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(hits, open, "{typed}");
+    }
+}
