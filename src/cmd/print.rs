@@ -242,8 +242,12 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize, all: bool) -> s
             let inv = &session.invocations[*i];
             // Names and ids are untrusted text too (issue 9).
             // What the call did (the feed's summary), then its id for grep and `--detail`.
+            // A failed hook is said before the summary, as on the feed's row (issue 20).
             let summary =
-                crate::render::ansi::visible_plain(&crate::session::summary::shown(session, inv));
+                crate::session::hooks::failed_words(session.hooks.failed(&inv.invocation_id))
+                    + &crate::render::ansi::visible_plain(&crate::session::summary::shown(
+                        session, inv,
+                    ));
             let gap = if summary.is_empty() { "" } else { "  " };
             writeln!(
                 out,

@@ -97,6 +97,16 @@ pub fn run_of(f: &Frame) -> Option<HookRun> {
     })
 }
 
+/// What a call's row says before its summary when `n` of its hooks failed: empty for 0,
+/// `hook failed · `, `N hooks failed · ` (the feed and `print` say it alike).
+pub fn failed_words(n: u32) -> String {
+    match n {
+        0 => String::new(),
+        1 => "hook failed · ".to_owned(),
+        n => format!("{n} hooks failed · "),
+    }
+}
+
 impl Hooks {
     /// Keeps `f` when it is a hook row naming a call; returns that call's id.
     pub fn add(&mut self, f: &Frame) -> Option<String> {

@@ -390,11 +390,7 @@ fn build_invocation_row(
     // A path keeps its file name (the middle gives way), a patch's list of files its last
     // file; other summaries keep their start.
     // A failed hook is said on the call's row (issue 20); the detail lists every hook.
-    let hook_failed = match session.hooks.failed(&inv.invocation_id) {
-        0 => String::new(),
-        1 => "hook failed · ".to_owned(),
-        n => format!("{n} hooks failed · "),
-    };
+    let hook_failed = crate::session::hooks::failed_words(session.hooks.failed(&inv.invocation_id));
     let room_left = room.saturating_sub(crate::fmt::width(&hook_failed));
     let summary = if crate::session::summary::is_path_tool(&inv.tool_name)
         || inv.tool_name == "apply_patch"

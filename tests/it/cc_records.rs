@@ -59,7 +59,7 @@ fn print_lists_what_the_fixture_says_and_hides_quiet_rows() {
          x-claude-code.hook UserPromptSubmit · context added · [skill-suggester] orchestrator matches\n\
          tool.catalog.publish +WebFetch +mcp__linear__list_issues · 2 tools\n\
          x-claude-code.attachment attachment · mcp instructions delta · +linear · added blocks 1\n\
-         Bash       ok        git commit -m \"$(cat <<'EOF' …  [toolu_01AAA]\n\
+         Bash       ok        hook failed · git commit -m \"$(cat <<'EOF' …  [toolu_01AAA]\n\
          prompt     also add a README\n\
          x-claude-code.attachment attachment · brand new kind · foo bar\n\
          tool.catalog.publish −mcp__linear__list_issues · 2 tools\n\
@@ -662,7 +662,7 @@ fn a_hook_of_another_session_is_not_tied_to_the_call() {
         rawpv(&["print", p]),
         "[5f0c3c1e-1111-4a2b-9c3d-0123456789ab] prompt     start\n\
          [5f0c3c1e-1111-4a2b-9c3d-0123456789ab] tool.catalog.publish 1 tool published\n\
-         [5f0c3c1e-1111-4a2b-9c3d-0123456789ab] Bash       ok        echo a  [toolu_A]\n\
+         [5f0c3c1e-1111-4a2b-9c3d-0123456789ab] Bash       ok        hook failed · echo a  [toolu_A]\n\
          [99999999-2222-4a2b-9c3d-0123456789ab] x-claude-code.hook PostToolUse:Bash · failed · exit 1 · 1ms · other.sh · other session's hook\n"
     );
     let detail = rawpv(&["print", "--detail", p]);
