@@ -42,6 +42,20 @@ fn app_for(path: &Path) -> App {
     app
 }
 
+/// The prompt rows' texts of the file at `path`, in order.
+fn prompts(path: &Path) -> Vec<String> {
+    load(path)
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Message(m) if m.kind == rawpv::session::MessageKind::Prompt => {
+                Some(m.text.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Selects the feed row of item `item`.
 fn select_item(app: &mut App, item: usize) {
     let row = app.view().row_of(item).unwrap();
@@ -219,19 +233,8 @@ fn hooks_of_1_0_43_are_tied_with_their_duration() {
 
 #[test]
 fn slash_commands_and_queued_messages_are_prompts() {
-    let s = load(&fixture());
-    let prompts: Vec<&str> = s
-        .items
-        .iter()
-        .filter_map(|it| match it {
-            Item::Message(m) if m.kind == rawpv::session::MessageKind::Prompt => {
-                Some(m.text.as_str())
-            }
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        prompts,
+        prompts(&fixture()),
         [
             "/orchestrator create TODO app",
             "also add a README",
@@ -608,18 +611,8 @@ fn a_prompt_that_mentions_command_tags_stays_the_typed_prompt() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_slash_mentions.jsonl");
     let sentence = "Please explain why the log shows <command-name>/rm</command-name> with \
                     <command-args>-rf /</command-args> in it, and fix the parser";
-    let prompts: Vec<String> = load(&p)
-        .items
-        .iter()
-        .filter_map(|it| match it {
-            Item::Message(m) if m.kind == rawpv::session::MessageKind::Prompt => {
-                Some(m.text.clone())
-            }
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        prompts,
+        prompts(&p),
         [
             sentence,
             "/noslash a\nb\nc",
