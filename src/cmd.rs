@@ -28,6 +28,18 @@ pub async fn load_session(input: &InputArgs) -> Result<(Session, Format), String
     load_session_with(input, Session::new()).await
 }
 
+/// [`load_session`] for a command that exits 2 on bad input: the error goes to stderr as
+/// `rawpv: …` and `None` comes back (the caller returns its exit code 2).
+pub async fn load_session_or_say(input: &InputArgs) -> Option<(Session, Format)> {
+    match load_session(input).await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            None
+        }
+    }
+}
+
 /// [`load_session`] for a command that reads only the findings (`check`): a file is folded
 /// with `Session::findings_only`, which keeps neither events, messages nor finished results.
 ///

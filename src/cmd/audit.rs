@@ -19,12 +19,8 @@ use crate::review::files::Files;
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs, as_json: bool) -> i32 {
-    let (session, _) = match super::load_session(input).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("rawpv: {e}");
-            return 2;
-        }
+    let Some((session, _)) = super::load_session_or_say(input).await else {
+        return 2;
     };
     let files = Files::of_session(&session);
     let entries = audit(&session, &files);

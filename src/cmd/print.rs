@@ -83,12 +83,8 @@ pub async fn run(
             }
         };
     }
-    let (session, format) = match super::load_session(input).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("rawpv: {e}");
-            return 2;
-        }
+    let Some((session, format)) = super::load_session_or_say(input).await else {
+        return 2;
     };
     if format == crate::import::Format::NotSession {
         eprintln!(
