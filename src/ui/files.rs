@@ -222,7 +222,14 @@ impl FilesCache {
     fn install(&mut self, files: Files, session: &Session) {
         let mut rows = Vec::new();
         let mut totals = (0, 0u64, 0u64, 0);
-        for (k, f) in files.files.iter().enumerate() {
+        // Changed files first (in order of first touch), then the files only read: the first,
+        // selected row is what a reviewer asks about (as `stats` lists them).
+        let (changed, read): (Vec<_>, Vec<_>) = files
+            .files
+            .iter()
+            .enumerate()
+            .partition(|(_, f)| f.changed());
+        for (k, f) in changed.into_iter().chain(read) {
             rows.push(Row::File(k));
             rows.extend((0..f.touches.len()).map(|t| Row::Touch(k, t)));
             if f.changed() {

@@ -195,3 +195,23 @@ fn audit_panel_at_two_sizes_and_its_kind_filter() {
         assert_eq!(call_at(&app, item), ("Bash".to_owned(), 22), "{w}x{h}");
     }
 }
+
+/// Changed files come first in the panel: in cc-v1.0.43 two files are only read, and the first
+/// of them is touched before the one file the session changes; the first (selected) row is the
+/// changed one, and Enter from it opens its first `MultiEdit` (line 34).
+#[test]
+fn changed_files_are_listed_before_files_only_read() {
+    let Some(dir) = corpus::dir("claude-code") else {
+        return;
+    };
+    let loaded = import::load_path(&dir.join("cc-v1.0.43-image-hooks-multiedit.jsonl")).unwrap();
+    let mut app = App::headless(loaded.items, "cc-v1.0.43-image-hooks-multiedit.jsonl");
+    draw(&mut app, 160, 45);
+    act(&mut app, &[Action::ShowFiles]);
+    let screen = screen_text(&draw(&mut app, 160, 45));
+    let at = |s: &str| screen.find(s).unwrap_or_else(|| panic!("{s}: {screen}"));
+    assert!(at("M +13 −5") < at("R read"), "{screen}");
+    act(&mut app, &[Action::MoveDown, Action::Open]);
+    let item = app.view().selected_item(app.session()).unwrap();
+    assert_eq!(call_at(&app, item), ("MultiEdit".to_owned(), 34));
+}
