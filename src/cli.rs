@@ -199,6 +199,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the session as a self-contained HTML page or as Markdown, to share it; secrets
+    /// are redacted unless --no-redact.
+    Export {
+        #[command(flatten)]
+        input: InputArgs,
+        /// The file to write (`-` for stdout); its extension (.html, .md) sets the format
+        /// unless --format does.
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: String,
+        /// Output format (default: from the file's extension).
+        #[arg(long, value_enum)]
+        format: Option<crate::export::Format>,
+        /// Markdown: prompts and replies only; plus one line per call; everything.
+        #[arg(long, value_enum, default_value_t = crate::export::Depth::Full)]
+        depth: crate::export::Depth,
+        /// Keep secrets as recorded (by default known secret shapes become `[REDACTED: kind]`).
+        #[arg(long)]
+        no_redact: bool,
+        /// Markdown: lines of one input or output kept before a note says how much was cut
+        /// (0 keeps everything).
+        #[arg(long, default_value_t = 200, value_name = "N")]
+        max_lines: usize,
+    },
     /// Play a recording as a live WebSocket and SSE stream on loopback.
     Serve {
         /// The recording to play.

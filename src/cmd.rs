@@ -1,4 +1,5 @@
-//! The non-interactive commands: `print`, `convert`, `check`, `stats`, `patch`, `audit`, `serve`.
+//! The non-interactive commands: `print`, `convert`, `check`, `stats`, `patch`, `audit`, `export`,
+//! `serve`.
 //!
 //! Who calls it: `main.rs`. Each returns the process exit code (0 ok, 1 findings/failures where
 //! the command says so, 2 usage or runtime error; ripgrep's convention). Output goes to stdout;
@@ -7,6 +8,7 @@
 pub mod audit;
 pub mod check;
 pub mod convert;
+pub mod export;
 pub mod patch;
 pub mod print;
 pub mod serve;

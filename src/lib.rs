@@ -12,6 +12,8 @@
 //!   (every frame into one of the input's sessions, SPEC §6: `session::sessions`)
 //! * [`check`] (inside [`session`]) and [`finding`]: conformance findings, used by the reducer
 //!   and `rawpv check`
+//! * [`export`]: a session as a self-contained HTML page or Markdown; [`redact`]: secrets
+//!   replaced by `[REDACTED: kind]` (gitleaks' rules) for export, `print --redact` and copies
 //! * [`render`]: pure per-`output_type` renderers (no ratatui widgets, no tokio)
 //! * [`replay`]: the replay player, a timeline cursor over a loaded session (pure)
 //! * [`config`]: the user's TOML settings merged over embedded defaults
@@ -31,6 +33,7 @@ pub mod clipboard;
 pub mod cmd;
 pub mod config;
 pub mod detail;
+pub mod export;
 pub mod finding;
 pub mod fmt;
 pub mod import;
@@ -38,6 +41,7 @@ pub mod keymap;
 pub mod log;
 pub mod protocol;
 pub mod query;
+pub mod redact;
 pub mod render;
 pub mod replay;
 pub mod review;

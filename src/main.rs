@@ -67,6 +67,23 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Stats { input }) => cmd::stats::run(&input).await,
         Some(Command::Patch { input, files }) => cmd::patch::run(&input, &files).await,
         Some(Command::Audit { input, json }) => cmd::audit::run(&input, json).await,
+        Some(Command::Export {
+            input,
+            output,
+            format,
+            depth,
+            no_redact,
+            max_lines,
+        }) => {
+            let args = cmd::export::Args {
+                output,
+                format,
+                depth,
+                no_redact,
+                max_lines,
+            };
+            cmd::export::run(&input, &args).await
+        }
         Some(Command::Serve {
             file,
             listen,

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration test modules.
 
 pub mod corpus;
+pub mod exports;
 pub mod headless;
 pub mod transcripts;
 

@@ -1,0 +1,441 @@
+//! Export a session to share it (issue 26): a self-contained HTML page ([`html`]) or
+//! GitHub-flavoured Markdown ([`markdown`]).
+//!
+//! Who calls it: `rawpv export` (`crate::cmd::export`) and the viewer's export key. Both writers
+//! take a finished [`Session`] and [`Options`], and read every call's input and output through
+//! [`Parts`] here, so both say the same thing: what the header figures are ([`Summary`]), which
+//! rows are shown (the viewer's: quiet rows hidden), and what text each call's input and output
+//! is (redacted by [`crate::redact`] unless `--no-redact`, made free of control characters by
+//! [`clean`]).
+//!
+//! Invariants: no untrusted byte reaches the output unescaped (each writer escapes for its
+//! format; [`clean`] drops escape sequences and shows other control characters as their
+//! pictures); with redaction on, every string of the session that reaches the output has been
+//! through the same [`crate::redact::Redactor`], whose counts the command reports at the end.
+
+pub mod html;
+pub mod markdown;
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::protocol::{FrameType, OutputType, Timestamp};
+use crate::redact::Redactor;
+use crate::session::{Invocation, Item, Session};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One self-contained page (inline CSS and script, no network fetch).
+    Html,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+impl Format {
+    /// The format a file name asks for: `.html`/`.htm` or `.md`/`.markdown`.
+    pub fn from_path(path: &str) -> Option<Self> {
+        let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+        match ext.as_str() {
+            "html" | "htm" => Some(Self::Html),
+            "md" | "markdown" => Some(Self::Markdown),
+            _ => None,
+        }
+    }
+}
+
+/// How much Markdown says (issue 26 item 5); the HTML page always holds everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Depth {
+    /// Prompts and the agent's replies only.
+    Prompts,
+    /// Plus one line per call.
+    Calls,
+    /// Everything: each call's input and output.
+    #[default]
+    Full,
+}
+
+/// What an export writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub depth: Depth,
+    /// Replace secrets with `[REDACTED: kind]` ([`crate::redact`]).
+    pub redact: bool,
+    /// Markdown: lines of one input or output kept before a "cut" note (0: no limit).
+    pub max_lines: usize,
+    /// The page's or document's title (the input's file name).
+    pub title: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            depth: Depth::Full,
+            redact: true,
+            max_lines: 200,
+            title: "session".to_owned(),
+        }
+    }
+}
+
+/// The header figures of a session (issue 26 item 2: calls, errors, tokens, duration, models).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Summary {
+    pub calls: u64,
+    /// Failed, timed out or a status outside the spec.
+    pub errors: u64,
+    pub cancelled: u64,
+    /// Calls with no result in an ended input.
+    pub open: u64,
+    pub prompts: u64,
+    pub sessions: usize,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub tokens_cache_read: u64,
+    /// First to last timestamp of the input, in ms.
+    pub span_ms: Option<f64>,
+    pub started: Option<Timestamp>,
+    /// Models named by usage rows and messages, in the order first seen.
+    pub models: Vec<String>,
+    pub findings: usize,
+}
+
+impl Summary {
+    /// Counts `session` (O(rows)).
+    pub fn of(session: &Session) -> Self {
+        let mut s = Self {
+            sessions: session.sessions.len(),
+            findings: session.findings.len(),
+            ..Self::default()
+        };
+        for inv in &session.invocations {
+            s.calls += 1;
+            if inv.status.is_failure() {
+                s.errors += 1;
+            } else if inv.status == crate::session::CallStatus::Cancelled {
+                s.cancelled += 1;
+            } else if inv.status.is_open() {
+                s.open += 1;
+            }
+        }
+        for (_, e) in session.sessions.iter() {
+            s.tokens_in = s.tokens_in.saturating_add(e.tokens.input);
+            s.tokens_out = s.tokens_out.saturating_add(e.tokens.output);
+            s.tokens_cache_read = s.tokens_cache_read.saturating_add(e.tokens.cache_read);
+        }
+        let (mut first, mut last): (Option<i64>, Option<i64>) = (None, None);
+        let mut see = |t: Option<Timestamp>| {
+            if let Some(Timestamp(ms)) = t {
+                first = Some(first.map_or(ms, |f| f.min(ms)));
+                last = Some(last.map_or(ms, |l| l.max(ms)));
+            }
+        };
+        for item in &session.items {
+            match item {
+                Item::Invocation(k) => {
+                    let inv = &session.invocations[*k];
+                    see(inv.requested_at);
+                    see(inv.ended_at);
+                }
+                Item::Message(m) => {
+                    see(m.timestamp);
+                    if m.kind == crate::session::MessageKind::Prompt
+                        && m.delegation_chain.is_empty()
+                    {
+                        s.prompts += 1;
+                    }
+                    if let Some(model) = m.metadata.get("model").and_then(Value::as_str) {
+                        add_model(&mut s.models, model);
+                    }
+                }
+                Item::Event(f) => {
+                    see(f.envelope.timestamp);
+                    if f.frame_type == FrameType::SessionUsage
+                        && let Some(model) = f.payload_json().get("model").and_then(Value::as_str)
+                    {
+                        add_model(&mut s.models, model);
+                    }
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (first, last) {
+            s.started = Some(Timestamp(a));
+            s.span_ms = Some(b.saturating_sub(a) as f64);
+        }
+        s
+    }
+
+    /// One line: `12 calls (1 error) · 3 prompts · 1.2k in / 3.4k out tokens · 4m12s · claude-…`.
+    pub fn line(&self) -> String {
+        let mut parts = vec![crate::fmt::plural(self.calls, "call")];
+        let mut bad = Vec::new();
+        if self.errors > 0 {
+            bad.push(crate::fmt::plural(self.errors, "error"));
+        }
+        if self.cancelled > 0 {
+            bad.push(format!("{} cancelled", self.cancelled));
+        }
+        if self.open > 0 {
+            bad.push(format!("{} with no result", self.open));
+        }
+        if !bad.is_empty() {
+            parts[0] = format!("{} ({})", parts[0], bad.join(", "));
+        }
+        parts.push(crate::fmt::plural(self.prompts, "prompt"));
+        if self.tokens_in > 0 || self.tokens_out > 0 || self.tokens_cache_read > 0 {
+            parts.push(format!(
+                "{} in / {} out / {} cache-read tokens",
+                thousands(self.tokens_in),
+                thousands(self.tokens_out),
+                thousands(self.tokens_cache_read)
+            ));
+        }
+        if let Some(ms) = self.span_ms {
+            parts.push(crate::fmt::duration_ms(ms));
+        }
+        if !self.models.is_empty() {
+            parts.push(self.models.join(", "));
+        }
+        if self.sessions > 1 {
+            parts.push(format!("{} sessions", self.sessions));
+        }
+        if self.findings > 0 {
+            parts.push(crate::fmt::plural(self.findings, "finding"));
+        }
+        clean(&parts.join(" · "))
+    }
+}
+
+/// `n` with a comma every three digits: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::with_capacity(d.len() + d.len() / 3);
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn add_model(models: &mut Vec<String>, m: &str) {
+    if !m.is_empty() && models.len() < 16 && !models.iter().any(|x| x == m) {
+        models.push(m.to_owned());
+    }
+}
+
+/// `s` without escape sequences (SGR dropped; other sequences and control characters shown as
+/// their control pictures, as one-line rows show them) and with `\r\n` as `\n`; newlines and
+/// tabs stay. Invisible reordering characters (bidi overrides) become U+FFFD.
+pub fn clean(s: &str) -> String {
+    let s = crate::render::ansi::strip_sgr(s);
+    let needs = s.chars().any(|c| {
+        (c.is_control() && c != '\n' && c != '\t') || crate::render::ansi::is_invisible_format(c)
+    });
+    if !needs {
+        return s.into_owned();
+    }
+    let s = s.replace("\r\n", "\n");
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}')),
+            '\u{7f}' => out.push('\u{2421}'),
+            c if c.is_control() || crate::render::ansi::is_invisible_format(c) => {
+                out.push('\u{FFFD}');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Redacts `s` when `red` is given.
+pub fn redacted<'a>(red: Option<&mut Redactor>, s: &'a str) -> Cow<'a, str> {
+    match red {
+        Some(r) => r.text(s),
+        None => Cow::Borrowed(s),
+    }
+}
+
+/// A call's input and output as the export shows them: owned, read back from the file when
+/// deferred, redacted when asked.
+#[derive(Debug, Clone)]
+pub struct Parts {
+    pub input: Value,
+    /// The result's output; the streamed text when there is no result yet.
+    pub output: Option<Value>,
+    pub output_type: OutputType,
+    /// The feed's summary (paths relative to the cwd), redacted.
+    pub summary: String,
+}
+
+impl Parts {
+    /// Reads call `inv` of `session`.
+    pub fn of(session: &Session, inv: &Invocation, red: Option<&mut Redactor>) -> Self {
+        let mut input = session.input(inv).into_owned();
+        let mut output = session.output(inv).map(Cow::into_owned);
+        if output.is_none() && !inv.stream.is_empty() {
+            output = Some(Value::String(inv.stream.text(None)));
+        }
+        let output_type = inv
+            .result
+            .as_ref()
+            .and_then(|r| r.output_type.clone())
+            .unwrap_or(OutputType::Text);
+        let summary = crate::session::summary::shown(session, inv);
+        let summary = crate::render::ansi::visible_plain(&summary);
+        let summary = if let Some(r) = red {
+            r.value(&mut input);
+            if let Some(o) = output.as_mut() {
+                r.value(o);
+            }
+            r.text(&summary).into_owned()
+        } else {
+            summary
+        };
+        Self {
+            input,
+            output,
+            output_type,
+            summary,
+        }
+    }
+}
+
+/// A language name for a code fence or a highlight hint from a path's extension (`rs` →
+/// `rust`), `None` for plain text. Only `[a-z0-9+#-]` (a fence's info string takes no backtick).
+pub fn language_of(path: &str) -> Option<String> {
+    let syntax = crate::render::highlight::find_syntax(None, Some(path), "")?;
+    let name = syntax.name.to_ascii_lowercase();
+    let name = match name.as_str() {
+        "rust" | "python" | "go" | "java" | "ruby" | "php" | "lua" | "perl" | "haskell"
+        | "scala" | "swift" | "kotlin" | "toml" | "yaml" | "json" | "html" | "css" | "sql"
+        | "makefile" | "markdown" | "xml" | "diff" | "dockerfile" => name,
+        "javascript" | "javascript (babel)" => "javascript".to_owned(),
+        "typescript" | "typescriptreact" => "typescript".to_owned(),
+        "c++" => "cpp".to_owned(),
+        "c#" => "csharp".to_owned(),
+        "c" => "c".to_owned(),
+        "bourne again shell (bash)" | "shell-unix-generic" => "bash".to_owned(),
+        _ => path.rsplit_once('.')?.1.to_ascii_lowercase(),
+    };
+    let ok: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '-'))
+        .collect();
+    (!ok.is_empty()).then_some(ok)
+}
+
+/// The path a call's input names, for the language of its output.
+pub fn input_path(input: &Value) -> Option<&str> {
+    [
+        "file_path",
+        "filePath",
+        "notebook_path",
+        "absolute_path",
+        "path",
+    ]
+    .iter()
+    .find_map(|k| input.get(*k).and_then(Value::as_str))
+}
+
+/// A unified diff of what an edit-shaped value changes (issue 26: diffs as ```` ```diff ````):
+/// a string that is a diff as it is; Claude Code's `structured_patch` hunks; `old_string` /
+/// `new_string` (also `edits: [...]`); Write's `content` over `original_file`. `None` when `v`
+/// holds no change.
+pub fn diff_text(v: &Value) -> Option<String> {
+    if let Value::String(s) = v {
+        return crate::render::diff::parse::looks_like_diff(s).then(|| s.clone());
+    }
+    let get = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k));
+    let path = input_path(v).unwrap_or("file");
+    if let Some(Value::Array(hunks)) = get(&["structured_patch", "structuredPatch"])
+        && !hunks.is_empty()
+    {
+        let mut out = format!("--- a/{path}\n+++ b/{path}\n");
+        for h in hunks {
+            let n = |k: &str| h.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "@@ -{},{} +{},{} @@",
+                n("oldStart"),
+                n("oldLines"),
+                n("newStart"),
+                n("newLines")
+            );
+            for l in h
+                .get("lines")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                out.push_str(l.as_str().unwrap_or(""));
+                out.push('\n');
+            }
+        }
+        return Some(out);
+    }
+    let unified = |old: &str, new: &str| {
+        similar::TextDiff::configure()
+            .timeout(crate::render::diff::DIFF_TIMEOUT)
+            .diff_lines(old, new)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{path}"), &format!("b/{path}"))
+            .to_string()
+    };
+    let old = get(&["old_string", "oldString"]).and_then(Value::as_str);
+    let new = get(&["new_string", "newString"]).and_then(Value::as_str);
+    if let (Some(old), Some(new)) = (old, new) {
+        return Some(unified(old, new));
+    }
+    if let Some(Value::Array(edits)) = get(&["edits"]) {
+        let mut out = String::new();
+        for e in edits {
+            let o = e.get("old_string").and_then(Value::as_str).unwrap_or("");
+            let n = e.get("new_string").and_then(Value::as_str).unwrap_or("");
+            out.push_str(&unified(o, n));
+        }
+        return (!out.is_empty()).then_some(out);
+    }
+    if let Some(content) = get(&["content"]).and_then(Value::as_str)
+        && (v.get("type").and_then(Value::as_str).is_some() || v.get("file_path").is_some())
+    {
+        let original = get(&["original_file", "originalFile"])
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return Some(unified(original, content));
+    }
+    None
+}
+
+/// The writer's result: what was redacted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// `None` when redaction was off.
+    pub redacted: Option<Redactor>,
+    /// Calls written.
+    pub calls: usize,
+}
+
+/// Writes `session` in `format` to `out`.
+///
+/// # Errors
+/// Writing failed.
+pub fn write(
+    out: &mut dyn std::io::Write,
+    session: &Session,
+    format: Format,
+    opts: &Options,
+) -> std::io::Result<Report> {
+    match format {
+        Format::Markdown => markdown::write(out, session, opts),
+        Format::Html => html::write(out, session, opts),
+    }
+}

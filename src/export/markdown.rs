@@ -1,0 +1,428 @@
+//! GitHub-flavoured Markdown of a session (issue 26 item 5), for an issue, a pull request or a
+//! model's context.
+//!
+//! Who calls it: [`super::write`]. Layout: `# title`, the summary line, then the feed's rows in
+//! order (quiet rows left out, as the viewer hides them): a prompt is a `## Prompt N` heading, a
+//! prompt's or the agent's text a block quote (each line `> `), so that whatever Markdown it
+//! holds (an unclosed fence, an HTML comment) ends with the quote; with `--depth calls` each call
+//! is one top-level list item (`- **Bash** · ok · 1.2s · ` and the summary as a code span), with `--depth full` a
+//! `### N. Tool · status · duration` heading with its input and output in code fences.
+//!
+//! Invariants: a fence is longer than every backtick run of its text (so an output holding
+//! ```` ``` ```` stays inside) and its info string is a language name of `[a-z0-9+#-]`; an
+//! edit's change is a ```` ```diff ```` block; an input or output longer than
+//! [`super::Options::max_lines`] lines (or 64 KiB a line budget's worth) is cut with a note that
+//! says how much; names, statuses and summaries are inline text with every ASCII punctuation
+//! character backslash-escaped, or code spans delimited longer than their backtick runs; no
+//! control character or escape sequence is written ([`super::clean`]). Parsed back with
+//! pulldown-cmark, the document has one heading (full) or one top-level item (calls) per call
+//! (`tests/it/export_markdown.rs`).
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde_json::Value;
+
+use super::{Depth, Options, Parts, Report, Summary, clean, diff_text, input_path, language_of};
+use crate::protocol::OutputType;
+use crate::redact::Redactor;
+use crate::session::{Item, MessageKind, Session};
+
+/// Bytes of one block kept when `max_lines` is set (besides the line count).
+const MAX_BLOCK_BYTES: usize = 64 * 1024;
+
+/// Writes `session` as Markdown; returns what was redacted.
+///
+/// # Errors
+/// Writing failed.
+pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io::Result<Report> {
+    let mut red = opts.redact.then(Redactor::new);
+    let mut doc = String::new();
+    let title = super::redacted(red.as_mut(), &opts.title).into_owned();
+    let _ = writeln!(doc, "# {}\n", inline(&title));
+    let summary = Summary::of(session);
+    let _ = writeln!(doc, "{}\n", inline(&summary.line()));
+    let mut calls = 0usize;
+    let mut prompts = 0usize;
+    for idx in 0..session.items.len() {
+        if crate::session::query::is_quiet(session, idx) {
+            continue;
+        }
+        match &session.items[idx] {
+            Item::Message(m) => {
+                let sub = !m.delegation_chain.is_empty();
+                let label = match m.kind {
+                    MessageKind::Prompt if !sub => {
+                        prompts += 1;
+                        let time = m.timestamp.map(|t| format!(" · {}", t.clock()));
+                        let _ = writeln!(doc, "## Prompt {prompts}{}\n", time.unwrap_or_default());
+                        None
+                    }
+                    MessageKind::Prompt => Some("Subagent prompt"),
+                    MessageKind::AgentText if sub => Some("Subagent"),
+                    MessageKind::AgentText => Some("Agent"),
+                    MessageKind::Thinking => Some("Thinking"),
+                };
+                if m.kind == MessageKind::Thinking && opts.depth != Depth::Full {
+                    continue;
+                }
+                if sub && opts.depth == Depth::Prompts {
+                    continue;
+                }
+                if let Some(label) = label {
+                    let _ = writeln!(doc, "**{label}**\n");
+                }
+                if m.redacted {
+                    doc.push_str("> *(redacted by the producer)*\n\n");
+                    continue;
+                }
+                let text = super::redacted(red.as_mut(), &m.text);
+                let (text, cut) = cut(&clean(&text), opts.max_lines_for(m.kind));
+                quote(&mut doc, &text);
+                if let Some(note) = cut {
+                    let _ = writeln!(doc, "*{note}*\n");
+                }
+            }
+            Item::Invocation(k) => {
+                calls += 1;
+                if opts.depth == Depth::Prompts {
+                    continue;
+                }
+                let inv = &session.invocations[*k];
+                let parts = Parts::of(session, inv, red.as_mut());
+                let status = inv.status.word(session.ended).to_owned();
+                let mut head = vec![format!("**{}**", inline(&clean(&inv.tool_name)))];
+                head.push(inline(&status));
+                if let Some(ms) = inv.duration_ms() {
+                    head.push(crate::fmt::duration_ms(ms));
+                }
+                if let Some(p) = inv.parent {
+                    let parent = &session.invocations[p];
+                    head.push(format!("in {}", inline(&clean(&parent.tool_name))));
+                }
+                let summary = clean(&parts.summary);
+                if opts.depth == Depth::Calls {
+                    let mut line = head.join(" · ");
+                    if !summary.trim().is_empty() {
+                        line.push_str(" · ");
+                        line.push_str(&code_span(&summary));
+                    }
+                    let _ = writeln!(doc, "- {line}");
+                    continue;
+                }
+                let _ = writeln!(doc, "### {calls}. {}\n", head.join(" · "));
+                // A shell call's summary is its command, which the input block shows.
+                let command = crate::review::edits::shell_command(&parts.input);
+                if !summary.trim().is_empty() && command.as_deref() != Some(summary.as_str()) {
+                    let _ = writeln!(doc, "{}\n", code_span(&summary));
+                }
+                write_call(&mut doc, &inv.tool_name, &parts, opts.max_lines);
+            }
+            Item::Event(f) => {
+                if opts.depth == Depth::Prompts {
+                    continue;
+                }
+                let words = crate::session::summary::event_line(f);
+                let words = super::redacted(red.as_mut(), &words);
+                let words = clean(&words);
+                let kind = clean(f.frame_type.as_str());
+                if words.trim().is_empty() {
+                    let _ = writeln!(doc, "*{}*\n", inline(&kind));
+                } else {
+                    let first = words.lines().next().unwrap_or("");
+                    let _ = writeln!(doc, "*{}: {}*\n", inline(&kind), inline(first));
+                }
+            }
+        }
+        if doc.len() > 1 << 20 {
+            out.write_all(doc.as_bytes())?;
+            doc.clear();
+        }
+    }
+    if opts.depth == Depth::Calls {
+        doc.push('\n');
+    }
+    if let Some(r) = &red {
+        let _ = writeln!(doc, "---\n\n*{}*", inline(&r.summary()));
+    }
+    out.write_all(doc.as_bytes())?;
+    Ok(Report {
+        redacted: red,
+        calls,
+    })
+}
+
+impl Options {
+    /// The line limit for a message: thinking is cut like an output, prompts and replies are
+    /// kept whole (they are what a reader came for).
+    fn max_lines_for(&self, kind: MessageKind) -> usize {
+        if kind == MessageKind::Thinking {
+            self.max_lines
+        } else {
+            0
+        }
+    }
+}
+
+/// A call's input and output blocks.
+fn write_call(doc: &mut String, tool: &str, parts: &Parts, max_lines: usize) {
+    // Input: a shell command as `bash`, an edit as its diff, anything else as JSON.
+    let (text, lang) = if let Some(cmd) = crate::review::edits::shell_command(&parts.input)
+        .filter(|_| crate::review::edits::is_shell(tool) || tool == "BashOutput")
+    {
+        (cmd, Some("bash".to_owned()))
+    } else if let Some(d) = edit_diff(tool, &parts.input) {
+        (d, Some("diff".to_owned()))
+    } else if parts.input.is_null() {
+        (String::new(), None)
+    } else {
+        (pretty(&parts.input), Some("json".to_owned()))
+    };
+    if !text.is_empty() {
+        doc.push_str("**Input**\n\n");
+        block(doc, &text, lang.as_deref(), max_lines);
+    }
+    let Some(output) = &parts.output else {
+        doc.push_str("*(no output)*\n\n");
+        return;
+    };
+    let (text, lang) = output_text(tool, &parts.input, output, &parts.output_type);
+    doc.push_str("**Output**\n\n");
+    if text.is_empty() {
+        doc.push_str("*(empty)*\n\n");
+    } else {
+        block(doc, &text, lang.as_deref(), max_lines);
+    }
+}
+
+/// The diff an edit's input asks for (Edit, `MultiEdit`, Write, `apply_patch`, `replace`).
+fn edit_diff(tool: &str, input: &Value) -> Option<String> {
+    let edit = matches!(
+        tool,
+        "Edit" | "MultiEdit" | "replace" | "str_replace_based_edit_tool" | "apply_patch"
+    );
+    if !edit {
+        return None;
+    }
+    if let Some(p) = input.get("patch").or_else(|| input.get("input"))
+        && let Some(s) = p.as_str()
+    {
+        return Some(s.to_owned());
+    }
+    diff_text(input)
+}
+
+/// An output as text and its fence language: a diff as `diff`, a file's content in its
+/// language, structured data as JSON, anything else as the terminal's plain rendering (stdout
+/// and stderr, trees, checklists, cards) without colour.
+fn output_text(
+    tool: &str,
+    input: &Value,
+    output: &Value,
+    output_type: &OutputType,
+) -> (String, Option<String>) {
+    match output_type {
+        OutputType::Diff => {
+            if let Some(d) = diff_text(output).or_else(|| edit_diff(tool, input)) {
+                return (d, Some("diff".to_owned()));
+            }
+        }
+        OutputType::FileContent => {
+            if let Value::String(s) = output {
+                return (s.clone(), input_path(input).and_then(language_of));
+            }
+        }
+        OutputType::Structured | OutputType::Unknown(_) => {
+            return match output {
+                Value::String(s) => (s.clone(), None),
+                v => (pretty(v), Some("json".to_owned())),
+            };
+        }
+        OutputType::WebContent => {
+            if let Value::String(s) = output {
+                return (s.clone(), Some("markdown".to_owned()));
+            }
+        }
+        _ => {}
+    }
+    let theme = crate::theme::Theme::mono();
+    let mut cx = crate::render::RenderCtx::new(200, &theme);
+    cx.highlight = false;
+    cx.wrap = false;
+    cx.expand_depth = usize::MAX;
+    let r = crate::render::render_output(output_type, output, tool, input, &cx);
+    let mut s = crate::render::lines_to_string(&r.lines);
+    while s.ends_with('\n') {
+        s.pop();
+    }
+    (s, None)
+}
+
+fn pretty(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// A fenced code block of `text` (cleaned, cut to `max_lines`), fenced longer than any
+/// backtick run inside.
+pub fn block(doc: &mut String, text: &str, lang: Option<&str>, max_lines: usize) {
+    let text = clean(text);
+    let (text, note) = cut(&text, max_lines);
+    let fence = "`".repeat(longest_run(&text, '`').max(2) + 1);
+    let lang: String = lang
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '-'))
+        .collect();
+    let _ = writeln!(doc, "{fence}{lang}");
+    doc.push_str(&text);
+    if !text.ends_with('\n') {
+        doc.push('\n');
+    }
+    let _ = writeln!(doc, "{fence}\n");
+    if let Some(note) = note {
+        let _ = writeln!(doc, "*{note}*\n");
+    }
+}
+
+/// Longest run of `c` in `s`.
+pub fn longest_run(s: &str, c: char) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for ch in s.chars() {
+        if ch == c {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
+
+/// `text` cut to `max_lines` lines and [`MAX_BLOCK_BYTES`] (0: whole), with the note that says
+/// what was cut.
+fn cut(text: &str, max_lines: usize) -> (String, Option<String>) {
+    if max_lines == 0 {
+        return (text.to_owned(), None);
+    }
+    let total = text.lines().count();
+    let mut kept = String::new();
+    let mut n = 0;
+    for line in text.lines() {
+        if n == max_lines || kept.len() + line.len() > MAX_BLOCK_BYTES {
+            break;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        n += 1;
+    }
+    if n == total {
+        return (text.to_owned(), None);
+    }
+    let rest = total - n;
+    let bytes = text.len() - kept.len().min(text.len());
+    (
+        kept,
+        Some(format!(
+            "… {} cut ({} more; `--max-lines` sets the limit, 0 keeps all)",
+            crate::fmt::plural(rest, "more line"),
+            crate::fmt::bytes(bytes as u64)
+        )),
+    )
+}
+
+/// `text` as a block quote: every line after `> `, so its Markdown ends with the quote.
+fn quote(doc: &mut String, text: &str) {
+    if text.trim().is_empty() {
+        doc.push_str("> *(empty)*\n\n");
+        return;
+    }
+    for line in text.lines() {
+        if line.is_empty() {
+            doc.push_str(">\n");
+        } else {
+            doc.push_str("> ");
+            doc.push_str(line);
+            doc.push('\n');
+        }
+    }
+    doc.push('\n');
+}
+
+/// Inline text with every ASCII punctuation character that means something inline
+/// backslash-escaped (`CommonMark` 2.4: emphasis, links, images, code, HTML, entities, tables,
+/// strikethrough, math), so no name or status becomes markup; newlines become spaces. Inline
+/// text never starts a line, so `-`, `+`, `.` and `#` need no escape.
+pub fn inline(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '<' | '>' | '!' | '|' | '~' | '&'
+            | '{' | '}' | '$' | '^' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` (one line) as a code span delimited by more backticks than its longest run, padded with
+/// a space when it starts or ends with a backtick or a space (`CommonMark` 6.1).
+pub fn code_span(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    let ticks = "`".repeat(longest_run(&s, '`') + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') || s.starts_with(' ') || s.ends_with(' ') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{s}{pad}{ticks}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outlast_the_backticks_inside() {
+        let mut doc = String::new();
+        block(&mut doc, "a\n```\nb\n`````\n", Some("rust"), 0);
+        assert_eq!(doc, "``````rust\na\n```\nb\n`````\n``````\n\n");
+        let mut doc = String::new();
+        block(&mut doc, "x", Some("we`ird lang"), 0);
+        assert_eq!(doc, "```weirdlang\nx\n```\n\n");
+    }
+
+    #[test]
+    fn code_spans_and_inline_text_escape() {
+        assert_eq!(code_span("ls -la"), "`ls -la`");
+        assert_eq!(code_span("a `b` c"), "``a `b` c``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(
+            inline("[a](javascript:x) <b>"),
+            "\\[a\\]\\(javascript:x\\) \\<b\\>"
+        );
+        assert_eq!(inline("cc-v2.1.json *x*"), "cc-v2.1.json \\*x\\*");
+    }
+
+    #[test]
+    fn long_text_is_cut_with_a_note() {
+        let text = (0..10).fold(String::new(), |mut t, i| {
+            let _ = writeln!(t, "line {i}");
+            t
+        });
+        let (kept, note) = cut(&text, 3);
+        assert_eq!(kept, "line 0\nline 1\nline 2\n");
+        assert!(note.unwrap().starts_with("… 7 more lines cut"));
+        assert_eq!(cut(&text, 10).1, None);
+        assert_eq!(cut(&text, 0).1, None);
+    }
+}

@@ -1,0 +1,281 @@
+//! `rawpv export --format markdown` (issue 26 item 5): every corpus session and RAWP fixture
+//! exports, and the document parsed back with pulldown-cmark (GitHub's flavour: tables,
+//! strikethrough, task lists) has one `### N.` heading per call at `--depth full` and one
+//! top-level list item per call at `--depth calls`, so no fence or quote swallowed a call; the
+//! secrets fixture's four kinds are redacted; the hostile fixture's fences stay closed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pulldown_cmark::{Event, HeadingLevel, Options as MdOptions, Parser, Tag, TagEnd};
+use rawpv::export::{Depth, Format, Options};
+
+use crate::support::exports;
+
+fn export(session: &rawpv::session::Session, depth: Depth, redact: bool) -> String {
+    let opts = Options {
+        depth,
+        redact,
+        max_lines: 200,
+        title: "t".into(),
+    };
+    let mut out = Vec::new();
+    rawpv::export::write(&mut out, session, Format::Markdown, &opts).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn gfm(md: &str) -> Parser<'_> {
+    Parser::new_ext(
+        md,
+        MdOptions::ENABLE_TABLES | MdOptions::ENABLE_STRIKETHROUGH | MdOptions::ENABLE_TASKLISTS,
+    )
+}
+
+/// Texts of the top-level `###` headings (not inside a quote: an agent's reply may have its
+/// own) that start with a call number (`N. `), in order.
+fn call_headings(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = None::<String>;
+    let mut quotes = 0usize;
+    for ev in gfm(md) {
+        match ev {
+            Event::Start(Tag::BlockQuote(_)) => quotes += 1,
+            Event::End(TagEnd::BlockQuote(_)) => quotes -= 1,
+            Event::Start(Tag::Heading {
+                level: HeadingLevel::H3,
+                ..
+            }) if quotes == 0 => inside = Some(String::new()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(s) = inside.as_mut() {
+                    s.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(HeadingLevel::H3)) if inside.is_some() => {
+                let s = inside.take().unwrap();
+                if s.split_once(". ")
+                    .is_some_and(|(n, _)| n.parse::<usize>().is_ok())
+                {
+                    out.push(s);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Top-level list items (not inside a quote or another list).
+fn top_items(md: &str) -> usize {
+    let (mut lists, mut quotes, mut n) = (0usize, 0usize, 0);
+    for ev in gfm(md) {
+        match ev {
+            Event::Start(Tag::List(_)) => lists += 1,
+            Event::End(TagEnd::List(_)) => lists -= 1,
+            Event::Start(Tag::BlockQuote(_)) => quotes += 1,
+            Event::End(TagEnd::BlockQuote(_)) => quotes -= 1,
+            Event::Start(Tag::Item) if lists == 1 && quotes == 0 => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+#[test]
+fn every_session_exports_with_one_heading_and_one_item_per_call() {
+    let Some(paths) = exports::sessions() else {
+        return;
+    };
+    assert!(paths.len() > 60, "{} sessions", paths.len());
+    for p in &paths {
+        let s = exports::load(p);
+        let calls = s.invocations.len();
+        let full = export(&s, Depth::Full, true);
+        let heads = call_headings(&full);
+        assert_eq!(heads.len(), calls, "{}: {heads:#?}", p.display());
+        for (i, h) in heads.iter().enumerate() {
+            let tool = rawpv::export::clean(&s.invocations[i].tool_name).replace('\n', " ");
+            assert!(
+                h.starts_with(&format!("{}. {tool}", i + 1)),
+                "{}: heading {h:?} is not call {} ({tool})",
+                p.display(),
+                i + 1
+            );
+        }
+        let list = export(&s, Depth::Calls, true);
+        assert_eq!(top_items(&list), calls, "{}", p.display());
+        let prompts = export(&s, Depth::Prompts, true);
+        assert!(call_headings(&prompts).is_empty() && top_items(&prompts) == 0);
+        assert!(prompts.len() <= list.len(), "{}", p.display());
+        for doc in [&full, &list, &prompts] {
+            assert!(
+                !doc.chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "{}: a control character in the document",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn fences_in_outputs_stay_inside_their_block() {
+    let s = exports::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/hostile.ndjson"
+    )));
+    let md = export(&s, Depth::Full, true);
+    // The Bash output holds ``` and ```` lines: its block is the one code block that has them,
+    // whole, and the calls after it still have their headings.
+    let blocks: Vec<String> = {
+        let mut out = Vec::new();
+        let mut cur = None::<String>;
+        for ev in gfm(&md) {
+            match ev {
+                Event::Start(Tag::CodeBlock(_)) => cur = Some(String::new()),
+                Event::Text(t) => {
+                    if let Some(c) = cur.as_mut() {
+                        c.push_str(&t);
+                    }
+                }
+                Event::End(TagEnd::CodeBlock) => out.push(cur.take().unwrap()),
+                _ => {}
+            }
+        }
+        out
+    };
+    let bash = blocks
+        .iter()
+        .find(|b| b.contains("not a fence end"))
+        .unwrap();
+    assert!(bash.contains("```\nnot a fence end\n````\n"), "{bash}");
+    assert_eq!(call_headings(&md).len(), 3, "{md}");
+    assert!(!md.contains('\u{1b}') && !md.contains('\u{202e}') && !md.contains('\0'));
+    // The tool name's markup is text: escaped, so no `<b>` element is parsed.
+    assert!(
+        !gfm(&md).any(|e| matches!(&e, Event::InlineHtml(h) if h.contains("onmouseover"))),
+        "{md}"
+    );
+}
+
+#[test]
+fn the_secrets_fixture_exports_with_all_four_redacted() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/secrets.ndjson"
+    );
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["export", path, "-o", "-", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    let raw = std::fs::read_to_string(path).unwrap();
+    for (secret, kind) in [
+        ("T3BlbkFJ", "openai-api-key"),
+        ("AKIAZ7QRSTUVWX2345AB", "aws-access-token"),
+        (
+            "9xKq2Lm7Np4Rt8Vw1Yz3Bc6Df0Gh5Jk2Mn9Pq4St",
+            "generic-api-key",
+        ),
+        ("ghp_R7x2Kq9Lm4Np8Tv3Wy6Zb1Cd5Fg0Hj2Kl7Mn", "github-pat"),
+        ("eyJhbGciOiJIUzI1NiJ9", "authorization-bearer"),
+    ] {
+        assert!(raw.contains(secret), "the fixture holds {secret}");
+        assert!(!md.contains(secret), "{secret} left in:\n{md}");
+        assert!(md.contains(&format!("[REDACTED: {kind}]")), "{kind}:\n{md}");
+    }
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("rawpv: wrote stdout: 2 calls, "), "{err}");
+    assert!(
+        err.trim_end().ends_with(
+            "; redacted 6 secrets: 1 authorization-bearer, 1 aws-access-token, \
+             1 generic-api-key, 2 github-pat, 1 openai-api-key"
+        ),
+        "{err}"
+    );
+    assert!(md.ends_with(
+        "*redacted 6 secrets: 1 authorization-bearer, 1 aws-access-token, 1 generic-api-key, \
+         2 github-pat, 1 openai-api-key*\n"
+    ));
+    // --no-redact keeps them, and says so.
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args([
+            "export",
+            path,
+            "-o",
+            "-",
+            "--format",
+            "markdown",
+            "--no-redact",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("ghp_R7x2Kq9Lm4Np8Tv3Wy6Zb1Cd5Fg0Hj2Kl7Mn"));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("not redacted (--no-redact)")
+    );
+}
+
+#[test]
+fn the_format_comes_from_the_extension_and_the_file_is_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/check_clean.ndjson"
+    );
+    let md = dir.path().join("s.md");
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["export", path, "-o"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.starts_with("# check\\_clean.ndjson\n"), "{text}");
+    // No extension and no --format: a clear message, exit 2, no file.
+    let out = assert_cmd::Command::cargo_bin("rawpv")
+        .unwrap()
+        .args(["export", path, "-o"])
+        .arg(dir.path().join("s.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("--format html or --format markdown")
+    );
+    assert!(!dir.path().join("s.txt").exists());
+}
+
+proptest::proptest! {
+    /// Any text in a fence comes back as one code block holding exactly that text (cleaned),
+    /// whatever backtick runs, fences, quotes or HTML it holds.
+    #[test]
+    fn a_fence_holds_any_text(text in "(```|````|`|~~~|> |<!--|-->|\n|[a-z ]|</script>|\t){0,40}") {
+        let mut doc = String::new();
+        rawpv::export::markdown::block(&mut doc, &text, Some("text"), 0);
+        doc.push_str("### 1. after\n");
+        let mut blocks = Vec::new();
+        let mut cur = None::<String>;
+        for ev in gfm(&doc) {
+            match ev {
+                Event::Start(Tag::CodeBlock(_)) => cur = Some(String::new()),
+                Event::Text(t) => if let Some(c) = cur.as_mut() { c.push_str(&t) },
+                Event::End(TagEnd::CodeBlock) => blocks.push(cur.take().unwrap()),
+                _ => {}
+            }
+        }
+        let mut want = rawpv::export::clean(&text);
+        if !want.ends_with('\n') {
+            want.push('\n');
+        }
+        proptest::prop_assert_eq!(blocks, vec![want]);
+        proptest::prop_assert_eq!(call_headings(&doc), vec!["1. after".to_owned()]);
+    }
+}
