@@ -1,16 +1,951 @@
-//! The HTML page of a session (issue 26 item 2): being built; `rawpv export` says so.
+//! The HTML page of a session (issue 26 items 2, 4 and 6): one self-contained file that works
+//! offline.
+//!
+//! Who calls it: [`super::write`]. Layout: a header with the summary figures, the controls
+//! (search, filters by tool and status, fold and side-by-side switches), the catalog and the
+//! findings (each linked to its call), then the feed: one `<details class="turn">` per turn (a
+//! prompt and what followed it), each call a `.call` element (`id="cK"`, K its index in
+//! `Session::invocations`) with its time, tool, summary, status and duration, its subagent's
+//! calls and messages nested inside it; agent text and prompts as Markdown (pulldown-cmark).
+//!
+//! A call's detail is the terminal's detail (`crate::detail::build`, every block expanded,
+//! syntax colour, word emphasis, the files' line numbers; a diff also side by side), as lines of
+//! styled runs: one `<script type="application/json" id="dK">` per call after the feed, parsed
+//! and drawn by the page's script only when the call is opened, so a big session's page opens
+//! at once and holds its data once. Styles are classes of one stylesheet (`.sN`), never
+//! `style` attributes.
+//!
+//! Safety (issue 26 item 4): every string of the session is [`super::clean`]ed (no control
+//! character or escape sequence) and escaped for where it goes: HTML text and attributes by
+//! [`esc`], JSON in a script element by [`json_str`] (`<`, `>`, `&`, U+2028/9 as `\u` escapes, so
+//! no `</script>` or `<!--` can occur); Markdown's raw HTML becomes text, its links keep only
+//! `http:`, `https:`, `mailto:` and `#` targets (`rel="noopener noreferrer"`), its images become
+//! text. The page's script builds details with `textContent` only. The Content-Security-Policy
+//! allows only the page's own style and script element (a fresh nonce per export) and `data:`
+//! images; nothing is fetched from the network.
 
+use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{Options, Report};
-use crate::session::Session;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
 
-/// Writes `session` as one self-contained page.
+use super::{Options, Report, Summary, clean};
+use crate::detail::DetailOpts;
+use crate::detail::build::{DetailSource, build_detail_lines};
+use crate::redact::Redactor;
+use crate::session::{Item, MessageKind, Session};
+use crate::theme::Theme;
+
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("page.js");
+
+/// Width the details are laid out at (the page scrolls or wraps wider lines).
+const DETAIL_WIDTH: u16 = 120;
+/// Width of the side-by-side rendering of a diff.
+const SIDE_WIDTH: u16 = 220;
+/// Characters of a prompt shown in its turn's summary line.
+const PROMPT_LINE_CHARS: usize = 160;
+
+/// `s` escaped for HTML text and double- or single-quoted attributes.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    esc_into(&mut out, s);
+    out
+}
+
+fn esc_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// `s` as a JSON string safe inside a `<script>` element: `"`, `\` and control characters
+/// escaped as JSON wants, and `<`, `>`, `&`, U+2028, U+2029 as `\u` escapes.
+pub fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The classes of the styles used on the page: one per distinct (fg, bg, modifiers).
+#[derive(Debug, Default)]
+struct Styles {
+    index: HashMap<(Option<Color>, Option<Color>, u16), usize>,
+    list: Vec<(Option<Color>, Option<Color>, Modifier)>,
+}
+
+impl Styles {
+    /// Class number of `style` (0: no style).
+    fn of(&mut self, style: Style) -> usize {
+        let m = style.add_modifier - style.sub_modifier;
+        if style.fg.is_none() && style.bg.is_none() && m.is_empty() {
+            return 0;
+        }
+        let key = (style.fg, style.bg, m.bits());
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        self.list.push((style.fg, style.bg, m));
+        let i = self.list.len();
+        self.index.insert(key, i);
+        i
+    }
+
+    fn css(&self) -> String {
+        let mut out = String::new();
+        for (i, (fg, bg, m)) in self.list.iter().enumerate() {
+            let (mut fg, mut bg) = (fg.and_then(css_color), bg.and_then(css_color));
+            if m.contains(Modifier::REVERSED) {
+                let f = fg.take().unwrap_or_else(|| "var(--code-fg)".into());
+                let b = bg.take().unwrap_or_else(|| "var(--code-bg)".into());
+                fg = Some(b);
+                bg = Some(f);
+            }
+            let _ = write!(out, ".s{}{{", i + 1);
+            if let Some(c) = fg {
+                let _ = write!(out, "color:{c};");
+            }
+            if let Some(c) = bg {
+                let _ = write!(out, "background:{c};");
+            }
+            if m.contains(Modifier::BOLD) {
+                out.push_str("font-weight:700;");
+            }
+            if m.contains(Modifier::ITALIC) {
+                out.push_str("font-style:italic;");
+            }
+            if m.contains(Modifier::DIM) {
+                out.push_str("opacity:.65;");
+            }
+            match (
+                m.contains(Modifier::UNDERLINED),
+                m.contains(Modifier::CROSSED_OUT),
+            ) {
+                (true, true) => out.push_str("text-decoration:underline line-through;"),
+                (true, false) => out.push_str("text-decoration:underline;"),
+                (false, true) => out.push_str("text-decoration:line-through;"),
+                (false, false) => {}
+            }
+            out.push_str("}\n");
+        }
+        out
+    }
+}
+
+/// A terminal colour as CSS: the 16 ANSI colours are the page's palette variables (so they
+/// suit its background), 256-colour indices the xterm palette, RGB as is.
+fn css_color(c: Color) -> Option<String> {
+    let ansi = |n: u8| Some(format!("var(--c{n})"));
+    match c {
+        Color::Reset => None,
+        Color::Black => ansi(0),
+        Color::Red => ansi(1),
+        Color::Green => ansi(2),
+        Color::Yellow => ansi(3),
+        Color::Blue => ansi(4),
+        Color::Magenta => ansi(5),
+        Color::Cyan => ansi(6),
+        Color::Gray => ansi(7),
+        Color::DarkGray => ansi(8),
+        Color::LightRed => ansi(9),
+        Color::LightGreen => ansi(10),
+        Color::LightYellow => ansi(11),
+        Color::LightBlue => ansi(12),
+        Color::LightMagenta => ansi(13),
+        Color::LightCyan => ansi(14),
+        Color::White => ansi(15),
+        Color::Indexed(n) if n < 16 => ansi(n),
+        Color::Indexed(n) if n < 232 => {
+            let n = n - 16;
+            let step = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
+            Some(format!(
+                "#{:02x}{:02x}{:02x}",
+                step(n / 36),
+                step((n / 6) % 6),
+                step(n % 6)
+            ))
+        }
+        Color::Indexed(n) => {
+            let v = 8 + (n - 232) * 10;
+            Some(format!("#{v:02x}{v:02x}{v:02x}"))
+        }
+        Color::Rgb(r, g, b) => Some(format!("#{r:02x}{g:02x}{b:02x}")),
+    }
+}
+
+/// `lines` as the page's JSON: `[[lineClass, class, "text", class, "text", …], …]`.
+fn lines_json(out: &mut String, lines: &[Line<'_>], styles: &mut Styles) {
+    out.push('[');
+    for (i, l) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "[{}", styles.of(l.style));
+        for sp in &l.spans {
+            if sp.content.is_empty() {
+                continue;
+            }
+            let _ = write!(out, ",{},", styles.of(sp.style));
+            json_str(out, &clean(&sp.content));
+        }
+        out.push(']');
+    }
+    out.push(']');
+}
+
+/// A random nonce for the page's CSP (128 bits from the std hasher's random keys).
+fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut s = String::new();
+    for i in 0..2u8 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u8(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        let _ = write!(s, "{:016x}", h.finish());
+    }
+    s
+}
+
+/// Redacts what a detail shows of an item: a call's input, output, stream, summary, hooks and
+/// findings; a message's text; an event's payload.
+fn redact_source(src: &mut DetailSource, r: &mut Redactor) {
+    match src {
+        DetailSource::Invocation {
+            inv,
+            findings,
+            hooks,
+            ..
+        } => {
+            r.value(&mut inv.input);
+            if let Some(res) = inv.result.as_mut() {
+                if let Some(o) = res.output.as_mut() {
+                    r.value(o);
+                }
+                for v in res.extra.values_mut() {
+                    r.value(v);
+                }
+            }
+            let summary = r.text(&inv.summary).into_owned();
+            inv.summary = summary.into();
+            if !inv.stream.is_empty() {
+                let mut fresh = crate::session::ChunkBuffer::default();
+                for c in inv.stream.chunks() {
+                    let mut c = c.clone();
+                    r.string(&mut c.text);
+                    fresh.insert(c);
+                }
+                inv.stream = fresh;
+            }
+            for f in findings {
+                r.string(&mut f.message);
+            }
+            for h in hooks {
+                r.string(&mut h.output);
+                r.string(&mut h.stderr);
+                if let Some(c) = h.command.as_mut() {
+                    r.string(c);
+                }
+            }
+        }
+        DetailSource::Message(m) => r.string(&mut m.text),
+        DetailSource::Event(f) => {
+            let mut p = f.payload_json();
+            r.value(&mut p);
+            if let serde_json::Value::Object(m) = p {
+                **f = crate::protocol::Frame::new(
+                    f.frame_type.clone(),
+                    crate::protocol::Body::Generic(m),
+                );
+            }
+        }
+    }
+}
+
+/// Markdown (agent text, prompts) as safe HTML: raw HTML as text, links only to `http:`,
+/// `https:`, `mailto:` or `#…` targets and with `rel="noopener noreferrer"`, images as text.
+pub fn markdown_html(text: &str) -> String {
+    use pulldown_cmark::{CowStr, Event, Options as MdOptions, Parser, Tag, TagEnd};
+    let text = clean(text);
+    let parser = Parser::new_ext(
+        &text,
+        MdOptions::ENABLE_TABLES | MdOptions::ENABLE_STRIKETHROUGH | MdOptions::ENABLE_TASKLISTS,
+    );
+    let mut links: Vec<bool> = Vec::new();
+    let mut images: Vec<String> = Vec::new();
+    let events = parser.map(|ev| match ev {
+        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+        Event::Start(Tag::Link { dest_url, .. }) => {
+            let url = dest_url.trim();
+            let lower = url.to_ascii_lowercase();
+            let safe = lower.starts_with("http://")
+                || lower.starts_with("https://")
+                || lower.starts_with("mailto:")
+                || lower.starts_with('#');
+            links.push(safe);
+            if safe {
+                Event::Html(CowStr::from(format!(
+                    "<a href=\"{}\" rel=\"noopener noreferrer\" target=\"_blank\">",
+                    esc(url)
+                )))
+            } else {
+                Event::Html(CowStr::from("<span class=\"badlink\">"))
+            }
+        }
+        Event::End(TagEnd::Link) => {
+            if links.pop().unwrap_or(false) {
+                Event::Html(CowStr::from("</a>"))
+            } else {
+                Event::Html(CowStr::from("</span>"))
+            }
+        }
+        Event::Start(Tag::Image { dest_url, .. }) => {
+            images.push(dest_url.to_string());
+            Event::Text(CowStr::from("[image: "))
+        }
+        Event::End(TagEnd::Image) => {
+            let url = images.pop().unwrap_or_default();
+            Event::Text(CowStr::from(format!("] ({url})")))
+        }
+        other => other,
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
+
+/// What the page knows of each feed row before it is written.
+struct Plan {
+    /// Rows nested inside call K (its subagent's calls and messages), by call index.
+    nested: HashMap<usize, Vec<usize>>,
+    /// Rows written inside another one (not at the top of their turn).
+    inner: Vec<bool>,
+}
+
+fn plan(session: &Session) -> Plan {
+    let mut nested: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut inner = vec![false; session.items.len()];
+    for (idx, item) in session.items.iter().enumerate() {
+        let parent = match item {
+            Item::Invocation(k) => session.invocations[*k].parent,
+            Item::Message(m) => m
+                .delegation_chain
+                .last()
+                .and_then(|d| session.invocation_index(&d.invocation_id)),
+            Item::Event(_) => None,
+        };
+        // Only into a call written before it (the page is written in order).
+        if let Some(p) = parent
+            && session.invocations[p].item < idx
+        {
+            nested.entry(p).or_default().push(idx);
+            inner[idx] = true;
+        }
+    }
+    Plan { nested, inner }
+}
+
+struct Writer<'a> {
+    session: &'a Session,
+    red: Option<Redactor>,
+    styles: Styles,
+    plan: Plan,
+    theme: Theme,
+    /// The `<script type="application/json">` blocks of the details, written after the feed.
+    data: Vec<u8>,
+    calls: usize,
+    tools: std::collections::BTreeSet<String>,
+    statuses: std::collections::BTreeSet<String>,
+}
+
+impl Writer<'_> {
+    fn text(&mut self, s: &str) -> String {
+        let s = match self.red.as_mut() {
+            Some(r) => r.text(s).into_owned(),
+            None => s.to_owned(),
+        };
+        clean(&s)
+    }
+
+    /// The detail of row `idx` as JSON (`{"u": lines, "s": side-by-side lines}`), into `data`.
+    fn detail(&mut self, idx: usize, id: &str) {
+        let Some(mut src) = DetailSource::from_session(self.session, idx) else {
+            return;
+        };
+        if let Some(r) = self.red.as_mut() {
+            redact_source(&mut src, r);
+        }
+        let opts = DetailOpts {
+            width: DETAIL_WIDTH,
+            expanded: true,
+            side_by_side: false,
+            wrap: false,
+            limits: crate::render::Limits::default(),
+        };
+        let unified = build_detail_lines(&src, &self.theme, opts);
+        let mut out = String::with_capacity(4096);
+        let _ = write!(
+            out,
+            "<script type=\"application/json\" class=\"d\" id=\"{id}\">{{\"u\":"
+        );
+        lines_json(&mut out, &unified, &mut self.styles);
+        if has_diff(&src) {
+            let side = build_detail_lines(
+                &src,
+                &self.theme,
+                DetailOpts {
+                    width: SIDE_WIDTH,
+                    side_by_side: true,
+                    ..opts
+                },
+            );
+            if side != unified {
+                out.push_str(",\"s\":");
+                lines_json(&mut out, &side, &mut self.styles);
+            }
+        }
+        out.push_str("}</script>\n");
+        self.data.extend_from_slice(out.as_bytes());
+    }
+
+    fn row(&mut self, doc: &mut String, idx: usize) {
+        let session = self.session;
+        match &session.items[idx] {
+            Item::Invocation(k) => {
+                let k = *k;
+                let inv = &session.invocations[k];
+                self.calls += 1;
+                let tool = clean(&inv.tool_name);
+                let status = inv.status.word(session.ended).to_owned();
+                self.tools.insert(tool.clone());
+                self.statuses.insert(status.clone());
+                let summary = crate::render::ansi::visible_plain(&crate::session::summary::shown(
+                    session, inv,
+                ));
+                let summary = self.text(&summary);
+                let time = inv
+                    .requested_at
+                    .map(crate::protocol::Timestamp::clock)
+                    .unwrap_or_default();
+                let dur = inv
+                    .duration_ms()
+                    .map(crate::fmt::duration_ms)
+                    .unwrap_or_default();
+                let class = status_class(&inv.status);
+                let _ = write!(
+                    doc,
+                    "<div class=\"call\" id=\"c{k}\" data-tool=\"{}\" data-status=\"{}\">\
+                     <button class=\"row\" type=\"button\" aria-expanded=\"false\">\
+                     <span class=\"t\">{}</span><span class=\"tool\">{}</span>\
+                     <span class=\"sum\">{}</span><span class=\"st {class}\">{}</span>\
+                     <span class=\"dur\">{}</span>",
+                    esc(&tool),
+                    esc(&status),
+                    esc(&time),
+                    esc(&tool),
+                    esc(&summary),
+                    esc(&status),
+                    esc(&dur),
+                );
+                if inv.findings > 0 {
+                    let _ = write!(
+                        doc,
+                        "<span class=\"fc\">{}</span>",
+                        crate::fmt::plural(inv.findings, "finding")
+                    );
+                }
+                doc.push_str("</button><div class=\"detail\" hidden></div>");
+                self.detail(idx, &format!("d{k}"));
+                if let Some(children) = self.plan.nested.get(&k).cloned() {
+                    doc.push_str("<div class=\"sub\">");
+                    for c in children {
+                        self.row(doc, c);
+                    }
+                    doc.push_str("</div>");
+                }
+                doc.push_str("</div>\n");
+            }
+            Item::Message(m) => {
+                let time = m
+                    .timestamp
+                    .map(crate::protocol::Timestamp::clock)
+                    .unwrap_or_default();
+                let (kind, who) = match m.kind {
+                    MessageKind::Prompt if m.delegation_chain.is_empty() => ("prompt", "Prompt"),
+                    MessageKind::Prompt => ("prompt", "Subagent prompt"),
+                    MessageKind::AgentText if m.delegation_chain.is_empty() => ("agent", "Agent"),
+                    MessageKind::AgentText => ("agent", "Subagent"),
+                    MessageKind::Thinking => ("thinking", "Thinking"),
+                };
+                let body = if m.redacted {
+                    "<p><em>(redacted by the producer)</em></p>".to_owned()
+                } else {
+                    let t = self.text(&m.text);
+                    markdown_html(&t)
+                };
+                if m.kind == MessageKind::Thinking {
+                    let _ = writeln!(
+                        doc,
+                        "<details class=\"msg thinking\"><summary><span class=\"t\">{}</span> \
+                         {who}</summary><div class=\"md\">{body}</div></details>",
+                        esc(&time)
+                    );
+                } else {
+                    let _ = writeln!(
+                        doc,
+                        "<div class=\"msg {kind}\"><div class=\"who\"><span class=\"t\">{}</span> \
+                         {who}</div><div class=\"md\">{body}</div></div>",
+                        esc(&time)
+                    );
+                }
+            }
+            Item::Event(f) => {
+                let words = crate::session::summary::event_line(f);
+                let words = self.text(&words);
+                let kind = clean(f.frame_type.as_str());
+                let time = f
+                    .envelope
+                    .timestamp
+                    .map(crate::protocol::Timestamp::clock)
+                    .unwrap_or_default();
+                let err = crate::session::query::is_error(session, idx);
+                let _ = writeln!(
+                    doc,
+                    "<div class=\"ev{}\" id=\"e{idx}\"><span class=\"t\">{}</span>\
+                     <span class=\"et\">{}</span> <span class=\"ew\">{}</span></div>",
+                    if err { " err" } else { "" },
+                    esc(&time),
+                    esc(&kind),
+                    esc(words.lines().next().unwrap_or("")),
+                );
+            }
+        }
+    }
+}
+
+/// Whether a detail holds a diff that side by side would show differently.
+fn has_diff(src: &DetailSource) -> bool {
+    let DetailSource::Invocation { inv, .. } = src else {
+        return false;
+    };
+    matches!(
+        inv.tool_name.as_str(),
+        "Edit" | "MultiEdit" | "Write" | "apply_patch" | "replace" | "NotebookEdit"
+    ) || inv
+        .result
+        .as_ref()
+        .and_then(|r| r.output_type.as_ref())
+        .is_some_and(|t| *t == crate::protocol::OutputType::Diff)
+}
+
+fn status_class(s: &crate::session::CallStatus) -> &'static str {
+    use crate::session::CallStatus;
+    match s {
+        CallStatus::Succeeded => "ok",
+        CallStatus::Cancelled => "cancelled",
+        CallStatus::Requested | CallStatus::Streaming => "open",
+        CallStatus::Failed | CallStatus::TimedOut | CallStatus::Other(_) => "bad",
+    }
+}
+
+/// The turns: for each, the rows at its top level (a prompt first), and its counts.
+struct Turn {
+    rows: Vec<usize>,
+    calls: usize,
+    errors: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+}
+
+fn turns(session: &Session, plan: &Plan) -> Vec<Turn> {
+    let mut out: Vec<Turn> = Vec::new();
+    for idx in 0..session.items.len() {
+        let starts = crate::session::query::is_turn_start(session, idx);
+        if starts || out.is_empty() {
+            out.push(Turn {
+                rows: Vec::new(),
+                calls: 0,
+                errors: 0,
+                start: None,
+                end: None,
+            });
+        }
+        let Some(t) = out.last_mut() else { continue };
+        let ts = match &session.items[idx] {
+            Item::Invocation(k) => {
+                let inv = &session.invocations[*k];
+                t.calls += 1;
+                t.errors += usize::from(inv.status.is_failure());
+                inv.ended_at.or(inv.requested_at)
+            }
+            Item::Message(m) => m.timestamp,
+            Item::Event(f) => f.envelope.timestamp,
+        };
+        if let Some(crate::protocol::Timestamp(ms)) = ts {
+            t.start = Some(t.start.map_or(ms, |s| s.min(ms)));
+            t.end = Some(t.end.map_or(ms, |e| e.max(ms)));
+        }
+        let quiet = crate::session::query::is_quiet(session, idx)
+            && !matches!(session.items[idx], Item::Invocation(_));
+        if !plan.inner[idx] && !quiet {
+            t.rows.push(idx);
+        }
+    }
+    out
+}
+
+/// Writes `session` as one self-contained page; returns what was redacted.
 ///
 /// # Errors
-/// Always, for now: the HTML writer is not built yet.
-pub fn write(_out: &mut dyn Write, _session: &Session, _opts: &Options) -> std::io::Result<Report> {
-    Err(std::io::Error::other(
-        "the HTML export is not built yet: use a .md file or --format markdown",
-    ))
+/// Writing failed.
+pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io::Result<Report> {
+    let nonce = nonce();
+    let mut w = Writer {
+        session,
+        red: opts.redact.then(Redactor::new),
+        styles: Styles::default(),
+        plan: plan(session),
+        theme: Theme::dark(),
+        data: Vec::new(),
+        calls: 0,
+        tools: std::collections::BTreeSet::new(),
+        statuses: std::collections::BTreeSet::new(),
+    };
+    let title = w.text(&opts.title);
+    let summary = Summary::of(session);
+    let mut feed = String::new();
+    let turns = turns(session, &w.plan);
+    let mut prompt_no = 0;
+    for (n, t) in turns.iter().enumerate() {
+        let first_prompt = t.rows.first().and_then(|&i| match &session.items[i] {
+            Item::Message(m) if m.kind == MessageKind::Prompt => Some(m),
+            _ => None,
+        });
+        let head = if let Some(m) = first_prompt {
+            prompt_no += 1;
+            let line = w.text(&crate::session::summary::message_line(m));
+            let line: String = line.chars().take(PROMPT_LINE_CHARS).collect();
+            format!("Prompt {prompt_no} · {}", esc(&line))
+        } else if n == 0 {
+            "Before the first prompt".to_owned()
+        } else {
+            "Branch".to_owned()
+        };
+        let mut counts = vec![crate::fmt::plural(t.calls, "call")];
+        if t.errors > 0 {
+            counts.push(crate::fmt::plural(t.errors, "error"));
+        }
+        if let (Some(a), Some(b)) = (t.start, t.end) {
+            counts.push(crate::fmt::duration_ms((b - a) as f64));
+        }
+        let _ = writeln!(
+            feed,
+            "<details class=\"turn\" open id=\"t{n}\"><summary><span class=\"th\">{head}</span> \
+             <span class=\"tc{}\">{}</span></summary>",
+            if t.errors > 0 { " bad" } else { "" },
+            esc(&counts.join(" · "))
+        );
+        for &idx in &t.rows {
+            w.row(&mut feed, idx);
+        }
+        feed.push_str("</details>\n");
+    }
+
+    let mut doc = String::with_capacity(feed.len() + 64 * 1024);
+    let _ = write!(
+        doc,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src data:; \
+         base-uri 'none'; form-action 'none'\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"rawpv {}\">\n\
+         <title>{} · rawpv</title>\n<style nonce=\"{nonce}\">\n{CSS}",
+        env!("CARGO_PKG_VERSION"),
+        esc(&title)
+    );
+    // The style classes are known once every detail is rendered (above).
+    doc.push_str(&w.styles.css());
+    doc.push_str("</style></head>\n<body>\n");
+    write_header(&mut doc, &title, &summary);
+    write_controls(&mut doc, &w.tools, &w.statuses);
+    write_catalog(&mut doc, session, &mut w);
+    write_findings(&mut doc, session, &mut w);
+    let _ = writeln!(
+        doc,
+        "<main id=\"feed\" data-calls=\"{}\">\n<p id=\"shown\" class=\"dim\"></p>",
+        w.calls
+    );
+    out.write_all(doc.as_bytes())?;
+    out.write_all(feed.as_bytes())?;
+    drop(feed);
+    let mut tail = String::from("</main>\n");
+    if let Some(r) = &w.red {
+        let _ = writeln!(tail, "<footer><p>{}</p></footer>", esc(&r.summary()));
+    }
+    tail.push_str("<div id=\"data\" hidden>\n");
+    out.write_all(tail.as_bytes())?;
+    out.write_all(&w.data)?;
+    let _ = writeln!(
+        out,
+        "</div>\n<script nonce=\"{nonce}\">\n{JS}</script>\n</body></html>"
+    );
+    Ok(Report {
+        redacted: w.red,
+        calls: w.calls,
+    })
+}
+
+fn write_header(doc: &mut String, title: &str, s: &Summary) {
+    let _ = write!(doc, "<header><h1>{}</h1><dl class=\"figures\">", esc(title));
+    let mut fig = |k: &str, v: String, class: &str| {
+        let _ = write!(
+            doc,
+            "<div class=\"fig {class}\"><dt>{}</dt><dd>{}</dd></div>",
+            esc(k),
+            esc(&v)
+        );
+    };
+    fig("calls", super::thousands(s.calls), "");
+    fig(
+        "errors",
+        super::thousands(s.errors),
+        if s.errors > 0 { "bad" } else { "" },
+    );
+    if s.cancelled > 0 {
+        fig("cancelled", super::thousands(s.cancelled), "");
+    }
+    if s.open > 0 {
+        fig("no result", super::thousands(s.open), "");
+    }
+    fig("prompts", super::thousands(s.prompts), "");
+    if s.tokens_in > 0 || s.tokens_out > 0 || s.tokens_cache_read > 0 {
+        fig(
+            "tokens in / out / cache read",
+            format!(
+                "{} / {} / {}",
+                super::thousands(s.tokens_in),
+                super::thousands(s.tokens_out),
+                super::thousands(s.tokens_cache_read)
+            ),
+            "",
+        );
+    }
+    if let Some(ms) = s.span_ms {
+        fig("duration", crate::fmt::duration_ms(ms), "");
+    }
+    if let Some(t) = s.started {
+        fig("started (UTC)", t.to_rfc3339(), "");
+    }
+    if !s.models.is_empty() {
+        fig("models", clean(&s.models.join(", ")), "");
+    }
+    if s.sessions > 1 {
+        fig("sessions", s.sessions.to_string(), "");
+    }
+    fig(
+        "findings",
+        super::thousands(s.findings as u64),
+        if s.findings > 0 { "warn" } else { "" },
+    );
+    doc.push_str("</dl></header>\n");
+}
+
+fn write_controls(
+    doc: &mut String,
+    tools: &std::collections::BTreeSet<String>,
+    statuses: &std::collections::BTreeSet<String>,
+) {
+    doc.push_str(
+        "<nav id=\"controls\"><input id=\"q\" type=\"search\" placeholder=\"Search calls \
+         (tool, summary; Enter also searches details)\" aria-label=\"Search\">\
+         <select id=\"ftool\" aria-label=\"Tool\"><option value=\"\">every tool</option>",
+    );
+    for t in tools {
+        let _ = write!(doc, "<option>{}</option>", esc(t));
+    }
+    doc.push_str("</select><select id=\"fstatus\" aria-label=\"Status\"><option value=\"\">every status</option>");
+    for s in statuses {
+        let _ = write!(doc, "<option>{}</option>", esc(s));
+    }
+    doc.push_str(
+        "</select><label><input id=\"indetail\" type=\"checkbox\"> in details</label>\
+         <button id=\"fold\" type=\"button\">Fold turns</button>\
+         <button id=\"unfold\" type=\"button\">Unfold turns</button>\
+         <label><input id=\"sbs\" type=\"checkbox\"> diffs side by side</label>\
+         <label><input id=\"wrap\" type=\"checkbox\"> wrap</label></nav>\n",
+    );
+}
+
+fn write_catalog(doc: &mut String, session: &Session, w: &mut Writer<'_>) {
+    let mut any = false;
+    for (sid, _) in session.sessions.iter() {
+        let Some(cat) = session.catalog_of(sid) else {
+            continue;
+        };
+        if !any {
+            doc.push_str("<details id=\"catalog\"><summary>Tool catalog</summary>");
+            any = true;
+        }
+        if session.sessions.is_multi() {
+            let name = w.text(&session.sessions.short_name(sid));
+            let _ = write!(doc, "<h3>session {}</h3>", esc(&name));
+        }
+        let _ = write!(
+            doc,
+            "<table><thead><tr><th>tool</th><th>status</th><th>category</th><th>output_type</th>\
+             <th>description</th></tr></thead><tbody>"
+        );
+        for t in &cat.tools {
+            let status = t.status.as_ref().map(|s| s.as_str().to_owned());
+            let status = match (&status, &t.status_description) {
+                (Some(s), Some(d)) => format!("{s}: {d}"),
+                (Some(s), None) => s.clone(),
+                (None, _) => String::new(),
+            };
+            let cat_name = t.category.as_ref().map(|c| c.as_str().to_owned());
+            let ot = t.output_type.as_ref().map(|o| o.as_str().to_owned());
+            let desc = t.description.as_deref().unwrap_or("");
+            let desc: String = desc.chars().take(300).collect();
+            let _ = write!(
+                doc,
+                "<tr><td class=\"tool\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&w.text(&t.name)),
+                esc(&w.text(&status)),
+                esc(&clean(cat_name.as_deref().unwrap_or(""))),
+                esc(&clean(ot.as_deref().unwrap_or(""))),
+                esc(&w.text(&desc))
+            );
+        }
+        doc.push_str("</tbody></table>");
+        if !cat.diagnostics.is_empty() {
+            doc.push_str("<h4>Diagnostics</h4><ul class=\"diag\">");
+            for d in &cat.diagnostics {
+                let sev = d.severity.as_ref().map(|s| s.as_str().to_owned());
+                let line = [
+                    sev.unwrap_or_default(),
+                    d.tool_name.clone().unwrap_or_default(),
+                    d.code.clone().unwrap_or_default(),
+                    d.message.clone().unwrap_or_default(),
+                ]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(" · ");
+                let _ = write!(doc, "<li>{}</li>", esc(&w.text(&line)));
+            }
+            doc.push_str("</ul>");
+        }
+    }
+    if any {
+        doc.push_str("</details>\n");
+    }
+}
+
+fn write_findings(doc: &mut String, session: &Session, w: &mut Writer<'_>) {
+    if session.findings.is_empty() {
+        return;
+    }
+    let _ = write!(
+        doc,
+        "<details id=\"findings\"><summary>{}</summary><ul>",
+        esc(&crate::fmt::plural(session.findings.len(), "finding"))
+    );
+    for f in &session.findings {
+        let target = f
+            .invocation_id
+            .as_deref()
+            .and_then(|id| session.invocation_index(id));
+        let msg = w.text(&f.message);
+        let _ = write!(
+            doc,
+            "<li class=\"{}\"><span class=\"lvl\">{}</span> <code>{}</code> {} \
+             <span class=\"dim\">line {} ({})</span>",
+            f.level.as_str(),
+            f.level.as_str(),
+            esc(f.code),
+            esc(&msg),
+            f.line,
+            esc(f.spec)
+        );
+        if let Some(k) = target {
+            let _ = write!(doc, " <a href=\"#c{k}\" class=\"goto\">the call</a>");
+        }
+        doc.push_str("</li>");
+    }
+    doc.push_str("</ul></details>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_in_a_script_cannot_close_it() {
+        let mut s = String::new();
+        json_str(&mut s, "</script><!-- \u{2028} \"q\" \\ \u{1b}[31m &amp;");
+        assert_eq!(
+            s,
+            "\"\\u003c/script\\u003e\\u003c!-- \\u2028 \\\"q\\\" \\\\ \\u001b[31m \\u0026amp;\""
+        );
+        let back: String = serde_json::from_str(&s).unwrap_or_default();
+        assert_eq!(back, "</script><!-- \u{2028} \"q\" \\ \u{1b}[31m &amp;");
+    }
+
+    #[test]
+    fn markdown_keeps_no_html_and_no_unsafe_link() {
+        let h = markdown_html(
+            "<script>x()</script>\n\n[a](javascript:alert(1)) [b](https://e.test/?a=\"1\") \
+             ![i](https://e.test/i.png) <https://ok.test> <javascript:alert(2)>",
+        );
+        assert!(!h.contains("<script"), "{h}");
+        assert!(!h.contains("href=\"javascript"), "{h}");
+        assert!(h.contains("&lt;script&gt;"), "{h}");
+        assert!(
+            h.contains(
+                "<a href=\"https://e.test/?a=%221%22\" rel=\"noopener noreferrer\" target=\"_blank\">b</a>"
+            ) || h.contains("<a href=\"https://e.test/?a=&quot;1&quot;\" rel=\"noopener noreferrer\" target=\"_blank\">b</a>"),
+            "{h}"
+        );
+        assert!(!h.contains("<img"), "{h}");
+        assert!(h.contains("[image: i] (https://e.test/i.png)"), "{h}");
+    }
+
+    #[test]
+    fn colours_become_css() {
+        assert_eq!(css_color(Color::Red).as_deref(), Some("var(--c1)"));
+        assert_eq!(css_color(Color::Indexed(196)).as_deref(), Some("#ff0000"));
+        assert_eq!(css_color(Color::Indexed(244)).as_deref(), Some("#808080"));
+        assert_eq!(css_color(Color::Rgb(1, 2, 3)).as_deref(), Some("#010203"));
+        assert_eq!(css_color(Color::Reset), None);
+    }
 }

@@ -30,6 +30,7 @@ mod check_rules;
 mod check_tui;
 mod copy_keys;
 mod detail_print_tui;
+mod export_browser;
 mod export_markdown;
 mod feed_widths;
 mod file_changes;

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration test modules.
 
+pub mod cdp;
 pub mod corpus;
 pub mod exports;
 pub mod headless;

@@ -1,0 +1,180 @@
+//! `rawpv export --format html` in a real headless Chromium (issue 26 item 7,
+//! `support::cdp`): every corpus session's and RAWP fixture's page has one call element per
+//! call, each opens its detail on a click, and nothing is logged as an error (no script error,
+//! no CSP violation); the hostile fixture's page runs none of its payloads and shows them as
+//! text. `screenshots` (ignored; `scripts/export-screenshots.sh`) writes pictures of a page.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use rawpv::export::{Depth, Format, Options};
+
+use crate::support::cdp::{self, Browser};
+use crate::support::exports;
+
+fn write_page(session: &rawpv::session::Session, dir: &Path, name: &str) -> PathBuf {
+    let opts = Options {
+        depth: Depth::Full,
+        redact: true,
+        max_lines: 200,
+        title: name.into(),
+    };
+    let path = dir.join(format!("{name}.html"));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    rawpv::export::write(&mut out, session, Format::Html, &opts).unwrap();
+    drop(out);
+    path
+}
+
+/// Clicks every call's row; the calls, those whose detail did not open with lines, and
+/// whether the page's script finished.
+const OPEN_ALL: &str = r"(async () => {
+  await new Promise(r => setTimeout(r, 50));
+  const calls = [...document.querySelectorAll('.call')];
+  const bad = [];
+  for (const c of calls) {
+    c.querySelector(':scope > .row').click();
+    const d = c.querySelector(':scope > .detail');
+    if (d.hidden || !d.querySelector('pre .ln')) bad.push(c.id);
+  }
+  return {ready: document.documentElement.dataset.ready || null, calls: calls.length, bad,
+          pwned: typeof window.__pwned};
+})()";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_page_has_its_calls_and_opens_each() {
+    let Some(bin) = cdp::chromium() else { return };
+    let Some(paths) = exports::sessions() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut browser = Browser::start(&bin, 1280, 900).await;
+    let mut tab = browser.tab().await;
+    for (i, p) in paths.iter().enumerate() {
+        let s = exports::load(p);
+        let page = write_page(&s, dir.path(), &format!("p{i}"));
+        browser.open(&mut tab, &page).await;
+        let r = browser.eval(&mut tab, OPEN_ALL).await;
+        assert_eq!(
+            r,
+            serde_json::json!({"ready": "1", "calls": s.invocations.len(), "bad": [],
+                               "pwned": "undefined"}),
+            "{}",
+            p.display()
+        );
+        assert!(tab.errors.is_empty(), "{}: {:#?}", p.display(), tab.errors);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hostile_page_runs_nothing_and_shows_every_string() {
+    let Some(bin) = cdp::chromium() else { return };
+    let fixture = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/hostile.ndjson"
+    ));
+    let s = exports::load(fixture);
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page(&s, dir.path(), "hostile");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains('\u{1b}') && !html.contains('\0') && !html.contains('\u{202e}'));
+    let mut browser = Browser::start(&bin, 1280, 900).await;
+    let mut tab = browser.tab().await;
+    browser.open(&mut tab, &page).await;
+    let r = browser.eval(&mut tab, OPEN_ALL).await;
+    assert_eq!(r["calls"], 3, "{r}");
+    assert_eq!(r["bad"], serde_json::json!([]), "{r}");
+    // Also open the catalog, the findings and every thinking block, then search and filter.
+    let r = browser
+        .eval(
+            &mut tab,
+            r#"(async () => {
+  for (const d of document.querySelectorAll('details')) d.open = true;
+  const text = document.body.innerText;
+  // The search sees the rows: two of the three calls say "script" there.
+  const q = document.getElementById('q');
+  q.value = 'script'; q.dispatchEvent(new Event('input'));
+  await new Promise(r => setTimeout(r, 400));
+  const all = [...document.querySelectorAll('*')];
+  const onAttr = all.filter(e => [...e.attributes].some(a => a.name.toLowerCase().startsWith('on')))
+    .map(e => e.outerHTML.slice(0, 80));
+  const scripts = [...document.scripts];
+  const links = [...document.querySelectorAll('a[href]')].map(a => [a.getAttribute('href'), a.rel]);
+  return {
+    pwned: typeof window.__pwned,
+    onAttr,
+    active: document.querySelectorAll('img, iframe, svg, object, embed, frame, form, b, base, meta[http-equiv=refresh]').length,
+    codeScripts: scripts.filter(s => s.type !== 'application/json').length,
+    badLinks: links.filter(([h, rel]) => !(/^(https?:|mailto:|#)/i.test(h)) ||
+      (/^https?:/i.test(h) && rel !== 'noopener noreferrer')),
+    esc: text.includes('\u001b'),
+    shown: [
+      '<script>window.__pwned=9</script>',
+      '<img src=x onerror="window.__pwned=10">',
+      '<b onmouseover="window.__pwned=2">Evil</b>',
+      '</script><img src=x onerror=window.__pwned=18>',
+      '<script>window.__pwned=6</script>',
+      '[click](javascript:window.__pwned=7)'.slice(1, 6),
+      '<a href="javascript:window.__pwned=14">a link</a>',
+      '</style><script>window.__pwned=5</script>',
+      "echo '</script><script>window.__pwned=8</script>'",
+    ].filter(s => !text.includes(s)),
+    matched: document.getElementById('shown').textContent,
+  };
+})()"#,
+        )
+        .await;
+    assert_eq!(
+        r,
+        serde_json::json!({
+            "pwned": "undefined", "onAttr": [], "active": 0, "codeScripts": 1, "badLinks": [],
+            "esc": false, "shown": [], "matched": "2 of 3 calls match",
+        }),
+    );
+    assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
+}
+
+/// Pictures of an exported corpus page for people who want to look (and for README's
+/// `assets/export.png`): `RAWPV_SHOTS=DIR cargo test --test it export_browser::screenshots --
+/// --ignored` (`scripts/export-screenshots.sh`). Wide and narrow, light and dark, with a diff
+/// open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes screenshots; run by scripts/export-screenshots.sh"]
+async fn screenshots() {
+    let Some(bin) = cdp::chromium() else { return };
+    let out = PathBuf::from(std::env::var("RAWPV_SHOTS").unwrap_or_else(|_| "/tmp".into()));
+    let input = std::env::var("RAWPV_SHOT_INPUT").map_or_else(
+        |_| {
+            PathBuf::from(crate::support::corpus::CORPUS)
+                .join("claude-code/cc-v2.1.39-compaction-A-excerpt.jsonl")
+        },
+        PathBuf::from,
+    );
+    let s = exports::load(&input);
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page(&s, dir.path(), "session");
+    for (w, h) in [(1400u32, 1000u32), (420, 900)] {
+        let mut browser = Browser::start(&bin, w, h).await;
+        let mut tab = browser.tab().await;
+        browser.open(&mut tab, &page).await;
+        // Open the first edit (a diff) and scroll to it.
+        browser
+            .eval(
+                &mut tab,
+                r"(() => { const c = [...document.querySelectorAll('.call')]
+                  .find(c => /^(Edit|MultiEdit|apply_patch|replace)$/.test(c.dataset.tool) &&
+                  c.dataset.status === 'ok') ||
+                  document.querySelector('.call');
+                  if (c) { c.querySelector('.row').click(); c.scrollIntoView({block: 'start'});
+                  window.scrollBy(0, -120); } })()",
+            )
+            .await;
+        for dark in [false, true] {
+            let png = browser.screenshot(&mut tab, dark).await;
+            let name = format!("export-{w}-{}.png", if dark { "dark" } else { "light" });
+            std::fs::write(out.join(name), png).unwrap();
+        }
+        assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
+    }
+}
