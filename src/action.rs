@@ -116,4 +116,8 @@ pub enum Action {
     CopyOutput,
     /// Copy the selected row's frames as RAWP JSON lines.
     CopyRaw,
+    /// Redact secrets in what `y` / `Y` / `r` copy (on / off; `crate::redact`).
+    ToggleRedactCopies,
+    /// Write the session as a self-contained HTML page (redacted) and say where.
+    ExportPage,
 }

@@ -131,6 +131,8 @@ pub struct App {
     clock: Instant,
     /// An OSC 52 sequence for the loop to write to the terminal (copy).
     clipboard_out: Option<String>,
+    /// `S`: what `y` / `Y` / `r` copy goes through `crate::redact` first.
+    redact_copies: bool,
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
     from_browser: bool,
     /// Render limits of the detail pane (config `limits.*`).
@@ -175,6 +177,7 @@ impl App {
             replay: None,
             clock: Instant::now(),
             clipboard_out: None,
+            redact_copies: false,
             from_browser: false,
             limits: crate::render::Limits::default(),
             count: None,

@@ -161,6 +161,10 @@ pub enum Command {
         /// directory's rawpv/config.toml).
         #[arg(long, env = "RAWPV_CONFIG")]
         config: Option<PathBuf>,
+        /// Replace known secret shapes with `[REDACTED: kind]` (gitleaks' rules, as `rawpv
+        /// export` does); how many of which kind goes to stderr at the end.
+        #[arg(long)]
+        redact: bool,
     },
     /// Write the session as RAWP NDJSON to stdout, one frame per line.
     Convert {

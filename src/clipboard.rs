@@ -224,6 +224,23 @@ pub fn write_image(bytes: &[u8], ext: &str) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Writes an exported page (`X` in the viewer) to a new file named `rawpv-export-*.<ext>`
+/// where copies go (see [`write_fallback`]).
+///
+/// # Errors
+/// The directory or the file cannot be created or written.
+pub fn write_export(bytes: &[u8], ext: &str) -> std::io::Result<PathBuf> {
+    let dir = copy_dir();
+    private_dir(&dir)?;
+    let mut f = tempfile::Builder::new()
+        .prefix("rawpv-export-")
+        .suffix(&format!(".{ext}"))
+        .tempfile_in(&dir)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    let (_, path) = f.keep().map_err(|e| e.error)?;
+    Ok(path)
+}
+
 /// Where copy files go (see [`write_fallback`]).
 fn copy_dir() -> PathBuf {
     if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {

@@ -390,6 +390,18 @@ impl Default for Keymap {
                 "copy the row's raw frame JSON",
                 None,
             ),
+            b(
+                vec![c('S')],
+                Action::ToggleRedactCopies,
+                "copies: redact secrets (on / off)",
+                None,
+            ),
+            b(
+                vec![c('X')],
+                Action::ExportPage,
+                "export the session as an HTML page (secrets redacted)",
+                None,
+            ),
         ])
     }
 }

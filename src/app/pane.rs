@@ -267,6 +267,18 @@ impl App {
             Action::CopyInput => self.copy(crate::clipboard::CopyWhat::Input),
             Action::CopyOutput => self.copy(crate::clipboard::CopyWhat::Output),
             Action::CopyRaw => self.copy(crate::clipboard::CopyWhat::Raw),
+            Action::ToggleRedactCopies => {
+                self.redact_copies = !self.redact_copies;
+                self.view.message = Some(
+                    if self.redact_copies {
+                        "copies redact secrets ([REDACTED: kind])"
+                    } else {
+                        "copies are as recorded (secrets not redacted)"
+                    }
+                    .into(),
+                );
+            }
+            Action::ExportPage => self.export_page(),
             Action::Cancel => {
                 if self.view.help {
                     self.view.help = false;

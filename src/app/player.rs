@@ -133,6 +133,8 @@ impl App {
             | Action::CopyInput
             | Action::CopyOutput
             | Action::CopyRaw
+            | Action::ToggleRedactCopies
+            | Action::ExportPage
             | Action::Cancel => Move::None,
         };
         self.apply_move(mv);

@@ -37,6 +37,27 @@ pub async fn run(
     color: ColorChoice,
     width: Option<u16>,
     config: Option<&std::path::Path>,
+    redact: bool,
+) -> i32 {
+    let mut red = redact.then(crate::redact::Redactor::new);
+    let code = run_with(input, detail, all, color, width, config, red.as_mut()).await;
+    if let Some(r) = red
+        && code == 0
+    {
+        eprintln!("rawpv: {}", r.summary());
+    }
+    code
+}
+
+/// [`run`] with the redaction pass (`--redact`), whose counts the caller reports.
+async fn run_with(
+    input: &InputArgs,
+    detail: bool,
+    all: bool,
+    color: ColorChoice,
+    width: Option<u16>,
+    config: Option<&std::path::Path>,
+    red: Option<&mut crate::redact::Redactor>,
 ) -> i32 {
     // Render limits and the syntect theme come from the config (`--detail` only uses them).
     let limits = if detail {
@@ -71,7 +92,19 @@ pub async fn run(
             eprintln!("rawpv: {e}");
             return 2;
         }
-        return match tokio::task::spawn_blocking(move || stream_feed(&path, all)).await {
+        let mut owned = red.as_deref().cloned();
+        let r = tokio::task::spawn_blocking(move || {
+            let r = stream_feed(&path, all, owned.as_mut());
+            (r, owned)
+        })
+        .await;
+        let r = r.map(|(r, owned)| {
+            if let (Some(red), Some(o)) = (red, owned) {
+                *red = o;
+            }
+            r
+        });
+        return match r {
             Ok(Ok(r)) => super::exit_code(r, 0),
             Ok(Err(e)) => {
                 eprintln!("rawpv: {e}");
@@ -114,12 +147,22 @@ pub async fn run(
             .unwrap_or(DEFAULT_WIDTH)
             .max(20);
         if document && !detail {
-            super::with_stdout(|out| write_document(out, &session, width, use_colour, limits))
+            super::with_stdout(|out| {
+                let mut out = Redacting::new(out, red);
+                write_document(&mut out, &session, width, use_colour, limits)?;
+                out.finish()
+            })
         } else {
-            super::with_stdout(|out| write_detail_with(out, &session, width, use_colour, limits))
+            super::with_stdout(|out| {
+                write_detail_redacted(out, &session, width, use_colour, limits, red)
+            })
         }
     } else {
-        super::with_stdout(|out| write_feed(out, &session, all))
+        super::with_stdout(|out| {
+            let mut out = Redacting::new(out, red);
+            write_feed(&mut out, &session, all)?;
+            out.finish()
+        })
     };
     super::exit_code(r, 0)
 }
@@ -135,9 +178,14 @@ pub async fn run(
 /// # Errors
 /// `Err`: the file cannot be read (phrased for the user); `Ok(Err)`: writing failed (a closed
 /// pipe is `Ok(Ok(()))`).
-fn stream_feed(path: &std::path::Path, all: bool) -> Result<std::io::Result<()>, String> {
+fn stream_feed(
+    path: &std::path::Path,
+    all: bool,
+    red: Option<&mut crate::redact::Redactor>,
+) -> Result<std::io::Result<()>, String> {
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut buffered = std::io::BufWriter::new(stdout.lock());
+    let mut out = Redacting::new(&mut buffered, red);
     let mut next = 0;
     let mut write_err = None;
     let folded = crate::source::file::fold_path_each(path, Session::new(), |s| {
@@ -159,7 +207,7 @@ fn stream_feed(path: &std::path::Path, all: bool) -> Result<std::io::Result<()>,
             let shown = crate::render::text::visible(&path.display().to_string());
             return Err(format!("cannot read {shown}: {e}"));
         }
-        out.flush()
+        out.finish().and_then(|()| buffered.flush())
     };
     Ok(match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -316,6 +364,92 @@ fn write_row(out: &mut dyn Write, session: &Session, idx: usize, all: bool) -> s
     Ok(())
 }
 
+/// Feed text through the redaction pass (`print --redact`): each whole line is redacted before
+/// it is written (rows are plain text, so a secret is never split by styling); without a pass,
+/// a plain pass-through.
+struct Redacting<'a, 'r> {
+    out: &'a mut dyn Write,
+    red: Option<&'r mut crate::redact::Redactor>,
+    line: Vec<u8>,
+}
+
+impl<'a, 'r> Redacting<'a, 'r> {
+    fn new(out: &'a mut dyn Write, red: Option<&'r mut crate::redact::Redactor>) -> Self {
+        Self {
+            out,
+            red,
+            line: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self) -> std::io::Result<()> {
+        let line = std::mem::take(&mut self.line);
+        match self.red.as_deref_mut() {
+            Some(r) => {
+                let text = String::from_utf8_lossy(&line);
+                self.out.write_all(r.text(&text).as_bytes())
+            }
+            None => self.out.write_all(&line),
+        }
+    }
+
+    /// Writes what is left of the last line.
+    fn finish(mut self) -> std::io::Result<()> {
+        if !self.line.is_empty() {
+            self.emit()?;
+        }
+        self.out.flush()
+    }
+}
+
+impl Write for Redacting<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.red.is_none() {
+            return self.out.write(buf);
+        }
+        for part in buf.split_inclusive(|&b| b == b'\n') {
+            self.line.extend_from_slice(part);
+            if part.ends_with(b"\n") {
+                self.emit()?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// [`write_detail_with`], each call's detail built from a redacted copy when `red` is given
+/// (`print --detail --redact`; the same pass as `rawpv export`).
+fn write_detail_redacted(
+    out: &mut dyn Write,
+    session: &Session,
+    width: u16,
+    colour: bool,
+    limits: crate::render::Limits,
+    red: Option<&mut crate::redact::Redactor>,
+) -> std::io::Result<()> {
+    let Some(red) = red else {
+        return write_detail_with(out, session, width, colour, limits);
+    };
+    let theme = if colour { Theme::dark() } else { Theme::mono() };
+    for inv in &session.invocations {
+        if session.sessions.is_multi() {
+            let name = crate::render::text::visible(&session.sessions.short_name(inv.session));
+            writeln!(out, "session {}", red.text(&name))?;
+        }
+        let Some(mut src) = crate::detail::DetailSource::from_session(session, inv.item) else {
+            continue;
+        };
+        crate::export::html::redact_source(&mut src, red);
+        let wrapped = source_lines(&src, width, &theme, limits);
+        write_lines(out, &wrapped, colour)?;
+    }
+    Ok(())
+}
+
 /// Writes every invocation's detail (header, input, output or stream), wrapped at `width`, as
 /// SGR-styled text when `colour`, else plain.
 pub fn write_detail(
@@ -423,6 +557,16 @@ pub fn detail_lines(
     let Some(src) = crate::detail::DetailSource::from_session(session, item) else {
         return Vec::new();
     };
+    source_lines(&src, width, theme, limits)
+}
+
+/// The detail of `src` as [`detail_lines`] draws it.
+fn source_lines(
+    src: &crate::detail::DetailSource,
+    width: u16,
+    theme: &Theme,
+    limits: crate::render::Limits,
+) -> Vec<Line<'static>> {
     let opts = crate::detail::DetailOpts {
         width,
         expanded: true,
@@ -431,9 +575,9 @@ pub fn detail_lines(
         limits,
     };
     let lines = if theme.colour {
-        crate::detail::build::build_detail_lines(&src, theme, opts)
+        crate::detail::build::build_detail_lines(src, theme, opts)
     } else {
-        crate::detail::build::build_plain_detail_lines(&src, theme, opts)
+        crate::detail::build::build_plain_detail_lines(src, theme, opts)
     };
     lines
         .iter()

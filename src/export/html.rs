@@ -236,8 +236,8 @@ fn nonce() -> String {
 }
 
 /// Redacts what a detail shows of an item: a call's input, output, stream, summary, hooks and
-/// findings; a message's text; an event's payload.
-fn redact_source(src: &mut DetailSource, r: &mut Redactor) {
+/// findings; a message's text; an event's payload. Also `print --detail --redact`.
+pub fn redact_source(src: &mut DetailSource, r: &mut Redactor) {
     match src {
         DetailSource::Invocation {
             inv,

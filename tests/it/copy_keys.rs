@@ -116,3 +116,51 @@ fn clipboard_text(app: &mut App) -> Vec<u8> {
         .decode(b64)
         .expect("base64")
 }
+
+/// `S` makes copies go through the redaction pass (issue 26): `Y` on the secrets fixture's env
+/// output copies `[REDACTED: kind]` in place of each key and says how many; `S` again copies
+/// the output as recorded.
+#[test]
+fn s_redacts_what_is_copied_and_says_so() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/secrets.ndjson"
+    );
+    let items = import::load_bytes(&std::fs::read(path).unwrap()).items;
+    let mut app = App::headless(items, "secrets.ndjson");
+    let row = app
+        .session()
+        .items
+        .iter()
+        .position(|it| matches!(it, Item::Invocation(0)))
+        .unwrap();
+    let row = app.view().row_of(row).expect("visible");
+    app.select(row);
+    app.press(KeyCode::Char('S'));
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("copies redact secrets ([REDACTED: kind])")
+    );
+    app.press(KeyCode::Char('Y'));
+    let text = String::from_utf8(clipboard_text(&mut app)).unwrap();
+    assert_eq!(
+        text,
+        "OPENAI_API_KEY=[REDACTED: openai-api-key]\nAWS_ACCESS_KEY_ID=[REDACTED: aws-access-token]\n\
+         AWS_SECRET_ACCESS_KEY=[REDACTED: generic-api-key]\nGITHUB_TOKEN=[REDACTED: github-pat]\n"
+    );
+    let msg = app.view().message.clone().unwrap_or_default();
+    assert!(
+        msg.starts_with(
+            "copied the output (redacted 4 secrets: 1 aws-access-token, 1 generic-api-key, \
+             1 github-pat, 1 openai-api-key)"
+        ),
+        "{msg}"
+    );
+    app.press(KeyCode::Char('S'));
+    app.press(KeyCode::Char('Y'));
+    let text = String::from_utf8(clipboard_text(&mut app)).unwrap();
+    assert!(
+        text.contains("GITHUB_TOKEN=ghp_R7x2Kq9Lm4Np8Tv3Wy6Zb1Cd5Fg0Hj2Kl7Mn"),
+        "{text}"
+    );
+}

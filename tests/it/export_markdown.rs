@@ -279,3 +279,44 @@ proptest::proptest! {
         proptest::prop_assert_eq!(call_headings(&doc), vec!["1. after".to_owned()]);
     }
 }
+
+/// `rawpv print --redact` (feed and `--detail`) redacts with the same pass and says what on
+/// stderr; without it the feed is as recorded.
+#[test]
+fn print_redact_uses_the_same_pass() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/secrets.ndjson"
+    );
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("rawpv")
+            .unwrap()
+            .args(args)
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (feed, err) = run(&["print", "--redact"]);
+    assert!(
+        feed.contains("my token is [REDACTED: github-pat]\n"),
+        "{feed}"
+    );
+    assert_eq!(err, "rawpv: redacted 1 secret: 1 github-pat\n");
+    let (detail, err) = run(&["print", "--redact", "--detail", "--color", "always"]);
+    for secret in [
+        "T3BlbkFJ",
+        "AKIAZ7QRSTUVWX2345AB",
+        "ghp_R7x2",
+        "eyJhbGciOiJIUzI1NiJ9",
+    ] {
+        assert!(!detail.contains(secret), "{secret}");
+    }
+    assert!(err.starts_with("rawpv: redacted 5 secrets: "), "{err}");
+    let (plain, err) = run(&["print"]);
+    assert!(plain.contains("ghp_R7x2Kq9Lm4Np8Tv3Wy6Zb1Cd5Fg0Hj2Kl7Mn") && err.is_empty());
+}
