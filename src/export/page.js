@@ -1,5 +1,7 @@
-// rawpv export: the page's only script (issue 26). It draws a call's detail from the JSON
-// embedded once per call (`<script type="application/json" id="dK">`) when the call is opened,
+// rawpv export: the page's only script (issue 26). It draws a call's detail from the data
+// embedded once (chunks of calls as raw-deflated JSON in base64, `<script
+// type="application/octet-stream" id="zN">`, inflated by DecompressionStream) when the call is
+// opened,
 // with textContent only (no markup is ever parsed from the session), and runs the search,
 // the filters and the fold / side-by-side / wrap switches. Links in details are made only for
 // http(s) URLs, with rel="noopener noreferrer".
@@ -11,12 +13,29 @@
   const wrap = document.getElementById("wrap");
   const URL_RE = /https?:\/\/[^\s<>"'`)\]]+/g;
 
-  function data(call) {
-    const el = document.getElementById("d" + call.id.slice(1));
-    if (!el) return null;
-    if (!el._parsed) el._parsed = JSON.parse(el.textContent);
-    return el._parsed;
+  const chunks = new Map();
+  // Chunk n of the details: {callIndex: {u: lines, s: side-by-side lines}}.
+  function chunk(n) {
+    if (!chunks.has(n)) {
+      chunks.set(n, (async function () {
+        const el = document.getElementById("z" + n);
+        if (!el) return {};
+        const bin = atob(el.textContent.trim());
+        const bytes = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+        return JSON.parse(await new Response(stream).text());
+      })());
+    }
+    return chunks.get(n);
   }
+  async function data(call) {
+    const all = await chunk(call.dataset.z);
+    return all[call.id.slice(1)] || null;
+  }
+  const pending = new Set();
+  // Resolves when every detail asked for is drawn (the tests wait on it).
+  window.rawpvIdle = function () { return Promise.all(Array.from(pending)); };
 
   function appendText(parent, text) {
     let at = 0;
@@ -33,8 +52,8 @@
     if (at < text.length) parent.appendChild(document.createTextNode(text.slice(at)));
   }
 
-  function draw(call) {
-    const d = data(call);
+  async function draw(call) {
+    const d = await data(call);
     const box = call.querySelector(":scope > .detail");
     box.textContent = "";
     if (!d) return;
@@ -68,7 +87,10 @@
     const btn = call.querySelector(":scope > .row");
     if (yes) {
       const want = sbs.checked ? "s" : "u";
-      if (!call.dataset.drawn || (call.dataset.drawn !== want && data(call) && data(call).s)) draw(call);
+      if (call.dataset.drawn !== want) {
+        const p = draw(call).finally(function () { pending.delete(p); });
+        pending.add(p);
+      }
       box.hidden = false;
     } else {
       box.hidden = true;
@@ -107,7 +129,23 @@
   const fstatus = document.getElementById("fstatus");
   const indetail = document.getElementById("indetail");
   const shown = document.getElementById("shown");
-  function apply() {
+  // The text of each call's detail, for "in details" (every chunk inflated once).
+  const detailText = new Map();
+  async function loadDetailTexts() {
+    const ns = new Set(calls.map(function (c) { return c.dataset.z; }));
+    for (const n of ns) {
+      const all = await chunk(n);
+      for (const k in all) {
+        let t = "";
+        for (const line of all[k].u) for (let i = 2; i < line.length; i += 2) t += line[i];
+        detailText.set(k, t.toLowerCase());
+      }
+    }
+  }
+  let texts = null;
+  async function apply() {
+    if (indetail.checked && !texts) texts = loadDetailTexts();
+    if (indetail.checked) await texts;
     const text = q.value.trim().toLowerCase();
     const tool = ftool.value, status = fstatus.value;
     let n = 0;
@@ -117,8 +155,7 @@
         const row = call.querySelector(":scope > .row").textContent.toLowerCase();
         ok = row.includes(text);
         if (!ok && indetail.checked) {
-          const el = document.getElementById("d" + call.id.slice(1));
-          ok = !!el && el.textContent.toLowerCase().includes(text);
+          ok = (detailText.get(call.id.slice(1)) || "").includes(text);
         }
       }
       call.classList.toggle("hidden", !ok);
@@ -149,7 +186,7 @@
     for (const t of document.querySelectorAll(".turn")) t.open = true;
   });
   sbs.addEventListener("change", function () {
-    for (const call of document.querySelectorAll(".call.open")) draw(call);
+    for (const call of document.querySelectorAll(".call.open")) open(call, true);
   });
   wrap.addEventListener("change", function () { document.body.classList.toggle("wrap", wrap.checked); });
   for (const a of document.querySelectorAll("a.goto")) {
@@ -160,7 +197,8 @@
     for (const t of document.querySelectorAll(".turn")) t.open = true;
     if (calls.length <= 2000) for (const call of calls) open(call, true);
   });
-  apply();
-  fromHash();
-  document.documentElement.dataset.ready = "1";
+  apply().then(function () {
+    fromHash();
+    document.documentElement.dataset.ready = "1";
+  });
 })();

@@ -33,8 +33,9 @@ const OPEN_ALL: &str = r"(async () => {
   await new Promise(r => setTimeout(r, 50));
   const calls = [...document.querySelectorAll('.call')];
   const bad = [];
+  for (const c of calls) c.querySelector(':scope > .row').click();
+  await window.rawpvIdle();
   for (const c of calls) {
-    c.querySelector(':scope > .row').click();
     const d = c.querySelector(':scope > .detail');
     if (d.hidden || !d.querySelector('pre .ln')) bad.push(c.id);
   }
@@ -105,7 +106,7 @@ async fn the_hostile_page_runs_nothing_and_shows_every_string() {
     pwned: typeof window.__pwned,
     onAttr,
     active: document.querySelectorAll('img, iframe, svg, object, embed, frame, form, b, base, meta[http-equiv=refresh]').length,
-    codeScripts: scripts.filter(s => s.type !== 'application/json').length,
+    codeScripts: scripts.filter(s => s.type !== 'application/octet-stream').length,
     badLinks: links.filter(([h, rel]) => !(/^(https?:|mailto:|#)/i.test(h)) ||
       (/^https?:/i.test(h) && rel !== 'noopener noreferrer')),
     esc: text.includes('\u001b'),
@@ -167,7 +168,7 @@ async fn screenshots() {
                   c.dataset.status === 'ok') ||
                   document.querySelector('.call');
                   if (c) { c.querySelector('.row').click(); c.scrollIntoView({block: 'start'});
-                  window.scrollBy(0, -120); } })()",
+                  window.scrollBy(0, -120); } return window.rawpvIdle().then(() => 1); })()",
             )
             .await;
         for dark in [false, true] {
@@ -177,4 +178,51 @@ async fn screenshots() {
         }
         assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
     }
+}
+
+/// How fast a big exported page opens (BENCHMARKS.md "Export"): `RAWPV_BIG_PAGE=page.html cargo
+/// test --release --test it export_browser::big_page -- --ignored --nocapture` prints the
+/// navigation timings (`DOMContentLoaded`, load), the time to open one call in the middle of the
+/// feed, and the frame times of scrolling the feed by 40 screens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run by hand on a big page"]
+async fn big_page() {
+    let Some(bin) = cdp::chromium() else { return };
+    let Ok(page) = std::env::var("RAWPV_BIG_PAGE") else {
+        println!("skipped: set RAWPV_BIG_PAGE to an exported page");
+        return;
+    };
+    let mut browser = Browser::start(&bin, 1400, 1000).await;
+    let mut tab = browser.tab().await;
+    let t0 = std::time::Instant::now();
+    browser.open(&mut tab, Path::new(&page)).await;
+    let wall = t0.elapsed();
+    let r = browser
+        .eval(
+            &mut tab,
+            r"(async () => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const calls = document.querySelectorAll('.call');
+  const mid = calls[Math.floor(calls.length / 2)];
+  const t = performance.now();
+  mid.querySelector('.row').click();
+  await window.rawpvIdle();
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const open = performance.now() - t;
+  const frames = [];
+  let last = performance.now();
+  for (let i = 0; i < 40; i++) {
+    window.scrollBy(0, window.innerHeight);
+    await new Promise(r => requestAnimationFrame(r));
+    const now = performance.now(); frames.push(now - last); last = now;
+  }
+  frames.sort((a, b) => a - b);
+  return {domContentLoaded: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+          calls: calls.length, openOneCall: open, scrollFrameMedian: frames[20],
+          scrollFrameMax: frames[39]};
+})()",
+        )
+        .await;
+    println!("page {page}: navigate → load event seen {wall:?}; {r}");
+    assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
 }
