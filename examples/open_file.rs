@@ -15,7 +15,14 @@
 //! down are pressed after every tenth; each of these updates is timed, and the slowest is printed
 //! beside the slowest source message applied.
 //!
-//! Usage: `cargo run --release --example open_file -- /tmp/g1m.ndjson [--interact]`
+//! With `--probe` (issue 22.9: "the probe fits within the 150 ms first-screen budget"): as
+//! `rawpv FILE` does with `theme = "auto"`, the terminal is asked for its background colour
+//! (`theme::probe_background`, OSC 11) after the source task started and before the first
+//! draw, and the config's theme is resolved from the answer; the first screen's time includes
+//! it, and the probe's own time and answer are printed. Run it in a terminal that answers (in
+//! tmux, a `window-style` with a background: `tmux set -g window-style 'bg=#fdf6e3'`).
+//!
+//! Usage: `cargo run --release --example open_file -- /tmp/g1m.ndjson [--interact] [--probe]`
 
 use std::time::{Duration, Instant};
 
@@ -56,6 +63,7 @@ async fn main() {
         std::process::exit(2);
     };
     let interact = std::env::args().any(|a| a == "--interact");
+    let probe = std::env::args().any(|a| a == "--probe");
     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
     let start = Instant::now();
     let kind = SourceKind::File(path.clone().into());
@@ -66,6 +74,16 @@ async fn main() {
     let (tx, mut rx) = mpsc::channel(source::CHANNEL_CAPACITY);
     let cancel = CancellationToken::new();
     let _task = source::spawn_source(kind, tx, cancel.clone());
+    let mut asked = None;
+    if probe {
+        let mut config = rawpv::config::Config::default();
+        let _ = config.pick_theme(false, || {
+            let p = rawpv::theme::probe_background(rawpv::theme::PROBE_TIMEOUT);
+            asked = Some(p.clone());
+            p
+        });
+        app.configure(&config);
+    }
     let mut term = Terminal::new(TestBackend::new(160, 48)).expect("test backend");
     let area = Rect::new(0, 0, 160, 48);
     let mut first_screen = None;
@@ -140,6 +158,16 @@ async fn main() {
         "first screen    {:.1} ms",
         first_screen.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
     );
+    if let Some(p) = &asked {
+        println!(
+            "theme probe     {:.1} ms: {}",
+            p.took.as_secs_f64() * 1e3,
+            match (p.light, p.background_hex()) {
+                (Some(l), Some(bg)) => format!("{} ({bg})", if l { "light" } else { "dark" }),
+                _ => format!("no answer ({})", p.error.as_deref().unwrap_or("?")),
+            }
+        );
+    }
     println!(
         "fully indexed   {:.2} s ({:.0} MB/s), {} frames, {} invocations, {} rows",
         indexed.as_secs_f64(),

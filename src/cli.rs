@@ -58,6 +58,10 @@ pub struct OpenArgs {
     /// Config file (default: the platform config directory's rawpv/config.toml).
     #[arg(long, env = "RAWPV_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Colours, over the config's `theme`: auto (ask the terminal for its background, the
+    /// default), dark, light, 16 (basic ANSI colours) or mono.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<crate::config::ThemeName>,
 }
 
 /// Options for network inputs.

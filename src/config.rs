@@ -45,16 +45,20 @@ pub enum ConfigError {
     },
 }
 
-/// Colour theme choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// Colour theme choice (config `theme`, flag `--theme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ThemeName {
+    /// Ask the terminal for its background colour (OSC 11) and pick dark or light; dark when it
+    /// does not answer, and wherever nothing may be asked (`print`, stdout not a terminal).
     #[default]
+    Auto,
     Dark,
     Light,
     /// The 16 basic ANSI colours only: the dark palette without its RGB diff tints (changed
     /// lines in green / red, changed words bold and underlined).
     #[serde(rename = "16")]
+    #[value(name = "16")]
     Ansi16,
     Mono,
 }
@@ -100,6 +104,50 @@ pub struct BrowserConfig {
 /// The syntect theme `theme = "light"` uses when `syntax_theme` is not set.
 pub const LIGHT_SYNTAX_THEME: &str = "InspiredGitHub";
 
+/// The `[diff]` table: styles of changed lines and words in git's colour syntax (see
+/// [`crate::theme::parse_style`]); `""` keeps the theme's own.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(default)]
+pub struct DiffConfig {
+    /// An added line (its background across the pane).
+    pub plus: String,
+    /// A removed line.
+    pub minus: String,
+    /// An added word inside a changed line (patched over its syntax colour).
+    #[serde(rename = "plus-emph")]
+    pub plus_emph: String,
+    /// A removed word.
+    #[serde(rename = "minus-emph")]
+    pub minus_emph: String,
+}
+
+impl DiffConfig {
+    /// The parsed styles; a bad one is skipped here ([`load_str`] refused it already).
+    pub fn styles(&self) -> crate::theme::DiffStyles {
+        let one = |s: &str| {
+            (!s.trim().is_empty())
+                .then(|| crate::theme::parse_style(s).ok())
+                .flatten()
+        };
+        crate::theme::DiffStyles {
+            plus: one(&self.plus),
+            minus: one(&self.minus),
+            plus_emph: one(&self.plus_emph),
+            minus_emph: one(&self.minus_emph),
+        }
+    }
+
+    /// `(key, value)` of every style, for checking.
+    fn entries(&self) -> [(&'static str, &str); 4] {
+        [
+            ("diff.plus", &self.plus),
+            ("diff.minus", &self.minus),
+            ("diff.plus-emph", &self.plus_emph),
+            ("diff.minus-emph", &self.minus_emph),
+        ]
+    }
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -107,6 +155,12 @@ pub struct Config {
     pub theme: ThemeName,
     /// syntect theme name.
     pub syntax_theme: String,
+    /// Whether the user's file names `syntax_theme` (else a light theme picks
+    /// [`LIGHT_SYNTAX_THEME`]).
+    #[serde(skip)]
+    pub syntax_theme_set: bool,
+    /// Diff styles over the theme's.
+    pub diff: DiffConfig,
     pub limits: LimitsConfig,
     /// Action name (`Action`'s serde name) → key specs; checked by [`Config::keymap`].
     pub keys: BTreeMap<String, Vec<String>>,
@@ -119,8 +173,10 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            theme: ThemeName::Dark,
+            theme: ThemeName::Auto,
             syntax_theme: "base16-ocean.dark".into(),
+            syntax_theme_set: false,
+            diff: DiffConfig::default(),
             limits: LimitsConfig::default(),
             keys: BTreeMap::new(),
             browser: BrowserConfig::default(),
@@ -235,11 +291,20 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
             share.end()
         ));
     }
-    // A light theme gets a light syntax theme unless one is named (the dark default's pale
-    // greys and yellows are hard to read on white).
-    if config.theme == ThemeName::Light && !syntax_set {
-        LIGHT_SYNTAX_THEME.clone_into(&mut config.syntax_theme);
+    for (key, text) in config.diff.entries() {
+        if let Err(message) = crate::theme::parse_style(text) {
+            return Err(ConfigError::Value {
+                file: file.to_path_buf(),
+                key: key.to_owned(),
+                message: format!(
+                    "{message} (a style is up to two colours, text then background: a name, \
+                     0-255 or #rrggbb, `normal` for none, and bold, dim, italic, ul, reverse, strike)"
+                ),
+            });
+        }
     }
+    config.syntax_theme_set = syntax_set;
+    config.set_theme(config.theme);
     if !crate::render::highlight::has_theme(&config.syntax_theme) {
         warnings.push(format!(
             "{}: {}",
@@ -256,17 +321,65 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
 
 impl Config {
     /// The theme to use: `mono` whenever `no_color` (the `NO_COLOR` variable is set and not
-    /// empty), else the configured one.
+    /// empty), else the configured one with the `[diff]` styles over it (`auto` not resolved
+    /// by [`Config::pick_theme`]: dark).
     pub fn theme(&self, no_color: bool) -> Theme {
         if no_color {
             return Theme::mono();
         }
-        match self.theme {
-            ThemeName::Dark => Theme::dark(),
+        let base = match self.theme {
+            ThemeName::Auto | ThemeName::Dark => Theme::dark(),
             ThemeName::Ansi16 => Theme::ansi16(),
             ThemeName::Light => Theme::light(),
-            ThemeName::Mono => Theme::mono(),
+            ThemeName::Mono => return Theme::mono(),
+        };
+        base.with_diff_styles(&self.diff.styles())
+    }
+
+    /// Sets the theme; a light one gets a light syntax theme unless the file names one (the
+    /// dark default's pale greys and yellows are hard to read on white).
+    pub fn set_theme(&mut self, theme: ThemeName) {
+        self.theme = theme;
+        if theme == ThemeName::Light && !self.syntax_theme_set {
+            LIGHT_SYNTAX_THEME.clone_into(&mut self.syntax_theme);
         }
+    }
+
+    /// Resolves `theme = "auto"` (issue 22.9): `ask` is called (it asks the terminal, see
+    /// [`crate::theme::probe_background`]) unless `NO_COLOR` (`no_color`) makes the choice
+    /// moot; a light background picks the light theme, anything else (a dark one, no answer)
+    /// the dark one. An explicit theme is kept and nothing is asked. Returns what to tell the
+    /// user (the status bar): only when the terminal's answer chose light, the palette that
+    /// differs from the default.
+    pub fn pick_theme(
+        &mut self,
+        no_color: bool,
+        ask: impl FnOnce() -> crate::theme::Probe,
+    ) -> Option<String> {
+        if self.theme != ThemeName::Auto || no_color {
+            return None;
+        }
+        let probe = ask();
+        let light = probe.light == Some(true);
+        tracing::info!(
+            light = ?probe.light,
+            background = ?probe.background_hex(),
+            took_ms = probe.took.as_secs_f64() * 1000.0,
+            error = ?probe.error,
+            "theme auto: asked the terminal for its background (OSC 11)"
+        );
+        self.set_theme(if light {
+            ThemeName::Light
+        } else {
+            ThemeName::Dark
+        });
+        light.then(|| {
+            format!(
+                "light theme: the terminal's background is {} (theme = \"dark\" in the config \
+                 or --theme dark keeps dark)",
+                probe.background_hex().unwrap_or_else(|| "light".into())
+            )
+        })
     }
 
     /// Applies the render settings that are process-wide: the syntect theme (an unknown name
@@ -519,6 +632,121 @@ mod tests {
         };
         assert_eq!(c.theme(true), Theme::mono());
         assert_eq!(c.theme(false), Theme::light());
+    }
+
+    fn answer(light: Option<bool>, bg: Option<(u8, u8, u8)>) -> crate::theme::Probe {
+        crate::theme::Probe {
+            light,
+            background: bg,
+            took: std::time::Duration::from_millis(2),
+            error: light.is_none().then(|| "timed out".to_owned()),
+        }
+    }
+
+    #[test]
+    fn auto_asks_the_terminal_and_takes_its_answer() {
+        // The default is auto; a light background: the light theme and its syntax theme.
+        let mut c = load_str("", &file()).unwrap().config;
+        assert_eq!(c.theme, ThemeName::Auto);
+        let note = c.pick_theme(false, || answer(Some(true), Some((0xfd, 0xf6, 0xe3))));
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "light theme: the terminal's background is #fdf6e3 (theme = \"dark\" in the \
+                 config or --theme dark keeps dark)"
+            )
+        );
+        assert_eq!(
+            (c.theme, c.syntax_theme.as_str()),
+            (ThemeName::Light, LIGHT_SYNTAX_THEME)
+        );
+        assert_eq!(c.theme(false), Theme::light());
+        // A dark one, or no answer: dark, nothing said.
+        for a in [answer(Some(false), Some((0, 0, 0))), answer(None, None)] {
+            let mut c = Config::default();
+            assert_eq!(c.pick_theme(false, || a), None);
+            assert_eq!(
+                c,
+                Config {
+                    theme: ThemeName::Dark,
+                    ..Config::default()
+                }
+            );
+        }
+        // A syntax theme named in the file stays.
+        let mut c = load_str("syntax_theme = \"Nord\"\n", &file())
+            .unwrap()
+            .config;
+        c.pick_theme(false, || answer(Some(true), Some((255, 255, 255))));
+        assert_eq!(
+            (c.theme, c.syntax_theme.as_str()),
+            (ThemeName::Light, "Nord")
+        );
+    }
+
+    #[test]
+    fn an_explicit_theme_or_no_color_asks_nothing() {
+        for text in [
+            "theme = \"dark\"\n",
+            "theme = \"light\"\n",
+            "theme = \"16\"\n",
+            "theme = \"mono\"\n",
+        ] {
+            let mut c = load_str(text, &file()).unwrap().config;
+            let before = c.clone();
+            assert_eq!(c.pick_theme(false, || panic!("asked with {text}")), None);
+            assert_eq!(c, before);
+        }
+        let mut c = Config::default();
+        assert_eq!(c.pick_theme(true, || panic!("asked under NO_COLOR")), None);
+        assert_eq!(c.theme(true), Theme::mono());
+        // `--theme light` over an auto config: the light syntax theme too.
+        let mut c = Config::default();
+        c.set_theme(ThemeName::Light);
+        assert_eq!(c.syntax_theme, LIGHT_SYNTAX_THEME);
+    }
+
+    #[test]
+    fn diff_styles_replace_the_themes_and_bad_ones_name_the_key() {
+        use ratatui::style::Color;
+        let l = load_str(
+            "[diff]\nplus-emph = \"bold #005f00\"\nminus = \"normal 52\"\n",
+            &file(),
+        )
+        .unwrap();
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        let t = l.config.theme(false);
+        let dark = Theme::dark();
+        assert_eq!(
+            t.diff_add_emph,
+            dark.diff_add_emph
+                .fg(Color::Rgb(0, 0x5f, 0))
+                .add_modifier(ratatui::style::Modifier::BOLD)
+        );
+        assert_eq!(t.diff_del_line, dark.diff_del_line.bg(Color::Indexed(52)));
+        assert_eq!(
+            (t.diff_add_line, t.diff_del_emph),
+            (dark.diff_add_line, dark.diff_del_emph)
+        );
+        assert_ne!(
+            t.id, dark.id,
+            "a patched palette is another render-cache key"
+        );
+        // Under NO_COLOR (or theme = "mono") the styles' colours do not apply.
+        assert_eq!(l.config.theme(true), Theme::mono());
+        let e = load_str("[diff]\nplus-emph = \"bold grean\"\n", &file()).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("config file /home/u/.config/rawpv/config.toml: bad value for `diff.plus-emph`: Error parsing style \"bold grean\": unknown word: \"grean\""),
+            "{msg}"
+        );
+        let e = load_str("[diff]\nminus = \"red blue green\"\n", &file()).unwrap_err();
+        assert!(e.to_string().contains("bad value for `diff.minus`"), "{e}");
+        let l = load_str("[diff]\nplus-emphasis = \"bold\"\n", &file()).unwrap();
+        assert_eq!(
+            l.warnings,
+            vec!["/home/u/.config/rawpv/config.toml: unknown key `diff.plus-emphasis` (ignored)"]
+        );
     }
 
     #[test]

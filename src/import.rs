@@ -146,6 +146,10 @@ impl Format {
 /// * `event:` / `data:` / `:` lines whose data is a Messages API stream event → an SSE capture;
 /// * JSON lines that are Messages API stream events (`message_start`, …) → an event stream.
 pub fn detect(head: &[u8]) -> Format {
+    // Binary data first: a line of it may well start like JSON or a diff (attack 7 #16).
+    if patch::is_binary(head) {
+        return Format::NotSession;
+    }
     let text = String::from_utf8_lossy(head);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if is_sse(trimmed) {

@@ -4,6 +4,14 @@
 //! (borders, badges).
 //! Invariant: no code outside this file hard-codes colours; `NO_COLOR` (or `--color never`) gives
 //! [`Theme::mono`], which uses modifiers only.
+//!
+//! [`probe_background`] asks the terminal for its background colour (OSC 11, through
+//! `terminal-colorsaurus`, within [`PROBE_TIMEOUT`]) so `theme = "auto"` can pick the dark or
+//! the light palette (issue 22.9). Only the viewer's entry points call it, while the screen is
+//! still theirs alone (before raw mode and the key reader start), and only when stdout is a
+//! terminal; `print`, the tests and every explicit theme never ask.
+
+use std::time::{Duration, Instant};
 
 use ratatui::style::{Color, Modifier, Style};
 
@@ -104,8 +112,8 @@ impl Theme {
             diff_add: s.fg(Color::Green),
             diff_del: s.fg(Color::Red),
             // Emphasis: a stronger tint of the line's background, the text keeping its colour.
-            diff_add_emph: s.bg(Color::Rgb(0x2e, 0x6b, 0x40)),
-            diff_del_emph: s.bg(Color::Rgb(0x82, 0x30, 0x3a)),
+            diff_add_emph: s.bg(Color::Rgb(0x1d, 0x4a, 0x2b)),
+            diff_del_emph: s.bg(Color::Rgb(0x5c, 0x1f, 0x27)),
             diff_add_line: s.bg(Color::Rgb(0x1f, 0x36, 0x27)),
             diff_del_line: s.bg(Color::Rgb(0x3d, 0x20, 0x24)),
             diff_hunk: s.fg(Color::Cyan).add_modifier(Modifier::DIM),
@@ -141,7 +149,7 @@ impl Theme {
             status_cancelled: s.fg(Color::DarkGray),
             finding_warning: s.fg(Color::Magenta),
             diff_add_emph: s.bg(Color::Rgb(0xab, 0xf2, 0xbc)),
-            diff_del_emph: s.bg(Color::Rgb(0xff, 0xc1, 0xc0)),
+            diff_del_emph: s.bg(Color::Rgb(0xff, 0xca, 0xc8)),
             diff_add_line: s.bg(Color::Rgb(0xe6, 0xff, 0xec)),
             diff_del_line: s.bg(Color::Rgb(0xff, 0xeb, 0xe9)),
             diff_hunk: s.fg(Color::Blue),
@@ -214,6 +222,23 @@ impl Theme {
         }
     }
 
+    /// Patches the diff styles of the config's `[diff]` table over this palette (issue 22.8):
+    /// `plus` / `minus` over the changed lines' backgrounds, `plus-emph` / `minus-emph` over
+    /// the changed words'. `None` keeps the palette's own.
+    #[must_use]
+    pub fn with_diff_styles(mut self, d: &DiffStyles) -> Self {
+        let over = |base: Style, s: Option<Style>| s.map_or(base, |s| base.patch(s));
+        self.diff_add_line = over(self.diff_add_line, d.plus);
+        self.diff_del_line = over(self.diff_del_line, d.minus);
+        self.diff_add_emph = over(self.diff_add_emph, d.plus_emph);
+        self.diff_del_emph = over(self.diff_del_emph, d.minus_emph);
+        if *d != DiffStyles::default() {
+            // Render caches are keyed by the theme's id: a patched palette is another theme.
+            self.id |= 0x80;
+        }
+        self
+    }
+
     /// Border style for a pane.
     pub fn border(&self, focused: bool) -> Style {
         if focused {
@@ -221,5 +246,76 @@ impl Theme {
         } else {
             self.border
         }
+    }
+}
+
+/// Diff styles from the config (`[diff]`: `plus`, `minus`, `plus-emph`, `minus-emph`), parsed
+/// from git's colour syntax (`"bold #2e6b40"`: the first colour is the text's, the second the
+/// background's; `normal` leaves one as it is). See [`Theme::with_diff_styles`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DiffStyles {
+    pub plus: Option<Style>,
+    pub minus: Option<Style>,
+    pub plus_emph: Option<Style>,
+    pub minus_emph: Option<Style>,
+}
+
+/// Parses one style in git's colour syntax (`"ul green"`, `"normal #ffc1c0"`, `"bold 22"`).
+///
+/// # Errors
+/// A word that is neither a colour nor an attribute, or a third colour (anstyle-git's message).
+pub fn parse_style(text: &str) -> Result<Style, String> {
+    let s = anstyle_git::parse(text).map_err(|e| e.to_string())?;
+    Ok(Style::from(s))
+}
+
+/// How long [`probe_background`] waits for the terminal's answer. Terminals that do not know
+/// OSC 11 are told apart at once (they answer the DA1 query sent after it); this bounds only a
+/// slow link (SSH), and keeps the first screen within its 150 ms (BENCHMARKS.md).
+pub const PROBE_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// What asking the terminal for its colours gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// `Some(true)`: a light background (darker text on it); `Some(false)`: dark; `None`: no
+    /// answer (see `error`).
+    pub light: Option<bool>,
+    /// The background colour, 8 bits per channel, when the terminal said it.
+    pub background: Option<(u8, u8, u8)>,
+    /// How long the question took.
+    pub took: Duration,
+    /// Why there is no answer (unsupported terminal, timeout, I/O error).
+    pub error: Option<String>,
+}
+
+impl Probe {
+    /// `#rrggbb` of the background, when known.
+    pub fn background_hex(&self) -> Option<String> {
+        self.background
+            .map(|(r, g, b)| format!("#{r:02x}{g:02x}{b:02x}"))
+    }
+}
+
+/// Asks the terminal for its foreground and background colours (OSC 10 and 11, then DA1, by
+/// `terminal-colorsaurus`, which reads the answer from the controlling terminal in raw mode and
+/// restores it), waiting at most `timeout`. Call it only while nothing else reads the terminal
+/// (before `crate::tui::Tui::init`), and only when stdout is a terminal.
+pub fn probe_background(timeout: Duration) -> Probe {
+    let start = Instant::now();
+    let mut options = terminal_colorsaurus::QueryOptions::default();
+    options.timeout = timeout;
+    match terminal_colorsaurus::color_palette(options) {
+        Ok(p) => Probe {
+            light: Some(p.theme_mode() == terminal_colorsaurus::ThemeMode::Light),
+            background: Some(p.background.scale_to_8bit()),
+            took: start.elapsed(),
+            error: None,
+        },
+        Err(e) => Probe {
+            light: None,
+            background: None,
+            took: start.elapsed(),
+            error: Some(e.to_string()),
+        },
     }
 }

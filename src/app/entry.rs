@@ -25,9 +25,11 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
         eprintln!("rawpv: the browser needs a terminal; use `rawpv print INPUT` for plain output");
         return Ok(2);
     }
-    let Some(config) = player::load_config(open) else {
+    let Some(mut config) = player::load_config(open) else {
         return Ok(2);
     };
+    // The browser's own status line has no room for a note: the log says what was picked.
+    let _ = pick_theme(&mut config, open);
     browser::run_browser(&config).await
 }
 
@@ -54,6 +56,18 @@ pub(super) fn unopenable(kind: &SourceKind) -> Option<String> {
     }
 }
 
+/// The theme for the screen: `--theme` over the config's; `auto` asks the terminal
+/// ([`crate::theme::probe_background`], stdout is a terminal here). Returns the status bar's
+/// note of what the answer chose ([`crate::config::Config::pick_theme`]).
+pub(super) fn pick_theme(config: &mut crate::config::Config, open: &OpenArgs) -> Option<String> {
+    if let Some(t) = open.theme {
+        config.set_theme(t);
+    }
+    config.pick_theme(crate::config::no_color_env(), || {
+        crate::theme::probe_background(crate::theme::PROBE_TIMEOUT)
+    })
+}
+
 /// Runs the TUI on `kind`; returns the exit code.
 ///
 /// # Errors
@@ -71,14 +85,14 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
         kind,
         SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
     );
-    let Some(config) = player::load_config(open) else {
+    let Some(mut config) = player::load_config(open) else {
         return Ok(2);
     };
     if open.replay {
-        return player::run_replay(kind, open, &config).await;
+        let note = pick_theme(&mut config, open);
+        return player::run_replay(kind, open, &config, note).await;
     }
     let mut app = App::new(kind.label(), live);
-    app.configure(&config);
     if let SourceKind::File(p) = &kind {
         // Big outputs stay in the file and are read back when shown (RAWP NDJSON files).
         app.session.backing = Some(std::sync::Arc::from(p.as_path()));
@@ -107,6 +121,13 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let cancel = CancellationToken::new();
     let source = spawn_source_with(kind, net, tx, cancel.clone());
+    // Asked while the source reads (the answer's wait overlaps the loading), before raw mode and
+    // the key reader take the terminal.
+    let note = pick_theme(&mut config, open);
+    app.configure(&config);
+    if note.is_some() {
+        app.view.message = note;
+    }
     let mut tui = Tui::init()?;
     let result = event_loop(&mut app, &mut tui, rx).await;
     cancel.cancel();

@@ -206,6 +206,7 @@ pub(super) async fn run_replay(
     kind: SourceKind,
     open: &OpenArgs,
     config: &Config,
+    note: Option<String>,
 ) -> color_eyre::Result<i32> {
     if matches!(kind, SourceKind::Follow(_) | SourceKind::Url(_)) {
         eprintln!("rawpv: --replay plays a saved session; it cannot follow a file or a stream");
@@ -223,6 +224,9 @@ pub(super) async fn run_replay(
     let mut app = App::replaying(loaded.items, &kind.label(), open.speed, open.max_idle);
     app.format = Some(format);
     app.configure(config);
+    if note.is_some() {
+        app.view.message = note;
+    }
     let now = Instant::now();
     if let Some(r) = app.replay.as_mut() {
         let mv = r.play(now);

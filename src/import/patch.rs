@@ -29,11 +29,13 @@ use crate::protocol::{FrameType, ResultStatus};
 /// is one document, drawn from memory.
 pub const MAX_BUFFERED_BYTES: usize = 256 << 20;
 
-/// Whether the start of `text` reads as a unified diff: a `diff ` / `Index: ` / `=== ` file
-/// header, a `commit <hex>` line (`git show`, `git log -p`) followed by a diff, or a `--- ` line
-/// followed by `+++ ` and a `@@ ` hunk header, within the first lines.
+/// Whether the start of `text` reads as a unified diff: a `diff --git` / `diff --cc` (a merge's
+/// combined diff) / `Binary files … differ` line, or a `--- ` line followed by `+++ ` (and
+/// usually a `@@ ` or `@@@ ` hunk header; a patch of headers only has none), within the first
+/// lines. Colours (`git diff --color`: SGR sequences) are looked through.
 pub fn looks_like_patch(text: &str) -> bool {
-    let lines: Vec<&str> = text.lines().take(400).collect();
+    let plain = crate::render::ansi::strip_sgr(text);
+    let lines: Vec<&str> = plain.lines().take(400).collect();
     let first = lines.iter().find(|l| !l.trim().is_empty()).copied();
     let Some(first) = first else {
         return false;
@@ -41,13 +43,29 @@ pub fn looks_like_patch(text: &str) -> bool {
     if first.starts_with('{') || first.starts_with('[') {
         return false;
     }
-    let starts_hunk = |i: usize| {
-        lines[i].starts_with("--- ")
-            && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "))
-            && lines.get(i + 2).is_some_and(|l| l.starts_with("@@ "))
+    let file_header = |i: usize| {
+        lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "))
     };
-    let git_file = |l: &str| l.starts_with("diff --git ") || l.starts_with("Binary files ");
-    (0..lines.len()).any(|i| starts_hunk(i) || git_file(lines[i]))
+    let git_file = |l: &str| {
+        l.starts_with("diff --git ")
+            || l.starts_with("diff --cc ")
+            || l.starts_with("diff --combined ")
+            || binary_files(l).is_some()
+    };
+    (0..lines.len()).any(|i| file_header(i) || git_file(lines[i]))
+}
+
+/// The two paths of a `Binary files A and B differ` line (git and GNU diff).
+fn binary_files(l: &str) -> Option<(&str, &str)> {
+    l.strip_prefix("Binary files ")?
+        .strip_suffix(" differ")?
+        .split_once(" and ")
+}
+
+/// Whether the whole input is coloured (`git diff --color`): its first line that is not blank
+/// holds an SGR sequence. The patch decoder then reads it without its colours.
+fn coloured(first_line: &str) -> bool {
+    first_line.contains("\x1b[")
 }
 
 /// Whether `head` (the first bytes of an input) is a raw terminal capture: text (no NUL) holding
@@ -63,14 +81,15 @@ pub fn looks_like_terminal(head: &[u8]) -> bool {
     !json && !head.contains(&0) && head.contains(&0x1b)
 }
 
-/// Whether `head` is certainly not a session of any format rawpv reads: a known binary format
-/// (by its magic bytes), or input in which no line starts like JSON (`{`, `[`) and that is neither a patch nor a terminal capture
+/// Whether `head` is certainly not a session of any format rawpv reads: binary data (a known
+/// format by its magic bytes, NUL bytes or mostly invalid UTF-8: [`is_binary`]), or input in
+/// which no line starts like JSON (`{`, `[`) and that is neither a patch nor a terminal capture
 /// (the callers check those first). An empty input is not decided here.
 pub fn is_not_a_session(head: &[u8]) -> bool {
     if head.iter().all(u8::is_ascii_whitespace) {
         return false;
     }
-    magic_kind(head).is_some()
+    is_binary(head)
         || !head.split(|&b| b == b'\n').any(|l| {
             let t = l.trim_ascii_start();
             let t = t.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(t);
@@ -97,6 +116,13 @@ fn magic_kind(head: &[u8]) -> Option<&'static str> {
         .iter()
         .find(|(m, _)| head.starts_with(m))
         .map(|(_, kind)| *kind)
+}
+
+/// Whether `head` is binary data, whatever its lines start with (a line of a binary file may well
+/// start with `{`): a known magic, a NUL byte, or more than one byte in ten not UTF-8. Session
+/// records are JSON text: they hold neither (JSON escapes control characters).
+pub fn is_binary(head: &[u8]) -> bool {
+    binary_kind(head).is_some()
 }
 
 /// [`magic_kind`], else `Some("binary data")` for input with NUL bytes or mostly invalid
@@ -183,12 +209,16 @@ impl Buffered {
 #[derive(Debug)]
 pub struct PatchDecoder {
     buf: Buffered,
+    /// Whether the input is coloured ([`coloured`], decided at its first line that is not
+    /// blank): its SGR sequences are dropped.
+    colours: Option<bool>,
 }
 
 impl PatchDecoder {
     pub fn new() -> Self {
         Self {
             buf: Buffered::default(),
+            colours: None,
         }
     }
 }
@@ -201,7 +231,14 @@ impl Default for PatchDecoder {
 
 impl super::Decoder for PatchDecoder {
     fn line(&mut self, line: u64, text: &str, _out: &mut Vec<Decoded>) {
-        self.buf.push(line, text);
+        if self.colours.is_none() && !text.trim().is_empty() {
+            self.colours = Some(coloured(text));
+        }
+        if self.colours == Some(true) {
+            self.buf.push(line, &crate::render::ansi::strip_sgr(text));
+        } else {
+            self.buf.push(line, text);
+        }
     }
 
     fn finish(&mut self, out: &mut Vec<Decoded>) {
@@ -252,24 +289,19 @@ pub struct Part {
 
 /// Splits a patch's lines into parts: text before a file header, then one part per file. A file
 /// starts at a `diff ` / `Index: ` / `=== ` line or, outside a file's header, at `--- ` followed
-/// by `+++ `; a `commit <hex>` line after a file starts a header part (`git log -p`).
+/// by `+++ `, or at a `Binary files … differ` line of its own (`diff -r`; after a `diff --git`
+/// header it is that file's); a `commit <hex>` line after a file starts a header part (`git
+/// log -p`). A hunk's lines are counted from its header, a combined diff's (`@@@ -a,b -c,d
+/// +e,f @@@`, one column per parent) too.
 pub fn split_files(lines: &[String]) -> Vec<Part> {
     let mut starts: Vec<(usize, bool)> = Vec::new(); // (line, is a file)
     let mut in_file_header = false; // after `diff`/`Index`/`===`, before its `---`
-    let mut hunk_left = (0u64, 0u64);
+    let mut hunk = Hunk::default();
     let mut i = 0;
     while i < lines.len() {
         let l = lines[i].as_str();
-        if hunk_left.0 > 0 || hunk_left.1 > 0 {
-            match l.as_bytes().first() {
-                Some(b'-') => hunk_left.0 = hunk_left.0.saturating_sub(1),
-                Some(b'+') => hunk_left.1 = hunk_left.1.saturating_sub(1),
-                Some(b'\\') => {}
-                _ => {
-                    hunk_left.0 = hunk_left.0.saturating_sub(1);
-                    hunk_left.1 = hunk_left.1.saturating_sub(1);
-                }
-            }
+        if hunk.open() {
+            hunk.take(l);
             i += 1;
             continue;
         }
@@ -283,8 +315,13 @@ pub fn split_files(lines: &[String]) -> Vec<Part> {
             in_file_header = false;
             i += 2;
             continue;
-        } else if let Some(h) = l.strip_prefix("@@ ") {
-            hunk_left = hunk_counts(h);
+        } else if let Some(h) = Hunk::parse(l) {
+            hunk = h;
+            in_file_header = false;
+        } else if binary_files(l).is_some() {
+            if !in_file_header {
+                starts.push((i, true));
+            }
             in_file_header = false;
         } else if is_commit_line(l) {
             starts.push((i, false));
@@ -310,6 +347,59 @@ pub fn split_files(lines: &[String]) -> Vec<Part> {
     parts
 }
 
+/// The lines a hunk has left: per parent (one for a unified diff, N for a combined diff of N
+/// parents) and in the result.
+#[derive(Debug, Default)]
+struct Hunk {
+    parents: Vec<u64>,
+    result: u64,
+}
+
+impl Hunk {
+    /// A hunk header: `@@ -a,b +c,d @@` or, for N parents, N+1 `@` and N `-` ranges.
+    fn parse(l: &str) -> Option<Self> {
+        let ats = l.bytes().take_while(|&b| b == b'@').count();
+        if ats < 2 || l.as_bytes().get(ats) != Some(&b' ') {
+            return None;
+        }
+        let count = |r: &str| match r.split_once(',') {
+            Some((_, n)) => n.parse().unwrap_or(0),
+            None => 1,
+        };
+        let mut h = Self::default();
+        for w in l[ats + 1..].split(' ').take(ats) {
+            if let Some(r) = w.strip_prefix('-') {
+                h.parents.push(count(r));
+            } else if let Some(r) = w.strip_prefix('+') {
+                h.result = count(r);
+            }
+        }
+        (h.parents.len() == ats - 1).then_some(h)
+    }
+
+    fn open(&self) -> bool {
+        self.result > 0 || self.parents.iter().any(|&n| n > 0)
+    }
+
+    /// Counts one line of the hunk: its first column per parent says whether it is in that
+    /// parent (not `+`) and in the result (no `-`); `\ No newline` counts nowhere.
+    fn take(&mut self, l: &str) {
+        let b = l.as_bytes();
+        if b.first() == Some(&b'\\') {
+            return;
+        }
+        let cols = &b[..b.len().min(self.parents.len())];
+        for (k, n) in self.parents.iter_mut().enumerate() {
+            if cols.get(k).copied().unwrap_or(b' ') != b'+' {
+                *n = n.saturating_sub(1);
+            }
+        }
+        if !cols.contains(&b'-') {
+            self.result = self.result.saturating_sub(1);
+        }
+    }
+}
+
 /// `git show` / `git log -p`'s `commit <40 hex>` line.
 fn is_commit_line(l: &str) -> bool {
     l.strip_prefix("commit ").is_some_and(|r| {
@@ -318,19 +408,12 @@ fn is_commit_line(l: &str) -> bool {
     })
 }
 
-/// The old and new line counts of a hunk header's rest (`-a,b +c,d @@ …`; a missing count is 1).
-fn hunk_counts(h: &str) -> (u64, u64) {
-    let mut it = h.split(' ');
-    let count = |s: Option<&str>, sign: char| {
-        s.and_then(|s| s.strip_prefix(sign))
-            .map_or(0, |r| match r.split_once(',') {
-                Some((_, n)) => n.parse().unwrap_or(0),
-                None => 1,
-            })
-    };
-    let old = count(it.next(), '-');
-    let new = count(it.next(), '+');
-    (old, new)
+/// Whether a `---` / `+++` line's rest dates its file at the Unix epoch: how `diff -N` (and
+/// `diff -ruN`) names a file that is missing on that side (in local time: west of UTC it is
+/// the last day of 1969).
+fn epoch(rest: &str) -> bool {
+    rest.split_once('\t')
+        .is_some_and(|(_, t)| t.starts_with("1970-01-01 ") || t.starts_with("1969-12-31 "))
 }
 
 /// A file part's path and change letter (`M`, `A`, `D`, `R`): the new path (`+++`, `rename to`,
@@ -352,10 +435,28 @@ fn file_of(lines: &[String]) -> (String, &'static str) {
         }
         if let Some(r) = l.strip_prefix("diff --git ") {
             git_paths = r.split_once(" b/").map(|(a, b)| (strip(a), b.to_owned()));
+        } else if let Some(r) =
+            (l.strip_prefix("diff --cc ")).or_else(|| l.strip_prefix("diff --combined "))
+        {
+            new.get_or_insert_with(|| r.trim().to_owned());
+        } else if let Some((a, b)) = binary_files(l) {
+            let (a, b) = (strip(a), strip(b));
+            if a == "/dev/null" {
+                change = "A";
+            }
+            old.get_or_insert(a);
+            new.get_or_insert(b);
         } else if let Some(r) = l.strip_prefix("--- ") {
             old = Some(strip(r));
+            // `diff -N` names a missing file with the epoch as its time.
+            if epoch(r) {
+                change = "A";
+            }
         } else if let Some(r) = l.strip_prefix("+++ ") {
             new = Some(strip(r));
+            if epoch(r) {
+                change = "D";
+            }
         } else if let Some(r) = l.strip_prefix("rename to ") {
             new = Some(r.to_owned());
             change = "R";

@@ -433,6 +433,90 @@ mod tests {
         assert!(c.get(&key(0)).is_some() && c.get(&key(3)).is_some());
     }
 
+    /// WCAG relative luminance of an RGB colour.
+    fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
+        let lin = |c: u8| {
+            let c = f64::from(c) / 255.0;
+            if c <= 0.039_28 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    }
+
+    /// WCAG contrast ratio of two colours (1 to 21).
+    fn contrast(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+        let (x, y) = (luminance(a), luminance(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    fn rgb(s: ratatui::style::Style) -> (u8, u8, u8) {
+        match s.bg {
+            Some(Color::Rgb(r, g, b)) => (r, g, b),
+            other => panic!("not an RGB background: {other:?}"),
+        }
+    }
+
+    /// Issue 22.8: the diff tints are readable under the syntax theme each palette goes with
+    /// (dark: the default, light: [`crate::config::LIGHT_SYNTAX_THEME`]): every colour the
+    /// syntax theme draws text in keeps at least 65% of the contrast it has on the theme's own
+    /// background, on a changed line and on a changed word; the plain text keeps 4.5:1 (WCAG
+    /// AA); and a changed word's tint is told from its line's (1.15:1 at least). In 16 colours
+    /// nothing relies on RGB: changed words are bold and underlined.
+    #[test]
+    fn diff_tints_are_readable_on_dark_light_and_16_colours() {
+        for (palette, name) in [
+            (Theme::dark(), DEFAULT_THEME),
+            (Theme::light(), crate::config::LIGHT_SYNTAX_THEME),
+        ] {
+            let st = theme_named(name).unwrap();
+            let c8 = |c: syntect::highlighting::Color| (c.r, c.g, c.b);
+            let own_bg = c8(st.settings.background.unwrap());
+            let text = c8(st.settings.foreground.unwrap());
+            let mut colours: Vec<(u8, u8, u8)> = (st.scopes.iter())
+                .filter_map(|i| i.style.foreground.map(c8))
+                .collect();
+            colours.push(text);
+            for (what, tint, emph) in [
+                ("added", palette.diff_add_line, palette.diff_add_emph),
+                ("removed", palette.diff_del_line, palette.diff_del_emph),
+            ] {
+                let (line, word) = (rgb(tint), rgb(emph));
+                assert!(
+                    contrast(line, word) >= 1.15,
+                    "{name}: {what} word {word:?} hardly differs from its line {line:?}"
+                );
+                for bg in [line, word] {
+                    assert!(contrast(text, bg) >= 4.5, "{name}: text on {bg:?}");
+                    for &fg in &colours {
+                        let (on_own, on_tint) = (contrast(fg, own_bg), contrast(fg, bg));
+                        assert!(
+                            on_tint >= 0.65 * on_own,
+                            "{name}: {fg:?} on the {what} tint {bg:?}: {on_tint:.2}:1, on its \
+                             own background {on_own:.2}:1"
+                        );
+                    }
+                }
+            }
+        }
+        let t = Theme::ansi16();
+        for s in [
+            t.diff_add_emph,
+            t.diff_del_emph,
+            t.diff_add_line,
+            t.diff_del_line,
+        ] {
+            assert!(!matches!(s.bg, Some(Color::Rgb(..))) && !matches!(s.fg, Some(Color::Rgb(..))));
+        }
+        let emph = ratatui::style::Modifier::BOLD | ratatui::style::Modifier::UNDERLINED;
+        assert!(
+            t.diff_add_emph.add_modifier.contains(emph)
+                && t.diff_del_emph.add_modifier.contains(emph)
+        );
+    }
+
     #[test]
     fn highlights_with_colour() {
         let t = Theme::dark();

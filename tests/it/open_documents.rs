@@ -244,3 +244,221 @@ fn a_file_that_is_not_a_session_is_refused_with_what_it_looks_like() {
             .contains("the input is not a session")
     );
 }
+
+/// Runs `git ARGS` in `dir` (a throwaway HOME, no system config); its stdout.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Proc::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    out.stdout
+}
+
+/// The rows (`tool summary`) a loaded input gives, and its findings.
+fn rows_of(loaded: import::Loaded) -> (Vec<String>, usize) {
+    let app = App::headless(loaded.items, "x");
+    let rows = (app.session().invocations.iter())
+        .map(|i| format!("{} {}", i.tool_name, i.summary))
+        .collect();
+    (rows, app.session().findings.len())
+}
+
+/// Attack 7 #16: binary data one of whose lines starts with `{` is binary data all the same.
+#[test]
+fn binary_data_with_a_line_like_json_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("blob.dat");
+    let mut bytes = b"\x00\x01\x02\xfe\xff garbage\n{\"type\":\"x.y\"}\n".to_vec();
+    bytes.extend((0..200u8).map(|b| b.wrapping_mul(37)));
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(import::detect_path(&path), Some(Format::NotSession));
+    let out = rawpv().arg("print").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("blob.dat is not a session: it looks like binary data."),
+        "{err}"
+    );
+    let out = rawpv().arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Attack 7 #2: `git show` of a merge commit whose conflict was resolved by hand prints a
+/// combined diff (`diff --cc`, `@@@` hunks): a diff, one row for the file, not plain text.
+#[test]
+fn a_merge_commits_combined_diff_opens_as_a_diff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    git(d, &["config", "user.email", "a@example.com"]);
+    git(d, &["config", "user.name", "A"]);
+    std::fs::write(d.join("f.txt"), "a\nb\nc\n").unwrap();
+    git(d, &["add", "."]);
+    git(d, &["commit", "-qm", "base"]);
+    git(d, &["checkout", "-qb", "side"]);
+    std::fs::write(d.join("f.txt"), "a\nside\nc\n").unwrap();
+    git(d, &["commit", "-qam", "side"]);
+    git(d, &["checkout", "-q", "main"]);
+    std::fs::write(d.join("f.txt"), "a\nmain\nc\n").unwrap();
+    git(d, &["commit", "-qam", "main"]);
+    let _ = Proc::new("git")
+        .args(["merge", "-q", "side"])
+        .current_dir(d)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", d)
+        .output();
+    std::fs::write(d.join("f.txt"), "a\nboth\nc\n").unwrap();
+    git(d, &["commit", "-qam", "merge"]);
+    let show = git(d, &["show", "--no-color"]);
+    let text = String::from_utf8_lossy(&show);
+    assert!(
+        text.contains("diff --cc f.txt") && text.contains("@@@ "),
+        "{text}"
+    );
+    let path = d.join("merge.diff");
+    std::fs::write(&path, &show).unwrap();
+    let loaded = import::load_path(&path).unwrap();
+    assert_eq!(loaded.format, Format::UnifiedDiff);
+    assert_eq!(rows_of(loaded), (vec!["diff M f.txt".to_owned()], 0));
+    let out = rawpv()
+        .args(["print", "--color", "never"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    for want in ["    merge\n", "f.txt", "- main", "++both"] {
+        assert!(printed.contains(want), "{want:?} missing from\n{printed}");
+    }
+}
+
+/// Attack 7 #3: `git diff --color` is a diff with colours, not a terminal capture: its files
+/// are rows, and no escape sequence is left in what the detail draws.
+#[test]
+fn a_coloured_git_diff_opens_as_a_diff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    git(d, &["init", "-q"]);
+    git(d, &["config", "user.email", "a@example.com"]);
+    git(d, &["config", "user.name", "A"]);
+    std::fs::write(d.join("a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(d.join("b.txt"), "old\n").unwrap();
+    git(d, &["add", "."]);
+    git(d, &["commit", "-qm", "one"]);
+    std::fs::write(d.join("a.rs"), "fn a() { 1 }\n").unwrap();
+    std::fs::write(d.join("b.txt"), "new\n").unwrap();
+    let diff = git(d, &["diff", "--color=always"]);
+    assert!(diff.contains(&0x1b), "git coloured nothing");
+    let path = d.join("c.diff");
+    std::fs::write(&path, &diff).unwrap();
+    let loaded = import::load_path(&path).unwrap();
+    assert_eq!(loaded.format, Format::UnifiedDiff);
+    assert_eq!(
+        rows_of(import::load_path(&path).unwrap()),
+        (vec!["diff M a.rs".to_owned(), "diff M b.txt".to_owned()], 0)
+    );
+    let mut app = App::headless(loaded.items, "c.diff");
+    let term = draw(&mut app, 120, 35);
+    let screen = screen_text(&term);
+    assert!(screen.contains("▌a.rs  +1 -1"), "{screen}");
+    assert!(screen.contains("│+fn a() { 1 }"), "{screen}");
+    assert!(
+        !screen.contains('␛') && !screen.contains('\u{1b}'),
+        "{screen}"
+    );
+    // Piped as `git diff --color | rawpv print -`: the same.
+    let out = rawpv()
+        .args(["print", "--color", "never", "-"])
+        .write_stdin(diff)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        printed.contains("▌b.txt  +1 -1\n@@ -1,1 +1,1 @@\n1   │-old\n  1 │+new\n"),
+        "{printed}"
+    );
+}
+
+/// Attack 7 #21: `diff -ruN` says `Binary files a/x and b/x differ` with no header of its own;
+/// that line is a file of its own, not the end of the file before it.
+#[test]
+fn diff_r_binary_files_are_rows_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (dir, t, png) in [("a", "one\ntwo\n", 1u8), ("b", "one\n2\n", 2)] {
+        std::fs::create_dir(d.join(dir)).unwrap();
+        std::fs::write(d.join(dir).join("t.txt"), t).unwrap();
+        std::fs::write(d.join(dir).join("u.png"), [0x89, b'P', b'N', b'G', 0, png]).unwrap();
+    }
+    std::fs::write(d.join("b/z.txt"), "new\n").unwrap();
+    let out = Proc::new("diff")
+        .args(["-ruN", "a", "b"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(
+        text.contains("\nBinary files a/u.png and b/u.png differ\n"),
+        "{text}"
+    );
+    let path = d.join("r.diff");
+    std::fs::write(&path, &out.stdout).unwrap();
+    assert_eq!(
+        rows_of(import::load_path(&path).unwrap()),
+        (
+            vec![
+                "diff M t.txt".to_owned(),
+                "diff M u.png".to_owned(),
+                "diff A z.txt".to_owned()
+            ],
+            0
+        )
+    );
+    let out = rawpv()
+        .args(["print", "--color", "never"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8(out.stdout).unwrap();
+    // Each file under its own header: u.png is binary, z.txt new (`diff -N` dates it 1970).
+    let t = printed.find("▌t.txt").unwrap();
+    let u = printed
+        .find("▌u.png  (binary)")
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(!printed[t..u].contains("Binary files"), "{printed}");
+    assert!(
+        printed[u..].contains("▌z.txt  +1 -0  (new file)"),
+        "{printed}"
+    );
+}
+
+/// Attack 7 #4: a patch of file headers without hunks (a mode change's `---`/`+++` pair, a cut
+/// patch) is a diff, not the `---` of a YAML document.
+#[test]
+fn a_diff_of_headers_without_hunks_is_a_diff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("h.patch");
+    std::fs::write(
+        &path,
+        "--- a/x.txt\n+++ b/x.txt\n--- a/y.txt\n+++ b/y.txt\n",
+    )
+    .unwrap();
+    let loaded = import::load_path(&path).unwrap();
+    assert_eq!(loaded.format, Format::UnifiedDiff);
+    assert_eq!(
+        rows_of(loaded),
+        (
+            vec!["diff M x.txt".to_owned(), "diff M y.txt".to_owned()],
+            0
+        )
+    );
+    // A YAML cassette still reads as one.
+    std::fs::write(&path, "---\ninteractions:\n- request: {}\n").unwrap();
+    assert_eq!(import::detect_path(&path), Some(Format::Anthropic));
+}

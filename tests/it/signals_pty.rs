@@ -8,6 +8,10 @@
 //! Each case checks that rawpv exits within a second with 128+N and that its last words to the
 //! terminal undo what it set up: the alternate screen left, mouse reporting off, the cursor
 //! shown.
+//!
+//! The same pty plays the terminal for `theme = "auto"` (issue 22.9): the test answers rawpv's
+//! OSC 10 / OSC 11 / DA1 questions as a terminal with a white background would, and the viewer
+//! must say it took the light theme; an explicit `--theme` must ask nothing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -51,6 +55,7 @@ impl Term {
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("RAWPV_CONFIG");
         cmd.env_remove("RAWP_TOKEN");
+        cmd.env_remove("NO_COLOR");
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
@@ -270,4 +275,75 @@ fn an_outside_stop_restores_the_terminal_and_continue_redraws() {
     t.send(b"q");
     assert_eq!(t.exit_within(Duration::from_secs(5)), Some(0));
     t.assert_restored("q");
+}
+
+const ASK_BG: &str = "\x1b]11;?";
+
+/// `theme = "auto"`: rawpv asks for the colours before it takes the screen; answered as a
+/// white terminal with black text, it picks the light theme and says so in the status bar.
+#[test]
+fn auto_theme_asks_the_terminal_and_takes_light_on_a_white_background() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
+    let mut t = Term::spawn(&[file]);
+    let at = t.wait_for(0, ASK_BG, "the background question");
+    let before = &t.text()[..at];
+    assert!(
+        !before.contains(ENTER_ALT),
+        "asked after taking the screen: {before:?}"
+    );
+    // Foreground, background, then the DA1 answer that ends the exchange.
+    t.send(b"\x1b]10;rgb:0000/0000/0000\x1b\\\x1b]11;rgb:ffff/ffff/ffff\x1b\\\x1b[?62;22c");
+    t.wait_for(
+        at,
+        "light theme: the terminal's background is #ffffff",
+        "the status bar's note",
+    );
+    t.send(b"q");
+    assert_eq!(
+        t.exit_within(Duration::from_secs(5)),
+        Some(0),
+        "{:?}",
+        t.text()
+    );
+}
+
+/// A terminal that only answers DA1 (it does not know OSC 11): the dark theme, at once (no
+/// wait for the timeout), and no note.
+#[test]
+fn auto_theme_without_an_answer_stays_dark_and_quiet() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
+    let mut t = Term::spawn(&[file]);
+    let at = t.wait_for(0, ASK_BG, "the background question");
+    t.send(b"\x1b[?62;22c");
+    let at = t.wait_for(at, "Feed ", "viewer");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!t.text()[at..].contains("light theme"), "{:?}", t.text());
+    t.send(b"q");
+    assert_eq!(t.exit_within(Duration::from_secs(5)), Some(0));
+}
+
+/// `--theme dark` (like `theme = "dark"` in the config) asks the terminal nothing.
+#[test]
+fn an_explicit_theme_asks_nothing() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tui_session.jsonl"
+    );
+    for theme in ["dark", "light"] {
+        let mut t = Term::spawn(&["--theme", theme, file]);
+        t.wait_for(0, "Feed ", "viewer");
+        assert!(
+            !t.text().contains(ASK_BG),
+            "--theme {theme}: {:?}",
+            t.text()
+        );
+        t.send(b"q");
+        assert_eq!(t.exit_within(Duration::from_secs(5)), Some(0));
+    }
 }

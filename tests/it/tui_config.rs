@@ -124,3 +124,77 @@ fn syntax_theme_selects_the_highlighter_theme() {
     assert_eq!(highlight::current_theme(), "InspiredGitHub");
     assert_eq!(colours(), github);
 }
+
+/// The background of the cell showing `ch` on the drawn row that contains `row_text`.
+fn cell_bg(
+    term: &ratatui::Terminal<ratatui::backend::TestBackend>,
+    row_text: &str,
+    ch: &str,
+) -> Option<Color> {
+    let buf = term.backend().buffer();
+    for y in 0..buf.area.height {
+        let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        if let Some(at) = row.find(row_text) {
+            let start = row[..at].chars().count() as u16;
+            let off = row_text.find(ch)? as u16;
+            return Some(buf[(start + off, y)].bg);
+        }
+    }
+    None
+}
+
+/// Issue 22.8: the `[diff]` styles of the config are what the detail draws a changed line and
+/// a changed word with (the defaults otherwise).
+#[test]
+fn diff_styles_of_the_config_are_drawn() {
+    let _guard = THEME_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let diff = "--- a/x.rs\n+++ b/x.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    let n = 1;\n+    let n = 2;\n }\n";
+    let draw_with = |toml: &str| {
+        let loaded = load_str(toml, std::path::Path::new("/c.toml")).unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let mut app = App::headless(import::load_bytes(diff.as_bytes()).items, "x.diff");
+        app.configure(&loaded.config);
+        let row = (0..app.session().items.len())
+            .find(|&i| matches!(app.session().items[i], rawpv::session::Item::Invocation(_)))
+            .unwrap();
+        app.select(row);
+        crate::support::headless::draw(&mut app, 120, 24)
+    };
+    let dark = Theme::dark();
+    let term = draw_with("");
+    assert_eq!(
+        cell_bg(&term, "+    let n = 2;", "2"),
+        dark.diff_add_emph.bg
+    );
+    assert_eq!(
+        cell_bg(&term, "+    let n = 2;", "l"),
+        dark.diff_add_line.bg
+    );
+    assert_eq!(
+        cell_bg(&term, "-    let n = 1;", "1"),
+        dark.diff_del_emph.bg
+    );
+    let term = draw_with(
+        "theme = \"dark\"\n[diff]\nplus = \"normal #002800\"\nplus-emph = \"normal #005f00\"\nminus-emph = \"normal 88\"\n",
+    );
+    assert_eq!(
+        cell_bg(&term, "+    let n = 2;", "2"),
+        Some(Color::Rgb(0, 0x5f, 0))
+    );
+    assert_eq!(
+        cell_bg(&term, "+    let n = 2;", "l"),
+        Some(Color::Rgb(0, 0x28, 0))
+    );
+    assert_eq!(
+        cell_bg(&term, "-    let n = 1;", "1"),
+        Some(Color::Indexed(88))
+    );
+    // The removed line's own tint was not named: the theme's stays.
+    assert_eq!(
+        cell_bg(&term, "-    let n = 1;", "l"),
+        dark.diff_del_line.bg
+    );
+    highlight::set_theme(highlight::DEFAULT_THEME).unwrap();
+}

@@ -122,6 +122,20 @@ fn header_path(s: &str) -> Option<String> {
     Some(strip_ab(&s).to_owned())
 }
 
+/// Whether a `---` / `+++` line's rest dates its file at the Unix epoch: `diff -N`'s way of
+/// naming a file missing on that side (west of UTC, the last day of 1969).
+fn epoch(rest: &str) -> bool {
+    rest.split_once('\t')
+        .is_some_and(|(_, t)| t.starts_with("1970-01-01 ") || t.starts_with("1969-12-31 "))
+}
+
+/// The two paths of a `Binary files A and B differ` line (git and GNU diff).
+fn binary_files(l: &str) -> Option<(&str, &str)> {
+    l.strip_prefix("Binary files ")?
+        .strip_suffix(" differ")?
+        .split_once(" and ")
+}
+
 fn strip_ab(s: &str) -> &str {
     s.strip_prefix("a/")
         .or_else(|| s.strip_prefix("b/"))
@@ -328,7 +342,7 @@ impl Parser {
                 self.start_file(FileDiff::default());
             }
             self.seen_minus = true;
-            let p = header_path(rest);
+            let p = header_path(rest).filter(|_| !epoch(rest));
             let f = self.file();
             if p.is_none() {
                 f.added = true;
@@ -342,12 +356,28 @@ impl Parser {
             && self.seen_minus
             && self.file().hunks.is_empty()
         {
-            let p = header_path(rest);
+            let p = header_path(rest).filter(|_| !epoch(rest));
             let f = self.file();
             if p.is_none() {
                 f.deleted = true;
             }
             f.new_path = p;
+            return;
+        }
+        // `diff -r`'s `Binary files a/x and b/x differ` is a file of its own (after a `diff
+        // --git` header, still without hunks, it is that file's: below).
+        if let Some((a, b)) = binary_files(bare)
+            && (self.patch.files.is_empty() || !self.file().hunks.is_empty() || self.seen_minus)
+        {
+            let (old, new) = (header_path(a), header_path(b));
+            self.start_file(FileDiff {
+                added: old.is_none(),
+                deleted: new.is_none(),
+                old_path: old,
+                new_path: new,
+                binary: true,
+                ..FileDiff::default()
+            });
             return;
         }
         if self.patch.files.is_empty() {
@@ -418,13 +448,18 @@ pub fn parse_patch(text: &str) -> Patch {
     p.patch
 }
 
-/// Whether `text` looks like a unified diff (has a hunk header or a git/bzr file header).
+/// Whether `text` looks like a unified diff: a hunk header, a git/bzr file header, a `Binary
+/// files … differ` line, or a `--- ` line followed by `+++ ` (a file of headers only).
 pub fn looks_like_diff(text: &str) -> bool {
+    let mut minus = false;
     text.lines().take(2000).any(|l| {
-        (l.starts_with("@@ -") && parse_hunk_header(l).is_some())
+        let pair = minus && l.starts_with("+++ ");
+        minus = l.starts_with("--- ");
+        pair || (l.starts_with("@@ -") && parse_hunk_header(l).is_some())
             || l.starts_with("diff --git ")
             || l.starts_with("=== modified file ")
             || l.starts_with("=== added file ")
+            || binary_files(l).is_some()
     })
 }
 
