@@ -308,10 +308,23 @@ fn peek_entry(path: &Path) -> Peeked {
             }
             _ => {}
         }
+        // Claude Code records carry the session's `cwd`: the project exactly (its directory
+        // name turned every `/` into `-`, so `my-app` came back as `my/app`).
+        if out.agent == Agent::ClaudeCode
+            && out.project.is_none()
+            && let Some(cwd) = v.get("cwd").and_then(Value::as_str)
+        {
+            out.project = Some(cwd.to_owned());
+        }
         if out.prompt.is_none() {
             out.prompt = prompt_of(&v);
         }
-        if out.started.is_some() && out.prompt.is_some() && out.agent != Agent::Other {
+        let project_known = out.project.is_some() || out.agent != Agent::ClaudeCode;
+        if out.started.is_some()
+            && out.prompt.is_some()
+            && out.agent != Agent::Other
+            && project_known
+        {
             break;
         }
     }
@@ -440,20 +453,62 @@ pub struct Browser {
     pub visible: Vec<usize>,
     pub selected: usize,
     pub offset: usize,
+    /// The user's home directory, shown as `~` at the start of a project ([`Browser::project`]).
+    pub home: Option<String>,
+    /// Display columns of the widest project as shown (the list's project column is as wide,
+    /// up to a third of the row).
+    pub project_cols: usize,
 }
 
 impl Browser {
-    /// A browser over `roots` (see [`scan`]).
+    /// A browser over `roots` (see [`scan`]), projects under the user's home shown from `~`.
     pub fn scan(roots: &[PathBuf]) -> Self {
-        Self::new(scan(roots))
+        let home =
+            directories::BaseDirs::new().and_then(|b| b.home_dir().to_str().map(str::to_owned));
+        Self::new(scan(roots)).with_home(home)
     }
 
     pub fn new(entries: Vec<SessionEntry>) -> Self {
         let visible = (0..entries.len()).collect();
-        Self {
+        let mut b = Self {
             entries,
             visible,
             ..Self::default()
+        };
+        b.measure();
+        b
+    }
+
+    /// Shows projects under `home` from `~` (`None`: as they are).
+    #[must_use]
+    pub fn with_home(mut self, home: Option<String>) -> Self {
+        self.home = home
+            .filter(|h| h.len() > 1)
+            .map(|h| h.trim_end_matches('/').to_owned());
+        self.measure();
+        self
+    }
+
+    fn measure(&mut self) {
+        self.project_cols = (self.entries.iter())
+            .map(|e| crate::fmt::width(&self.project(e)))
+            .max()
+            .unwrap_or(0);
+    }
+
+    /// Entry `e`'s project as the list shows it: made visible (escapes shown, never obeyed),
+    /// the home directory as `~` (`/home/me/work/api` → `~/work/api`); the list elides its
+    /// middle when the column is narrower (`crate::fmt::elide_path`), so its last directories,
+    /// which tell projects apart, stay.
+    pub fn project(&self, e: &SessionEntry) -> String {
+        let shown = crate::render::text::visible(&e.project);
+        match self.home.as_deref() {
+            Some(h) if shown == h => "~".to_owned(),
+            Some(h) => match shown.strip_prefix(h).filter(|r| r.starts_with('/')) {
+                Some(rest) => format!("~{rest}"),
+                None => shown,
+            },
+            None => shown,
         }
     }
 

@@ -251,13 +251,13 @@ impl Default for Keymap {
             b(
                 vec![c('h'), k(K::Left)],
                 Action::FoldTurn,
-                "fold the turn",
+                "fold the turn (wrap off, in the detail or a panel: scroll left)",
                 None,
             ),
             b(
                 vec![c('l'), k(K::Right)],
                 Action::UnfoldTurn,
-                "unfold the turn",
+                "unfold the turn (wrap off, in the detail or a panel: scroll right)",
                 None,
             ),
             b(vec![c('M')], Action::FoldAll, "fold every turn", None),
@@ -350,13 +350,13 @@ impl Default for Keymap {
             b(
                 vec![c('>')],
                 Action::StepForward,
-                "replay: one frame forward",
+                "replay: one frame forward (else as →)",
                 None,
             ),
             b(
                 vec![c('<')],
                 Action::StepBack,
-                "replay: one frame back",
+                "replay: one frame back (else as ←)",
                 None,
             ),
             b(vec![c(']')], Action::NextTurn, "replay: next turn", None),

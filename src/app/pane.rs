@@ -133,16 +133,19 @@ impl App {
             Action::ToggleWrap => {
                 self.view.detail.wrap = !self.view.detail.wrap;
                 self.view.detail.hscroll = 0;
+                self.view.problems.hscroll = 0;
+                self.view.catalog.hscroll = 0;
                 let width = usize::from(Areas::inner(self.areas.detail).width);
                 let wide = self.detail.lines().iter().any(|l| l.width() > width);
                 // The lines at hand were built for the old setting: wrapped ones say nothing
                 // of the widths, so turning wrap off only says what it does.
                 self.view.message = Some(match (self.view.detail.wrap, wide) {
                     (true, true) => "wrap on: long lines of the detail wrap".to_owned(),
-                    (true, false) => format!(
-                        "wrap on: no line of this detail is wider than its {width} columns"
-                    ),
-                    (false, _) => "wrap off: long lines of the detail are cut; in the detail ←/→ scroll sideways"
+                    (true, false) => {
+                        format!("wrap on: no line of this detail is wider than its {width} columns")
+                    }
+                    (false, _) => "wrap off: long lines are cut; in the detail, the problems and \
+                                   the catalog ←/→ (or </>) scroll sideways"
                         .to_owned(),
                 });
             }
@@ -192,10 +195,18 @@ impl App {
                 }
             }
             Action::ToggleFold => self.fold_selected(None),
-            // In the detail with wrap off, ←/→ (h/l) scroll sideways (issue 22 item 6); in the
-            // feed they fold and unfold the turn.
-            Action::FoldTurn | Action::UnfoldTurn if self.detail_scrolls_sideways() => {
+            // In the detail, the problems or the catalog with wrap off, ←/→ (h/l) scroll
+            // sideways (issue 22 item 6); in the feed they fold and unfold the turn.
+            Action::FoldTurn | Action::UnfoldTurn if self.sideways().is_some() => {
                 self.hscroll(a == Action::UnfoldTurn);
+            }
+            // A panel with the keys and wrap on: its rows are cut, not the feed's turn to fold.
+            Action::FoldTurn | Action::UnfoldTurn
+                if self.view.focus == Pane::Detail
+                    && matches!(self.view.tab, Tab::Problems | Tab::Catalog) =>
+            {
+                self.view.message =
+                    Some("wrap is on: w turns it off, then ←/→ scroll long rows sideways".into());
             }
             Action::FoldTurn => self.fold_selected(Some(true)),
             Action::UnfoldTurn => self.fold_selected(Some(false)),
@@ -252,6 +263,12 @@ impl App {
             Action::ToggleHelp => {
                 self.view.help = !self.view.help;
                 self.view.help_scroll = 0;
+            }
+            // `<`/`>` step a replay; elsewhere they are free, and scroll sideways as ←/→ do.
+            Action::StepForward | Action::StepBack
+                if self.replay.is_none() && self.sideways().is_some() =>
+            {
+                self.hscroll(a == Action::StepForward);
             }
             Action::TogglePlay
             | Action::SpeedUp
@@ -575,42 +592,57 @@ impl App {
         }
     }
 
-    /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) the selected row's turn.
-    /// Whether ←/→ scroll the detail sideways: it has the keys, shows a row's detail, and
-    /// does not wrap.
-    fn detail_scrolls_sideways(&self) -> bool {
-        self.view.focus == Pane::Detail && self.view.tab == Tab::Detail && !self.view.detail.wrap
+    /// What ←/→ (and `<`/`>` outside a replay) scroll sideways: the right-hand pane when it has
+    /// the keys, shows the detail, the problems or the catalog, and does not wrap.
+    fn sideways(&self) -> Option<Tab> {
+        (self.view.focus == Pane::Detail
+            && !self.view.detail.wrap
+            && matches!(self.view.tab, Tab::Detail | Tab::Problems | Tab::Catalog))
+        .then_some(self.view.tab)
     }
 
-    /// Scrolls the detail [`HSCROLL_STEP`] columns right (`right`) or left, at most to where
-    /// its widest line's end shows; says where it is.
+    /// Scrolls the right-hand pane ([`App::sideways`]) [`HSCROLL_STEP`] columns right (`right`)
+    /// or left, at most to where its widest line's end shows; says where it is.
     fn hscroll(&mut self, right: bool) {
         let width = usize::from(Areas::inner(self.areas.detail).width);
-        let widest = self
-            .detail
-            .lines()
-            .iter()
-            .map(ratatui::text::Line::width)
-            .max()
-            .unwrap_or(0);
-        let max = widest.saturating_sub(width);
-        let d = &mut self.view.detail;
-        d.hscroll = if right {
-            (d.hscroll + HSCROLL_STEP).min(max)
-        } else {
-            d.hscroll.saturating_sub(HSCROLL_STEP)
+        let (what, widest) = match self.view.tab {
+            Tab::Problems => ("finding", self.view.problems.widest(&self.session)),
+            Tab::Catalog => (
+                "line of the catalog",
+                (self.view.catalog).widest(&self.session, &self.theme, width as u16),
+            ),
+            Tab::Detail | Tab::Files | Tab::Audit => (
+                "line of this detail",
+                (self.detail.lines().iter())
+                    .map(ratatui::text::Line::width)
+                    .max()
+                    .unwrap_or(0),
+            ),
         };
+        let max = widest.saturating_sub(width);
+        let pos = match self.view.tab {
+            Tab::Problems => &mut self.view.problems.hscroll,
+            Tab::Catalog => &mut self.view.catalog.hscroll,
+            Tab::Detail | Tab::Files | Tab::Audit => &mut self.view.detail.hscroll,
+        };
+        *pos = if right {
+            (*pos + HSCROLL_STEP).min(max)
+        } else {
+            pos.saturating_sub(HSCROLL_STEP)
+        };
+        let at = *pos;
         self.view.message = Some(if max == 0 {
-            format!("no line of this detail is wider than its {width} columns")
+            format!("no {what} is wider than its {width} columns")
         } else {
             format!(
                 "columns {}–{} of {widest} (←/→ scroll)",
-                d.hscroll + 1,
-                (d.hscroll + width).min(widest)
+                at + 1,
+                (at + width).min(widest)
             )
         });
     }
 
+    /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) the selected row's turn.
     pub(super) fn fold_selected(&mut self, want: Option<bool>) {
         let Some(item) = self.view.selected_item(&self.session) else {
             return;

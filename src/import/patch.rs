@@ -118,11 +118,29 @@ fn magic_kind(head: &[u8]) -> Option<&'static str> {
         .map(|(_, kind)| *kind)
 }
 
-/// Whether `head` is binary data, whatever its lines start with (a line of a binary file may well
-/// start with `{`): a known magic, a NUL byte, or more than one byte in ten not UTF-8. Session
-/// records are JSON text: they hold neither (JSON escapes control characters).
+/// Whether `head` is binary data, even when a line of it starts with `{` (attack 7 #16): a known
+/// magic, or NUL bytes or more than one byte in ten not UTF-8 with at most half of its lines
+/// that are not blank starting like JSON (a session with a few damaged lines stays a session:
+/// its lines are findings).
 pub fn is_binary(head: &[u8]) -> bool {
-    binary_kind(head).is_some()
+    if magic_kind(head).is_some() {
+        return true;
+    }
+    if binary_kind(head).is_none() {
+        return false;
+    }
+    let (mut lines, mut json) = (0usize, 0usize);
+    for l in head.split(|&b| b == b'\n') {
+        let t = l.trim_ascii();
+        if t.is_empty() {
+            continue;
+        }
+        lines += 1;
+        if t.starts_with(b"{") || t.starts_with(b"[") {
+            json += 1;
+        }
+    }
+    json * 2 <= lines
 }
 
 /// [`magic_kind`], else `Some("binary data")` for input with NUL bytes or mostly invalid

@@ -74,11 +74,14 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         state.offset
     };
     let w = usize::from(list.width);
+    // The project column: as wide as the widest project, from 8 columns up to a third of the
+    // row (at least 24); a wider one keeps its tail.
+    let project_w = state.project_cols.clamp(8, (w / 3).max(24));
     for (row, &i) in state.visible.iter().skip(offset).take(h).enumerate() {
         let Some(e) = state.entries.get(i) else {
             continue;
         };
-        let project = crate::fmt::fit_path(&crate::render::text::visible(&e.project), 24);
+        let project = crate::fmt::fit_path(&state.project(e), project_w);
         let prompt =
             crate::render::ansi::visible_plain(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let head = format!(

@@ -235,6 +235,9 @@ pub struct CatalogState {
     /// The session whose catalog is shown (`Session::sessions`): the selected feed row's, set by
     /// the app before each draw (SPEC §6).
     pub session: u32,
+    /// Columns the table and the details are scrolled sideways while wrap is off (`←`/`→`,
+    /// `<`/`>`); the title and the table's marker column stay.
+    pub hscroll: usize,
 }
 
 /// What the catalog panel computes from the session and keeps between frames (owned by the
@@ -435,7 +438,7 @@ fn widths(tools: &[CatalogTool], width: u16) -> Widths {
 
 fn header_line(w: &Widths, theme: &Theme) -> Line<'static> {
     let text = format!(
-        " {}{}{}{}{}{}VERSION",
+        "{}{}{}{}{}{}VERSION",
         cell("NAME", w.name),
         cell("CATEGORY", w.category),
         cell("STATUS", w.status),
@@ -443,7 +446,9 @@ fn header_line(w: &Widths, theme: &Theme) -> Line<'static> {
         cell("OUTPUT", w.output),
         cell("DIAG", w.diag)
     );
-    Line::from(Span::styled(text, theme.dim.add_modifier(Modifier::BOLD)))
+    let style = theme.dim.add_modifier(Modifier::BOLD);
+    // The marker column first, a span of its own (it stays when the table scrolls sideways).
+    Line::from(vec![Span::styled(" ", style), Span::styled(text, style)])
 }
 
 /// The most severe diagnostic about `tool` and how many there are (`fatal ×2`).
@@ -811,6 +816,31 @@ impl CatalogState {
         self.scroll = self.scroll.min(lines.len().saturating_sub(height));
     }
 
+    /// Display columns of the widest table row or details line in a panel `width` columns wide
+    /// (what sideways scrolling stops at). Bounded by the catalog, like a draw.
+    pub fn widest(&self, session: &Session, theme: &Theme, width: u16) -> usize {
+        let Some(catalog) = session.catalog_of(self.session) else {
+            return 0;
+        };
+        let w = widths(&catalog.tools, width);
+        let selected = self.selected.min(catalog.tools.len().saturating_sub(1));
+        let rows = (catalog.tools.iter().enumerate())
+            .map(|(k, t)| tool_row(t, catalog, &w, k == selected, theme).width());
+        let tool = catalog.tools.get(selected);
+        let usage = tool.map(|t| ToolUsage::compute(session, self.session, &t.name));
+        let history = history_changes(session, self.session);
+        let lines = detail_lines(
+            &publishes_of(session, self.session),
+            catalog,
+            tool,
+            usage.as_ref(),
+            &history,
+            theme,
+            width,
+        );
+        rows.chain(lines.iter().map(Line::width)).max().unwrap_or(0)
+    }
+
     /// The tool index shown on screen row `row` of a panel drawn in `area` (for mouse clicks).
     pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
         let n = session.catalog_of(self.session)?.tools.len();
@@ -890,7 +920,8 @@ impl CatalogView<'_> {
         y += 1;
         let w = widths(tools, area.width);
         if y < bottom {
-            buf.set_line(area.x, y, &header_line(&w, theme), area.width);
+            let header = super::problems::scrolled(header_line(&w, theme), state.hscroll);
+            buf.set_line(area.x, y, &header, area.width);
             y += 1;
         }
         let rows = table_rows(area.height, tools.len());
@@ -898,12 +929,9 @@ impl CatalogView<'_> {
             if y >= bottom {
                 return;
             }
-            buf.set_line(
-                area.x,
-                y,
-                &tool_row(t, catalog, &w, k == selected, theme),
-                area.width,
-            );
+            let row = tool_row(t, catalog, &w, k == selected, theme);
+            let row = super::problems::scrolled(row, state.hscroll);
+            buf.set_line(area.x, y, &row, area.width);
             y += 1;
         }
         if y >= bottom {
@@ -930,8 +958,13 @@ impl CatalogView<'_> {
         );
         let height = usize::from(bottom - y);
         let scroll = state.scroll.min(lines.len().saturating_sub(height));
-        for l in lines.iter().skip(scroll).take(height) {
-            buf.set_line(area.x, y, l, area.width);
+        for l in lines.into_iter().skip(scroll).take(height) {
+            let l = if state.hscroll > 0 {
+                super::detail::skip_columns(l, state.hscroll)
+            } else {
+                l
+            };
+            buf.set_line(area.x, y, &l, area.width);
             y += 1;
         }
     }

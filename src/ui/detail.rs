@@ -71,7 +71,8 @@ pub fn render_detail(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
 }
 
 /// `line` without its first `n` display columns (a wide character cut in two becomes a space).
-fn skip_columns(line: Line<'static>, n: usize) -> Line<'static> {
+/// Also the sideways scroll of the problems and catalog panels.
+pub fn skip_columns(line: Line<'static>, n: usize) -> Line<'static> {
     use unicode_width::UnicodeWidthChar;
     let style = line.style;
     let mut left = n;

@@ -62,6 +62,9 @@ pub struct ProblemsState {
     /// `Some(sid)`: list only the findings of session `sid` and those of none (an input of
     /// several sessions; set by the app before each draw). `None`: every finding.
     pub session: Option<u32>,
+    /// Columns the rows are scrolled sideways while wrap is off (`←`/`→`, `<`/`>`); the marker
+    /// column stays.
+    pub hscroll: usize,
 }
 
 /// Whether finding `f` is listed for `session` (see [`ProblemsState::session`]).
@@ -160,6 +163,17 @@ impl ProblemsState {
         let k = usize::from(row.checked_sub(area.y.checked_add(1)?)?);
         let i = self.offset + k;
         (row < area.y + area.height && i < self.count(session)).then_some(i)
+    }
+
+    /// Display columns of the widest listed row (what sideways scrolling stops at). O(findings):
+    /// a key press, not a draw.
+    pub fn widest(&self, session: &Session) -> usize {
+        let theme = Theme::mono();
+        (session.findings.iter())
+            .filter(|f| listed(f, self.session))
+            .map(|f| finding_row(f, false, &theme).width())
+            .max()
+            .unwrap_or(0)
     }
 
     /// The selected finding, if any.
@@ -309,6 +323,20 @@ fn finding_row(f: &Finding, selected: bool, theme: &Theme) -> Line<'static> {
     ])
 }
 
+/// `row` scrolled `n` columns sideways, its first span (the selection marker) kept in place.
+pub(super) fn scrolled(row: Line<'static>, n: usize) -> Line<'static> {
+    if n == 0 || row.spans.is_empty() {
+        return row;
+    }
+    let style = row.style;
+    let mut spans = row.spans;
+    let marker = spans.remove(0);
+    let rest = super::detail::skip_columns(Line::from(spans), n);
+    let mut out = vec![marker];
+    out.extend(rest.spans);
+    Line::from(out).style(style)
+}
+
 impl ProblemsState {
     /// Brings the state up to date for drawing into `area`: clamps the selection, keeps it
     /// visible, refreshes the level counts. Called by the app before each draw (and by the
@@ -397,7 +425,8 @@ impl ProblemsView<'_> {
         for k in state.offset..end {
             let Some(f) = findings.get(k) else { break };
             let y = area.y + 1 + (k - state.offset) as u16;
-            buf.set_line(area.x, y, &finding_row(f, k == selected, theme), area.width);
+            let row = scrolled(finding_row(f, k == selected, theme), state.hscroll);
+            buf.set_line(area.x, y, &row, area.width);
         }
         // The selected finding in full, wrapped, below the list (rows cut long messages).
         let footer = footer_rows(area);

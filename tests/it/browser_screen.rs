@@ -112,3 +112,57 @@ fn browser_lists_each_agent() {
     let b = Browser::scan(&rawpv::browse::roots_from(Some(home), None, &[]));
     assert_snapshot!("browser_each_agent", draw(&b).backend());
 }
+
+/// Issue 22 item 1 in the browser: projects under the home are shown from `~`, the project
+/// column is as wide as they need (up to a third of the row) and a longer one loses its middle,
+/// so projects that share a long head are told apart; a Claude Code project is its records'
+/// `cwd` (`my-app`, not the directory name's `my/app`).
+#[test]
+fn browser_projects_keep_their_tails() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("projects");
+    for (proj, cwd, text) in [
+        (
+            "-home-user-workspace-clarity-engine-service",
+            "/home/user/workspace/clarity-engine-service",
+            "Fix the service",
+        ),
+        (
+            "-home-user-workspace-clarity-engine-worker",
+            "/home/user/workspace/clarity-engine-worker",
+            "Fix the worker",
+        ),
+        ("-home-user-my-app", "/home/user/my-app", "Rename the app"),
+        (
+            "-srv-deep-a-b-c-d-e-f-g-tools",
+            "/srv/deep/a/b/c/d/e/f/g/tools",
+            "Elsewhere",
+        ),
+    ] {
+        let dir = root.join(proj);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let rec = format!(
+            r#"{{"type":"user","timestamp":"2026-11-01T10:00:00Z","cwd":"{cwd}","sessionId":"s","message":{{"role":"user","content":"{text}"}}}}"#
+        ) + "\n";
+        std::fs::write(dir.join("s.jsonl"), rec).expect("write");
+    }
+    let b = Browser::scan(&[root]).with_home(Some("/home/user".into()));
+    let mut term = Terminal::new(TestBackend::new(80, 8)).expect("backend");
+    term.draw(|f| {
+        let area = f.area();
+        rawpv::ui::browser::render_browser(area, f.buffer_mut(), &b, &Theme::dark());
+    })
+    .expect("draw");
+    let buf = term.backend().buffer();
+    let rows: Vec<String> = (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    let shows = |needle: &str| rows.iter().any(|r| r.contains(needle));
+    // 80 columns: the column is 26 wide (a third of the list); the tails stay.
+    assert!(shows("~/…/clarity-engine-service "), "{rows:#?}");
+    assert!(shows("~/…/clarity-engine-worker "), "{rows:#?}");
+    assert!(shows("~/my-app "), "{rows:#?}");
+    assert!(shows("/srv/…/a/b/c/d/e/f/g/tools "), "{rows:#?}");
+    assert!(!shows("/home/user"), "{rows:#?}");
+    assert_snapshot!("browser_project_tails", term.backend());
+}

@@ -117,3 +117,23 @@ async fn timeline_bar_snapshot() {
     let term = draw(&mut app, 100, 24);
     assert_snapshot!("replay_timeline_paused", term.backend());
 }
+
+/// `<`/`>` step a replay even where, out of a replay, they scroll sideways (a panel with the
+/// keys and wrap off: issue 22 item 6).
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn step_keys_still_step_in_a_panel_with_wrap_off() {
+    let all = items();
+    let mut app = App::replaying(all.clone(), "demo", 1.0, 2.0);
+    act(&mut app, &[Action::NextTurn]);
+    let c = cursor(&app);
+    draw(&mut app, 120, 35);
+    act(&mut app, &[Action::ShowProblems, Action::ToggleWrap]);
+    act(&mut app, &[Action::StepForward, Action::StepForward]);
+    assert_eq!(cursor(&app), c + 2);
+    act(&mut app, &[Action::StepBack]);
+    assert_eq!(cursor(&app), c + 1);
+    assert_eq!(app.view().problems.hscroll, 0);
+    // ←/→ scroll the panel there.
+    act(&mut app, &[Action::UnfoldTurn]);
+    assert_eq!(cursor(&app), c + 1);
+}

@@ -138,3 +138,83 @@ fn wrap_off_the_detail_scrolls_sideways() {
     act(&mut app, &[Action::ToggleWrap]);
     assert_eq!(app.view().detail.hscroll, 0);
 }
+
+/// With wrap off, the problems and the catalog panels scroll sideways too: ←/→ (h/l) and, out
+/// of a replay, `<`/`>`; the marker column and the catalog's title stay. With wrap on, ←/→
+/// there say how to get it (issue 22 item 6). The fixture has long findings, a long tool
+/// description and status reason.
+#[test]
+fn wrap_off_the_problems_and_catalog_scroll_sideways() {
+    const WIDE: &str = include_str!("../fixtures/wide_panels.ndjson");
+    for (w, h) in [(80, 24), (120, 35)] {
+        let mut app = App::headless(import::load_bytes(WIDE.as_bytes()).items, "wide.ndjson");
+        draw(&mut app, w, h);
+        act(&mut app, &[Action::ShowProblems, Action::FoldTurn]);
+        let term = draw(&mut app, w, h);
+        assert!(
+            status_rows(&term).contains("wrap is on: w turns it off"),
+            "{}",
+            status_rows(&term)
+        );
+        let wrapped = screen_text(&term);
+        assert!(
+            wrapped.contains("▶error   L2     tool-not-in-catalog"),
+            "{wrapped}"
+        );
+        act(
+            &mut app,
+            &[Action::ToggleWrap, Action::UnfoldTurn, Action::StepForward],
+        );
+        assert_eq!(app.view().problems.hscroll, 16, "{w}x{h}");
+        let term = draw(&mut app, w, h);
+        let status = status_rows(&term);
+        assert!(status.contains("columns 17–"), "{w}x{h}: {status}");
+        // 16 columns in: the badge and line are gone, the marker stays, the code is cut.
+        let screen = screen_text(&term);
+        assert!(
+            screen.contains("▶ool-not-in-catalog request for"),
+            "{w}x{h}: {screen}"
+        );
+        assert!(
+            screen.contains("1 warning"),
+            "the summary line stays: {screen}"
+        );
+        assert_snapshot!(format!("problems_sideways_{w}x{h}"), term.backend());
+        act(&mut app, &[Action::StepBack, Action::FoldTurn]);
+        assert_eq!(app.view().problems.hscroll, 0);
+
+        act(
+            &mut app,
+            &[Action::ShowCatalog, Action::UnfoldTurn, Action::UnfoldTurn],
+        );
+        assert_eq!(app.view().catalog.hscroll, 16, "{w}x{h}");
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        // The title stays; the description line and the table lost their first 16 columns.
+        assert!(screen.contains("current catalog · publish 1"), "{screen}");
+        assert!(screen.contains("mand in the project's working"), "{screen}");
+        assert!(!screen.contains("Runs a shell command"), "{screen}");
+        assert_snapshot!(format!("catalog_sideways_{w}x{h}"), term.backend());
+        // As far as the widest line's end, no further.
+        act(&mut app, &[Action::UnfoldTurn; 40]);
+        let widest = app.view().catalog.hscroll;
+        act(&mut app, &[Action::UnfoldTurn]);
+        assert_eq!(app.view().catalog.hscroll, widest);
+        let term = draw(&mut app, w, h);
+        let status = status_rows(&term);
+        let (shown, of) = status
+            .split_once(" of ")
+            .map(|(a, b)| {
+                let end = a.rsplit('–').next().unwrap_or("").to_owned();
+                (end, b.split(' ').next().unwrap_or("").to_owned())
+            })
+            .unwrap_or_default();
+        assert!(!of.is_empty() && shown == of, "the end shows: {status}");
+        // Wrap back on: no sideways scroll anywhere.
+        act(&mut app, &[Action::ToggleWrap]);
+        assert_eq!(
+            (app.view().catalog.hscroll, app.view().problems.hscroll),
+            (0, 0)
+        );
+    }
+}
