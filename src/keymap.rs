@@ -251,13 +251,13 @@ impl Default for Keymap {
             b(
                 vec![c('h'), k(K::Left)],
                 Action::FoldTurn,
-                "fold the turn (wrap off, in the detail or a panel: scroll left)",
+                "fold the turn (wrap off: scroll left)",
                 None,
             ),
             b(
                 vec![c('l'), k(K::Right)],
                 Action::UnfoldTurn,
-                "unfold the turn (wrap off, in the detail or a panel: scroll right)",
+                "unfold the turn (wrap off: scroll right)",
                 None,
             ),
             b(vec![c('M')], Action::FoldAll, "fold every turn", None),
