@@ -120,14 +120,19 @@ impl<'a> Rows<'a> {
 }
 
 /// Rows under the panel's summary line given to the selected finding in full (a rule and up to
-/// four wrapped lines); none when the panel is short.
-fn footer_rows(area: Rect) -> u16 {
-    if area.height >= 12 { 5 } else { 0 }
+/// four wrapped lines): five when the panel has 12 rows or more, else what the `n` listed
+/// findings leave (two at least, or none: a short panel with a long list shows the list).
+fn footer_rows(area: Rect, n: usize) -> u16 {
+    if area.height >= 12 {
+        return 5;
+    }
+    let spare = usize::from(area.height.saturating_sub(1)).saturating_sub(n);
+    if spare >= 2 { spare.min(5) as u16 } else { 0 }
 }
 
 /// Rows of the findings list: the panel minus its summary line and the footer.
-fn list_rows(area: Rect) -> usize {
-    usize::from(area.height.saturating_sub(1 + footer_rows(area)))
+fn list_rows(area: Rect, n: usize) -> usize {
+    usize::from(area.height.saturating_sub(1 + footer_rows(area, n)))
 }
 
 impl ProblemsState {
@@ -162,7 +167,9 @@ impl ProblemsState {
     pub fn index_at(&self, session: &Session, area: Rect, row: u16) -> Option<usize> {
         let k = usize::from(row.checked_sub(area.y.checked_add(1)?)?);
         let i = self.offset + k;
-        (row < area.y + area.height && i < self.count(session)).then_some(i)
+        let n = self.count(session);
+        // The footer's rows (the selected finding in full) are not findings.
+        (k < list_rows(area, n) && i < n).then_some(i)
     }
 
     /// Display columns of the widest listed row (what sideways scrolling stops at). O(findings):
@@ -353,7 +360,7 @@ impl ProblemsState {
             }
         };
         self.selected = self.selected.min(n.saturating_sub(1));
-        let rows = list_rows(area);
+        let rows = list_rows(area, n);
         if rows > 0 {
             if self.selected < self.offset {
                 self.offset = self.selected;
@@ -419,7 +426,7 @@ impl ProblemsView<'_> {
             Span::styled("   Enter: go to the frame", theme.dim),
         ]);
         buf.set_line(area.x, area.y, &summary, area.width);
-        let rows = list_rows(area);
+        let rows = list_rows(area, findings.len());
         let selected = state.selected.min(findings.len() - 1);
         let end = (state.offset + rows).min(findings.len());
         for k in state.offset..end {
@@ -429,7 +436,7 @@ impl ProblemsView<'_> {
             buf.set_line(area.x, y, &row, area.width);
         }
         // The selected finding in full, wrapped, below the list (rows cut long messages).
-        let footer = footer_rows(area);
+        let footer = footer_rows(area, findings.len());
         if footer > 0 {
             let top = area.y + area.height - footer;
             let rule = "─".repeat(usize::from(area.width));

@@ -218,3 +218,37 @@ fn wrap_off_the_problems_and_catalog_scroll_sideways() {
         );
     }
 }
+
+/// At 80x24 the problems panel has 7 rows: when its findings leave two or more of them, the
+/// selected finding is shown in full below the list there too (it used to need 12 rows).
+#[test]
+fn a_short_problems_panel_shows_the_selected_finding_when_it_has_room() {
+    const WIDE: &str = include_str!("../fixtures/wide_panels.ndjson");
+    let mut app = App::headless(import::load_bytes(WIDE.as_bytes()).items, "wide.ndjson");
+    draw(&mut app, 80, 24);
+    act(&mut app, &[Action::ShowProblems, Action::MoveDown]);
+    let term = draw(&mut app, 80, 24);
+    let buf = term.backend().buffer();
+    let rows: Vec<String> = (0..24)
+        .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    // Four findings in six rows under the summary: a rule, then the selected one's first line.
+    let rule = rows
+        .iter()
+        .position(|r| r.starts_with("│────"))
+        .unwrap_or_else(|| panic!("{rows:#?}"));
+    assert!(
+        rows[rule - 1].contains("request-never-answered"),
+        "{rows:#?}"
+    );
+    assert!(
+        rows[rule + 1].starts_with(
+            "│malformed-line line 3: not valid JSON: expected ident at line 1 column 2 — "
+        ),
+        "{rows:#?}"
+    );
+    assert!(
+        rows[rule + 1].ends_with("…│"),
+        "the rest is cut with a mark: {rows:#?}"
+    );
+}
