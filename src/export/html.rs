@@ -42,6 +42,10 @@ use crate::theme::Theme;
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
+/// Largest image embedded in a page (bigger ones stay a placeholder row).
+const MAX_IMAGE_BYTES: usize = 1024 * 1024;
+/// Images embedded in one page, in all.
+const MAX_PAGE_IMAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Bytes of detail JSON packed into one chunk (inflated at once when one of its calls opens).
 const CHUNK_BYTES: usize = 256 * 1024;
 /// Width the details are laid out at (the page scrolls or wraps wider lines).
@@ -388,6 +392,8 @@ struct Writer<'a> {
     pending: String,
     /// Number of the chunk being filled.
     chunk_no: usize,
+    /// Bytes of images embedded so far.
+    image_bytes: usize,
     calls: usize,
     tools: std::collections::BTreeSet<String>,
     statuses: std::collections::BTreeSet<String>,
@@ -473,6 +479,39 @@ impl Writer<'_> {
         base64::engine::general_purpose::STANDARD.encode_string(&packed, &mut self.data);
         self.data.push_str("</script>\n");
         self.chunk_no += 1;
+    }
+
+    /// A pasted image's row (`x-claude-code.image`): each image of its record as an `<img>` of
+    /// a `data:` URL when it is a PNG, JPEG, GIF or WebP of at most [`MAX_IMAGE_BYTES`] and the
+    /// page's images stay under [`MAX_PAGE_IMAGE_BYTES`]; otherwise nothing (the row's text
+    /// already says its type, size and pixel size). The bytes are read back from the file.
+    fn image(&mut self, f: &crate::protocol::Frame) -> String {
+        use base64::Engine;
+        let Some(span) = f.origin.span else {
+            return String::new();
+        };
+        let Ok(text) = self.session.line_text(span) else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for img in crate::import::image_meta::record_images(&text, None) {
+            let mt = img.media_type.as_str();
+            let known = matches!(mt, "image/png" | "image/jpeg" | "image/gif" | "image/webp");
+            if !known
+                || img.bytes.len() > MAX_IMAGE_BYTES
+                || self.image_bytes + img.bytes.len() > MAX_PAGE_IMAGE_BYTES
+            {
+                continue;
+            }
+            self.image_bytes += img.bytes.len();
+            let _ = write!(
+                out,
+                "<img class=\"shot\" alt=\"pasted image ({mt})\" src=\"data:{mt};base64,"
+            );
+            base64::engine::general_purpose::STANDARD.encode_string(&img.bytes, &mut out);
+            out.push_str("\">");
+        }
+        out
     }
 
     fn row(&mut self, doc: &mut String, idx: usize) {
@@ -570,6 +609,11 @@ impl Writer<'_> {
             Item::Event(f) => {
                 let words = crate::session::summary::event_line(f);
                 let words = self.text(&words);
+                let image = if crate::session::query::is_image_row(f) {
+                    self.image(f)
+                } else {
+                    String::new()
+                };
                 let kind = clean(f.frame_type.as_str());
                 let time = f
                     .envelope
@@ -580,7 +624,7 @@ impl Writer<'_> {
                 let _ = writeln!(
                     doc,
                     "<div class=\"ev{}\" id=\"e{idx}\"><span class=\"t\">{}</span>\
-                     <span class=\"et\">{}</span> <span class=\"ew\">{}</span></div>",
+                     <span class=\"et\">{}</span> <span class=\"ew\">{}</span>{image}</div>",
                     if err { " err" } else { "" },
                     esc(&time),
                     esc(&kind),
@@ -677,6 +721,7 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
         data: String::new(),
         pending: String::new(),
         chunk_no: 0,
+        image_bytes: 0,
         calls: 0,
         tools: std::collections::BTreeSet::new(),
         statuses: std::collections::BTreeSet::new(),

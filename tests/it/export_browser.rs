@@ -65,6 +65,17 @@ async fn every_session_page_has_its_calls_and_opens_each() {
             p.display()
         );
         assert!(tab.errors.is_empty(), "{}: {:#?}", p.display(), tab.errors);
+        // The pasted screenshot of cc-v1.0.43 (766 KiB PNG, under the 1 MiB cap) is embedded
+        // and decodes to its 2000×1008 pixels.
+        if p.ends_with("cc-v1.0.43-image-hooks-multiedit.jsonl") {
+            let img = browser
+                .eval(
+                    &mut tab,
+                    "[...document.querySelectorAll('img.shot')].map(i => [i.naturalWidth, i.naturalHeight])",
+                )
+                .await;
+            assert_eq!(img, serde_json::json!([[2000, 1008]]));
+        }
     }
 }
 

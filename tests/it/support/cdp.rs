@@ -96,7 +96,7 @@ impl Browser {
             }
         });
         let url = rx
-            .recv_timeout(Duration::from_secs(30))
+            .recv_timeout(Duration::from_mins(2))
             .expect("chromium says where DevTools listens");
         let (ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
         Self {
