@@ -458,6 +458,11 @@ pub struct Browser {
     /// Display columns of the widest project as shown (the list's project column is as wide,
     /// up to a third of the row).
     pub project_cols: usize,
+    /// Each session's cost, by path, as it becomes known (`crate::usage::report::costs`, off
+    /// the UI thread; issue 28 item 3).
+    pub costs: std::collections::HashMap<PathBuf, crate::usage::price::Cost>,
+    /// Whether every cost is known.
+    pub costs_done: bool,
 }
 
 impl Browser {

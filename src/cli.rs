@@ -140,6 +140,69 @@ pub struct InputArgs {
     pub net: NetArgs,
 }
 
+/// `rawpv stats`'s inputs and report options.
+#[derive(Debug, Clone, Args)]
+pub struct StatsArgs {
+    /// Session files or directories (a directory lists its sessions as the browser does:
+    /// `<project>/<session>.jsonl`, Codex's `YYYY/MM/DD`, Gemini's `tmp/<hash>/chats`), `-` for
+    /// stdin, or a stream URL (one input only).
+    #[arg(required_unless_present = "all")]
+    pub inputs: Vec<String>,
+    /// Every session of the library: ~/.claude/projects, ~/.config/claude/projects, each
+    /// `CLAUDE_CONFIG_DIR` entry's projects, Codex's and Gemini's sessions and the config's
+    /// browser.dirs.
+    #[arg(long)]
+    pub all: bool,
+    /// Group the report by local day (the TZ variable's zone, else the system's), week
+    /// (starting Monday, as ccusage), month, project (the session's cwd), session, tool (calls only) or
+    /// model.
+    #[arg(long, value_enum)]
+    pub by: Option<crate::usage::report::By>,
+    /// Only usage and calls on or after this local date (YYYY-MM-DD or YYYYMMDD).
+    #[arg(long, value_parser = date)]
+    pub since: Option<chrono::NaiveDate>,
+    /// Only usage and calls on or before this local date (YYYY-MM-DD or YYYYMMDD).
+    #[arg(long, value_parser = date)]
+    pub until: Option<chrono::NaiveDate>,
+    /// The report as JSON (schemas/stats-report.v1.json).
+    #[arg(long)]
+    pub json: bool,
+    /// Read every session file again: neither read nor write the usage cache (usage-v1.json
+    /// in the platform cache directory, ~/.cache/rawpv on Linux).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Config file (prices overrides, browser.dirs; default: the platform config directory's
+    /// rawpv/config.toml).
+    #[arg(long, env = "RAWPV_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub net: NetArgs,
+}
+
+impl StatsArgs {
+    /// Whether this is a report over many sessions (else the one-session summary).
+    pub fn is_report(&self) -> bool {
+        self.all
+            || self.inputs.len() > 1
+            || self.by.is_some()
+            || self.since.is_some()
+            || self.until.is_some()
+            || self.json
+            || self
+                .inputs
+                .first()
+                .is_some_and(|i| std::path::Path::new(i).is_dir())
+    }
+}
+
+/// A date: `2026-02-12` or `20260212`.
+fn date(s: &str) -> Result<chrono::NaiveDate, String> {
+    let s = s.trim();
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .or_else(|_| chrono::NaiveDate::parse_from_str(s, "%Y%m%d"))
+        .map_err(|_| "not a date: use YYYY-MM-DD or YYYYMMDD".to_owned())
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the embedded demo session.
@@ -183,11 +246,10 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
         format: CheckFormat,
     },
-    /// Summarise the session: counts per tool, status and `output_type`, durations, tokens.
-    Stats {
-        #[command(flatten)]
-        input: InputArgs,
-    },
+    /// Summarise the session: counts per tool, status and `output_type`, durations, tokens,
+    /// cost; over a directory, several files or `--all`: usage grouped by day, week, month,
+    /// project, session, tool or model (`--by`), as ccusage reports it.
+    Stats(StatsArgs),
     /// Write the net change of the session's files as a git-style patch (`git apply` it from the
     /// session's working directory); exit 1 when none can be made.
     Patch {

@@ -149,7 +149,7 @@ impl DiffConfig {
 }
 
 /// The resolved configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct Config {
     pub theme: ThemeName,
@@ -168,6 +168,9 @@ pub struct Config {
     /// Most of the width the feed takes beside the detail pane, in percent (20 to 80; `{` / `}`
     /// change it while viewing).
     pub feed_width: u16,
+    /// Model name → prices in USD per million tokens, over the embedded table
+    /// (`config/prices.toml`; `crate::usage::price`).
+    pub prices: BTreeMap<String, crate::usage::price::Price>,
 }
 
 impl Default for Config {
@@ -181,12 +184,13 @@ impl Default for Config {
             keys: BTreeMap::new(),
             browser: BrowserConfig::default(),
             feed_width: crate::ui::Split::DEFAULT_SHARE,
+            prices: BTreeMap::new(),
         }
     }
 }
 
 /// A loaded configuration with what to tell the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
     pub config: Config,
     /// The file read, if any.
@@ -240,6 +244,10 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
     unknown_keys(&defaults, &user, "", file, &mut warnings);
     // Each user value alone, so an error names its key.
     for (key, value) in leaves(&user, "") {
+        // Model names hold dots (`gpt-5.1`): prices are checked whole, below.
+        if key.starts_with("prices.") {
+            continue;
+        }
         let mut one = Table::new();
         insert_path(&mut one, &key, value.clone());
         if let Err(e) = Value::Table(one).try_into::<Config>() {
@@ -251,6 +259,19 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
         }
     }
     let syntax_set = user.contains_key("syntax_theme");
+    let merged_prices = user.get("prices").cloned();
+    // Prices: each model's table must be a price (its own error names the model).
+    if let Some(Value::Table(prices)) = merged_prices.as_ref() {
+        for (model, v) in prices {
+            if let Err(e) = v.clone().try_into::<crate::usage::price::Price>() {
+                return Err(ConfigError::Value {
+                    file: file.to_path_buf(),
+                    key: format!("prices.\"{model}\""),
+                    message: e.message().trim().to_owned(),
+                });
+            }
+        }
+    }
     let mut merged = defaults;
     merge(&mut merged, user);
     let mut config: Config = Value::Table(merged)
@@ -260,6 +281,13 @@ pub fn load_str(text: &str, file: &Path) -> Result<Loaded, ConfigError> {
             key: "?".into(),
             message: e.message().trim().to_owned(),
         })?;
+    if let Err(message) = crate::usage::price::Table::builtin().with_overrides(&config.prices) {
+        return Err(ConfigError::Value {
+            file: file.to_path_buf(),
+            key: "prices".into(),
+            message,
+        });
+    }
     // Key bindings: unknown actions warn; bad key specs are errors.
     for (name, specs) in &config.keys {
         if parse_action(name).is_none() {
@@ -472,7 +500,7 @@ fn unknown_keys(defaults: &Table, user: &Table, prefix: &str, file: &Path, out: 
                 "{}: unknown key `{path}` (ignored)",
                 file.display()
             )),
-            Some(Value::Table(d)) if path != "keys" => {
+            Some(Value::Table(d)) if path != "keys" && path != "prices" => {
                 if let Value::Table(u) = v {
                     unknown_keys(d, u, &format!("{path}."), file, out);
                 }

@@ -52,6 +52,7 @@ pub mod source;
 pub mod theme;
 pub mod tui;
 pub mod ui;
+pub mod usage;
 pub mod view;
 
 /// Turns transparent huge pages off for this process (Linux `prctl(PR_SET_THP_DISABLE)`; a

@@ -65,7 +65,7 @@ async fn run(cli: Cli) -> i32 {
         }) => cmd::print::run(&input, detail, all, color, width, config.as_deref(), redact).await,
         Some(Command::Convert { input }) => cmd::convert::run(&input).await,
         Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
-        Some(Command::Stats { input }) => cmd::stats::run(&input).await,
+        Some(Command::Stats(args)) => cmd::stats::run(&args).await,
         Some(Command::Patch { input, files }) => cmd::patch::run(&input, &files).await,
         Some(Command::Audit { input, json }) => cmd::audit::run(&input, json).await,
         Some(Command::Export {

@@ -123,10 +123,13 @@ pub struct TurnSummary {
     /// From the prompt's timestamp to the latest time seen in the turn (ms); `None` without
     /// timestamps.
     pub duration_ms: Option<i64>,
+    /// The turn's usage rows (its subagents' included) and their cost, counted as the status
+    /// bar counts the session's ([`Tokens::add`]), so the turns add up to the session.
+    pub tokens: Tokens,
 }
 
 /// Turns and which of them are folded.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Folds {
     /// Item index of every prompt, ascending (appended as prompts arrive, remapped on compaction).
     pub prompts: Vec<usize>,
@@ -136,7 +139,21 @@ pub struct Folds {
     /// Folded turns whose summary is out of date (rows arrived or changed, fold all,
     /// compaction); refreshed by [`ViewState::refresh_fold_summaries`] when in view.
     pub stale: BTreeSet<usize>,
+    /// Every turn in view, open or folded: prompt item → its figures (duration, calls,
+    /// tokens, cost) for the prompt row. Computed when the row comes into view
+    /// ([`ViewState::refresh_turn_figures`]), dropped when a row of the turn arrives or
+    /// changes.
+    pub figures: BTreeMap<usize, TurnSummary>,
 }
+
+/// Equal when the turns and folds are: `figures` is a cache of what the rows in view show.
+impl PartialEq for Folds {
+    fn eq(&self, other: &Self) -> bool {
+        self.prompts == other.prompts && self.folded == other.folded && self.stale == other.stale
+    }
+}
+
+impl Eq for Folds {}
 
 impl Folds {
     /// The prompt whose turn holds `item` (the prompt itself included); `None` before the first
@@ -182,6 +199,7 @@ pub fn summarize_turn(session: &Session, p: usize, end: usize) -> TurnSummary {
         if is_error(session, i) {
             s.errors += 1;
         }
+        s.tokens.add(session, i);
         if let Some(t) = item_end_time(session, i) {
             last = Some(last.map_or(t, |l| l.max(t)));
         }
@@ -513,6 +531,21 @@ impl ViewState {
             .sum()
     }
 
+    /// Computes the figures of the turns whose prompt rows are among `items` (the rows in view)
+    /// and have none: O(those turns' rows), once per frame, never for turns out of view.
+    pub fn refresh_turn_figures(&mut self, session: &Session, items: &[usize]) {
+        let n = session.items.len();
+        for &p in items {
+            if self.folds.figures.contains_key(&p) || !is_turn_start(session, p) {
+                continue;
+            }
+            let end = self.folds.turn_end(p, n);
+            self.folds
+                .figures
+                .insert(p, summarize_turn(session, p, end));
+        }
+    }
+
     /// Recomputes the summaries of the stale folded turns among `items` (the rows in view):
     /// O(those turns' rows), once per frame, never for turns out of view.
     pub fn refresh_fold_summaries(&mut self, session: &Session, items: &[usize]) {
@@ -557,6 +590,9 @@ impl ViewState {
                 }
             }
         }
+        if let Some(p) = self.folds.turn_of(item) {
+            self.folds.figures.remove(&p);
+        }
         let folded_in = self
             .folds
             .turn_of(item)
@@ -599,6 +635,7 @@ impl ViewState {
             .collect();
         // Removed rows change the summaries.
         self.folds.stale = self.folds.folded.keys().copied().collect();
+        self.folds.figures.clear();
         self.forks.remap(|i| c.item(i));
         self.derive_rows(n_items);
     }

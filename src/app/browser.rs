@@ -3,6 +3,9 @@
 //! Enter opens the session in the viewer, and Esc (or q) in the viewer comes back to the list.
 //! Esc on an empty filter, or Ctrl-C, leaves.
 //!
+//! Each row's cost comes from a thread of its own (`crate::usage::report::costs`, through the
+//! usage cache), row by row as the sessions are read.
+//!
 //! Who calls it: [`crate::app::run_browse`] (from `main.rs`). Invariants: one terminal owner; the
 //! list's input stream is dropped while the viewer runs (the viewer reads its own); a fatal
 //! signal, in the list or in a viewer opened from it, ends the process (exit 128+N), and so does
@@ -28,6 +31,21 @@ use crate::tui::Tui;
 /// The terminal could not be set up or written.
 pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
     let mut browser = Browser::scan(&browse::default_roots(&config.browser.dirs));
+    // Each session's cost, off the UI thread: cached ones at once, the others as they are read.
+    let (cost_tx, mut cost_rx) = mpsc::unbounded_channel();
+    let inputs: crate::usage::report::Inputs = browser
+        .entries
+        .iter()
+        .map(|e| (e.path.clone(), e.project.clone()))
+        .collect();
+    std::thread::spawn(move || {
+        crate::usage::report::costs(
+            &inputs,
+            crate::usage::cache::default_dir(),
+            crate::usage::price::table(),
+            |p, c| cost_tx.send((p, c)).is_ok(),
+        );
+    });
     let theme = config.theme(crate::config::no_color_env());
     let mut tui = Tui::init()?;
     let mut events = EventStream::new();
@@ -41,6 +59,19 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
         let ev = tokio::select! {
             biased;
             ev = events.next() => ev,
+            cost = cost_rx.recv(), if !browser.costs_done => {
+                match cost {
+                    Some((p, c)) => {
+                        browser.costs.insert(p, c);
+                        // Draw once a batch has arrived, not once per session.
+                        while let Ok((p, c)) = cost_rx.try_recv() {
+                            browser.costs.insert(p, c);
+                        }
+                    }
+                    None => browser.costs_done = true,
+                }
+                continue;
+            }
             sig = signals.recv() => {
                 match sig {
                     Sig::Fatal(_) => break,

@@ -123,11 +123,13 @@ impl App {
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.detail.height = detail_inner.height;
         let f = &mut self.view.feed;
+        let (start, end) = (f.offset, (f.offset + h).min(count));
+        let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
         if !self.view.folds.stale.is_empty() {
-            let (start, end) = (f.offset, (f.offset + h).min(count));
-            let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
             self.view.refresh_fold_summaries(&self.session, &visible);
         }
+        // The prompt rows in view show their turn's figures (issue 28 item 3).
+        self.view.refresh_turn_figures(&self.session, &visible);
         self.view.panel_scroll = self
             .view
             .panel_scroll

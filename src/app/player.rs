@@ -189,6 +189,8 @@ pub(super) fn load_config(open: &OpenArgs) -> Option<Config> {
             for w in &loaded.warnings {
                 eprintln!("rawpv: warning: {w}");
             }
+            // Checked by the load: the prices of the prompt rows, status bar and browser.
+            let _ = crate::usage::price::install(&loaded.config.prices);
             Some(loaded.config)
         }
         Err(e) => {

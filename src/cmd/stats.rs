@@ -1,6 +1,11 @@
-//! `rawpv stats INPUT`: counts per tool, status and `output_type`, call durations and token
-//! totals (`session.usage` rows). Called by `main`; output is plain aligned text, one fact a
+//! `rawpv stats INPUT`: counts per tool, status and `output_type`, call durations, token
+//! totals (`session.usage` rows) and their cost (`cost` line: `crate::usage::price`, with the
+//! models that have no price named). Called by `main`; output is plain aligned text, one fact a
 //! line, untrusted names passed through `render::text::visible`.
+//!
+//! Over a directory, several files or `--all`, or with `--by`, `--since`, `--until` or `--json`,
+//! it is the usage report of `crate::usage::report` instead (issue 28). The config is read for
+//! its `[prices]` and `browser.dirs` (exit 2 on a bad one).
 //!
 //! Sessions (SPEC §6, issue 18): the lines above the tool table are the input's totals. When the
 //! input holds more than one session, a `sessions N` line and a table follow them: one row per
@@ -19,11 +24,100 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::cli::InputArgs;
+use crate::cli::{InputArgs, StatsArgs};
 use crate::session::Session;
+use crate::usage::report;
 
-/// Runs the command; returns the exit code.
-pub async fn run(input: &InputArgs) -> i32 {
+/// Runs the command; returns the exit code (0; 2 on bad input, config or I/O).
+pub async fn run(args: &StatsArgs) -> i32 {
+    let config = match crate::config::load(args.config.as_deref()) {
+        Ok(l) => {
+            for w in &l.warnings {
+                eprintln!("rawpv: warning: {w}");
+            }
+            l.config
+        }
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = crate::usage::price::install(&config.prices) {
+        eprintln!("rawpv: {e}");
+        return 2;
+    }
+    if args.is_report() {
+        return run_report(args, &config);
+    }
+    let Some(first) = args.inputs.first() else {
+        eprintln!("rawpv: stats needs an input, or --all");
+        return 2;
+    };
+    let input = InputArgs {
+        input: first.clone(),
+        net: args.net.clone(),
+    };
+    run_one(&input).await
+}
+
+/// The report over many sessions (`crate::usage::report`).
+fn run_report(args: &StatsArgs, config: &crate::config::Config) -> i32 {
+    if let (Some(s), Some(u)) = (args.since, args.until)
+        && s > u
+    {
+        eprintln!("rawpv: --since {s} is after --until {u}");
+        return 2;
+    }
+    let mut paths: Vec<std::path::PathBuf> = Vec::new();
+    for i in &args.inputs {
+        let p = std::path::PathBuf::from(i);
+        if i == "-" || i.contains("://") {
+            eprintln!("rawpv: a report reads session files and directories, not {i}");
+            return 2;
+        }
+        if !p.exists() {
+            let shown = crate::render::text::visible(i);
+            eprintln!("rawpv: cannot read {shown}: no such file or directory");
+            return 2;
+        }
+        paths.push(p);
+    }
+    if args.all {
+        let roots = report::library_roots(&config.browser.dirs);
+        if roots.is_empty() && paths.is_empty() {
+            eprintln!(
+                "rawpv: no session directory found (~/.claude/projects, ~/.config/claude/projects, \
+                 CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.gemini/tmp, browser.dirs)"
+            );
+            return 2;
+        }
+        paths.extend(roots);
+    }
+    let inputs = report::list(&paths);
+    let files = report::collect(&inputs, crate::usage::cache::default_dir(), args.no_cache);
+    let o = report::Options {
+        by: args.by.unwrap_or_default(),
+        since: args.since,
+        until: args.until,
+        json: args.json,
+        no_cache: args.no_cache,
+    };
+    let table = crate::usage::price::table();
+    let mut r = report::build(&files, &o, table);
+    let out = if o.json {
+        let mut s =
+            serde_json::to_string_pretty(&report::to_json(&mut r, &o, table)).unwrap_or_default();
+        s.push('\n');
+        s
+    } else {
+        report::to_text(&mut r, table)
+    };
+    let res = super::with_stdout(|w| w.write_all(out.as_bytes()));
+    super::exit_code(res, 0)
+}
+
+/// The one-session summary (module docs).
+async fn run_one(input: &InputArgs) -> i32 {
     // Folded with `Session::tally`: calls are counted as their results arrive and events
     // before they are dropped, so no result record, event or message is kept (issue 17).
     let (mut session, format) = match Box::pin(super::load_tally(input)).await {
@@ -67,6 +161,19 @@ pub async fn run(input: &InputArgs) -> i32 {
                 "tokens       {} in · {} out · {} cached",
                 tokens.input, tokens.output, tokens.cache_read
             )?;
+            let mut cost = format!(
+                "{} (prices as of {})",
+                crate::usage::price::usd_label(tally.tokens.cost.usd()),
+                crate::usage::price::table().as_of
+            );
+            for (m, n) in &tally.unpriced {
+                let _ = write!(
+                    cost,
+                    " · no price for {} ({n} tokens)",
+                    crate::render::text::visible(m)
+                );
+            }
+            writeln!(out, "cost         {cost}")?;
         }
         let (points, branches) = tally.forks();
         if points > 0 {

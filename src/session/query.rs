@@ -199,6 +199,9 @@ pub struct Tokens {
     pub cache_read: u64,
     /// Usage rows counted.
     pub rows: u64,
+    /// Their cost (`crate::usage::price::table`; rows of models without a price are counted
+    /// in `unpriced_tokens`, never at 0).
+    pub cost: crate::usage::price::Cost,
 }
 
 impl Tokens {
@@ -244,6 +247,9 @@ impl Tokens {
         self.output = self.output.saturating_add(n("output_tokens"));
         self.cache_read = self.cache_read.saturating_add(n("cache_read_input_tokens"));
         self.rows += 1;
+        let t = crate::usage::price::Tokens::of_payload(p);
+        let model = p.get("model").and_then(serde_json::Value::as_str);
+        self.cost.add(&crate::usage::price::table().cost(model, &t));
     }
 }
 

@@ -33,6 +33,11 @@ pub struct Tally {
     pub keep: Option<Keep>,
     /// The calls `keep` chose, in the order their results were folded.
     pub kept: Vec<Invocation>,
+    /// Every usage row and call as a small fact (`rawpv stats` over several sessions,
+    /// `crate::usage::facts`); `None`: not kept.
+    pub log: Option<Box<crate::usage::facts::Log>>,
+    /// Models without a price → their tokens.
+    pub unpriced: BTreeMap<String, u64>,
 }
 
 /// Which calls [`Tally::kept`] keeps, by tool name; compared by address.
@@ -60,6 +65,9 @@ impl Tally {
     /// Counts call `inv`; call it once, when its status can no longer change (its result was
     /// folded, or the input ended).
     pub fn call(&mut self, inv: &Invocation) {
+        if let Some(l) = &mut self.log {
+            l.call(inv);
+        }
         if self.keep.is_some_and(|k| (k.0)(&inv.tool_name)) {
             self.kept.push(inv.clone());
         }
@@ -88,6 +96,17 @@ impl Tally {
     /// Counts an event row's frame: usage tokens and fork rows.
     pub fn event(&mut self, f: &Frame) {
         self.tokens.add_frame(f);
+        if let Some(u) = crate::usage::facts::usage_fact(f) {
+            let c = crate::usage::price::table().cost(u.model.as_deref(), &u.tokens);
+            if c.unpriced_tokens > 0 {
+                let m = u.model.as_deref().unwrap_or("(no model)").to_owned();
+                let e = self.unpriced.entry(m).or_default();
+                *e = e.saturating_add(c.unpriced_tokens);
+            }
+        }
+        if let Some(l) = &mut self.log {
+            l.event(f);
+        }
         if let Some((parent, n)) = super::forks::branch_start(f) {
             let e = self.forks.entry(parent.to_owned()).or_default();
             *e = (*e).max(u64::from(n));

@@ -1,5 +1,5 @@
 //! The session browser widget: a filter line, then one row per session (start time, agent,
-//! project, size, first prompt), the selected row highlighted; an empty list says how to start.
+//! project, size (from 100 columns), cost, first prompt), the selected row highlighted; an empty list says how to start.
 //!
 //! Who calls it: the browser screen (`rawpv` with no input on a terminal) and tests on
 //! `TestBackend`. Pure: draws [`Browser`] state; only the visible rows are built. Untrusted text
@@ -84,12 +84,24 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         let project = crate::fmt::fit_path(&state.project(e), project_w);
         let prompt =
             crate::render::ansi::visible_plain(e.first_prompt.as_deref().unwrap_or("(no prompt)"));
+        // The session's cost: `…` until it is known, blank without usage rows.
+        let cost = match state.costs.get(&e.path) {
+            Some(c) => c.label(),
+            None if state.costs_done => String::new(),
+            None => "…".to_owned(),
+        };
+        // Below 100 columns the size gives way to the prompt (the cost stays).
+        let size = if w >= 100 {
+            format!(" {:>9}", crate::fmt::bytes(e.size))
+        } else {
+            String::new()
+        };
         let head = format!(
-            "{}  {:<6} {} {:>9}  ",
+            "{}  {:<6} {}{size} {:>9}  ",
             when_label(e.started.map(|t| t.0)),
             e.agent.label(),
             project,
-            crate::fmt::bytes(e.size)
+            crate::fmt::fit_right(&cost, 9),
         );
         let rest = w.saturating_sub(crate::fmt::width(&head));
         let mut line = Line::from(vec![

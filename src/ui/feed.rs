@@ -99,11 +99,17 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             continue;
         };
         let fold = if crate::session::query::is_turn_start(ctx.session, item) {
-            ctx.view
-                .folds
-                .folded
-                .get(&item)
-                .map_or(Fold::Open, |s| Fold::Folded(*s))
+            ctx.view.folds.folded.get(&item).map_or_else(
+                || Fold::Open(ctx.view.folds.figures.get(&item).copied()),
+                |s| {
+                    // The folded summary with the turn's usage (computed alike).
+                    let mut s = *s;
+                    if let Some(f) = ctx.view.folds.figures.get(&item) {
+                        s.tokens = f.tokens;
+                    }
+                    Fold::Folded(s)
+                },
+            )
         } else {
             Fold::None
         };
@@ -162,30 +168,62 @@ pub const FOLD_MARKER_COL: usize = TIME_W + 1;
 pub enum Fold {
     /// Not a prompt row: no marker.
     None,
-    /// The turn's rows show (`▾`).
-    Open,
+    /// The turn's rows show (`▾`); its figures end the row when known.
+    Open(Option<TurnSummary>),
     /// The turn is folded (`▸`): its summary ends the row.
     Folded(TurnSummary),
 }
 
-/// Columns a folded prompt keeps for its text before the summary gets shorter.
+/// Columns a prompt keeps for its text before the summary gets shorter.
 const FOLDED_TEXT_MIN: usize = 12;
 
-/// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`; the duration is left out
-/// when it would leave the prompt fewer than [`FOLDED_TEXT_MIN`] of `room` columns.
-pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
-    let full = fold_summary(s);
-    if crate::fmt::width(&full) + 1 + FOLDED_TEXT_MIN <= room {
-        return full;
-    }
-    fold_summary(&TurnSummary {
-        duration_ms: None,
-        ..*s
-    })
+/// What a turn summary shows, widest first: tokens and duration go when the row is narrow.
+#[derive(Debug, Clone, Copy)]
+struct Parts {
+    tokens: bool,
+    duration: bool,
 }
 
-/// The text ending a folded prompt row: `5 calls · 1 error · 2m 03s`.
+/// The text ending a prompt row: `5 calls · 1 error · 2m 03s · 48k tok · $0.42`; the tokens,
+/// then the duration, are left out when they would leave the prompt fewer than
+/// [`FOLDED_TEXT_MIN`] of `room` columns.
+pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
+    let mut last = String::new();
+    for parts in [
+        Parts {
+            tokens: true,
+            duration: true,
+        },
+        Parts {
+            tokens: false,
+            duration: true,
+        },
+        Parts {
+            tokens: false,
+            duration: false,
+        },
+    ] {
+        last = summary_with(s, parts);
+        if crate::fmt::width(&last) + 1 + FOLDED_TEXT_MIN <= room {
+            break;
+        }
+    }
+    last
+}
+
+/// The text ending a prompt row, whole: `5 calls · 1 error · 2m 03s · 48k tok · $0.42` (tokens
+/// in and out as the status bar counts them; the cost of the turn's usage rows).
 pub fn fold_summary(s: &TurnSummary) -> String {
+    summary_with(
+        s,
+        Parts {
+            tokens: true,
+            duration: true,
+        },
+    )
+}
+
+fn summary_with(s: &TurnSummary, parts: Parts) -> String {
     let mut out = if s.calls == 0 {
         crate::fmt::plural(s.items as u64, "row")
     } else {
@@ -195,9 +233,26 @@ pub fn fold_summary(s: &TurnSummary) -> String {
         out.push_str(" · ");
         out.push_str(&crate::fmt::plural(s.errors as u64, "error"));
     }
-    if let Some(ms) = s.duration_ms {
+    if parts.duration
+        && let Some(ms) = s.duration_ms
+    {
         out.push_str(" · ");
         out.push_str(&crate::fmt::duration_ms(ms as f64));
+    }
+    let t = &s.tokens;
+    if t.rows > 0 {
+        if parts.tokens {
+            out.push_str(" · ");
+            out.push_str(&crate::usage::report::short(
+                t.input.saturating_add(t.output),
+            ));
+            out.push_str(" tok");
+        }
+        let cost = t.cost.label();
+        if !cost.is_empty() {
+            out.push_str(" · ");
+            out.push_str(&cost);
+        }
     }
     out
 }
@@ -306,7 +361,7 @@ pub fn build_row_with(
             let fixed = TIME_W + 2 + depth * 2 + tool_w + 1;
             let (gap, label_w) = match fold {
                 Fold::None => (Span::raw("  "), tool_w),
-                Fold::Open => (Span::styled(" ▾ ", theme.dim), tool_w - 1),
+                Fold::Open(_) => (Span::styled(" ▾ ", theme.dim), tool_w - 1),
                 Fold::Folded(_) => (Span::styled(" ▸ ", theme.hint), tool_w - 1),
             };
             let mut spans = vec![
@@ -317,7 +372,11 @@ pub fn build_row_with(
                 Span::raw(" "),
             ];
             let room = width.saturating_sub(fixed);
-            if let Fold::Folded(sum) = fold {
+            let figures = match fold {
+                Fold::Folded(sum) | Fold::Open(Some(sum)) => Some(sum),
+                Fold::Open(None) | Fold::None => None,
+            };
+            if let Some(sum) = figures {
                 let tail = fold_summary_fit(&sum, room);
                 let tail_w = crate::fmt::width(&tail) + 1;
                 let text_w = room.saturating_sub(tail_w);

@@ -141,6 +141,11 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             t.finding_warning,
         ));
     }
+    // The session's cost (issue 28 item 3): with the counts, so it stays on narrow terminals.
+    let cost = tokens.cost.label();
+    if !cost.is_empty() {
+        counts.push(Span::styled(format!(" · {cost}"), t.dim));
+    }
     if ctx.session.dropped_items > 0 {
         counts.push(Span::styled(
             format!(

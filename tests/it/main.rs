@@ -85,4 +85,5 @@ mod tui_scan;
 mod tui_screens;
 mod tui_step;
 mod tui_toggles;
+mod usage_oracle;
 mod viewer_cli;

@@ -51,12 +51,16 @@ fn selected(app: &App) -> Option<usize> {
 }
 
 /// Turn 1: 8 rows after the prompt, 4 calls (one failed), 10:00:01 → 10:00:15.
-const TURN1: TurnSummary = TurnSummary {
-    items: 8,
-    calls: 4,
-    errors: 1,
-    duration_ms: Some(14_000),
-};
+fn turn1() -> TurnSummary {
+    TurnSummary {
+        items: 8,
+        calls: 4,
+        errors: 1,
+        duration_ms: Some(14_000),
+        // The fixture has no usage rows.
+        tokens: rawpv::session::query::Tokens::default(),
+    }
+}
 
 #[test]
 fn a_turn_folds_into_its_prompt_row_and_unfolds() {
@@ -65,7 +69,7 @@ fn a_turn_folds_into_its_prompt_row_and_unfolds() {
     app.select(5);
     act(&mut app, &[Action::ToggleFold]);
     assert_eq!(app.view().rows, Some(vec![0, 1, 10, 11, 12]));
-    assert_eq!(app.view().folds.folded.get(&1), Some(&TURN1));
+    assert_eq!(app.view().folds.folded.get(&1), Some(&turn1()));
     assert_eq!(selected(&app), Some(1), "the selection moves to the prompt");
     assert_snapshot!("fold_first_turn", draw(&mut app).backend());
 
