@@ -4,9 +4,17 @@
 //! viewer's redacting copy (`crate::app`). The rules are gitleaks' default rule set
 //! (`src/redact/gitleaks.toml`, gitleaks v8.30.1, 2026-07-22, MIT: `src/redact/gitleaks-LICENSE`),
 //! embedded as published and read with `toml` at first use, plus [`EXTRA_RULES`] of our own for
-//! shapes it leaves to context (a bare `Authorization: Bearer …` header outside a curl command).
+//! shapes it leaves to context or lacks: a bare `Authorization: Bearer …` header outside a curl
+//! command, AI providers' keys (xAI, Groq, `OpenRouter`, `sk-<32 hex>`, Google OAuth `ya29.`),
+//! Discord webhooks, a URL's password (`postgres://u:PASS@`), the values of secret-named
+//! variables in env/.env text (`DB_PASSWORD=…`, `XAI_API_KEY=…`) and JSON (`"password": "…"`).
 //! `kind` is the rule's id (`openai-api-key`, `aws-access-token`, `github-pat`,
-//! `generic-api-key`, `authorization-bearer`, …).
+//! `generic-api-key`, `authorization-bearer`, `url-password`, `env-password`, …).
+//!
+//! One change to gitleaks' regexes: most end a secret with `(?:[\x60'"\s;]|\\[nr]|$)`
+//! (written for source files), which keeps a key before `&`, `:`, `/`, `)` or `,` (a query
+//! string, `curl -u key:`, a path, a call). Those rules end it at any byte that cannot continue
+//! a token instead ([`END_ANY`]); the generic rule adds only `&` ([`END_GENERIC`]).
 //!
 //! How a rule is applied, as gitleaks does: an Aho-Corasick pass over the text (ASCII case
 //! insensitive) finds which rules' `keywords` occur; only those rules' regexes run (compiled on
@@ -34,7 +42,25 @@ use serde_json::Value;
 /// gitleaks' default rules, as published (MIT; see the module doc).
 const GITLEAKS_TOML: &str = include_str!("redact/gitleaks.toml");
 
-/// Rules of our own, in gitleaks' form: (id, regex with the secret in group 1, keywords, entropy).
+/// gitleaks' end of a secret in most of its rules: a quote, a space, `;`, an escaped newline or
+/// the end (its rules were written for source files). In a session a key also stands before
+/// `&`, `:`, `/`, `)`, `,` (a query string, `curl -u key:`, a path, a call); see [`END_ANY`].
+const GITLEAKS_END: &str = r#"(?:[\x60'"\s;]|\\[nr]|$)"#;
+
+/// The end of a secret for every rule but the generic one: any byte that cannot continue a
+/// token (letters, digits, `_`, `-`, and base64's `+`, `=`), or the end. `/` and `.` end a key
+/// too (a path, a sentence); a hash, a UUID or a base64 blob still never matches a rule, whose
+/// prefix (`sk-`, `AIza`, `ghp_`, a vendor's name) it lacks (test `hashes_uuids_base64_are_left_alone`).
+const END_ANY: &str = r"(?:[^0-9A-Za-z_+=-]|$)";
+
+/// The end of a secret for `generic-api-key` (a `key = value` shape with no prefix): gitleaks'
+/// ends, and `&` (a query string). Not `,` `)` `/`: `f(api_key=settings.openai_key, …)` and
+/// `token=dir/file` are code and paths far more often than secrets.
+const END_GENERIC: &str = r#"(?:[\x60'"\s;&]|\\[nr]|$)"#;
+
+/// Rules of our own, in gitleaks' form: (id, regex with the secret in its first non-empty
+/// group, keywords, entropy). AI providers' keys (issue 26, attack 10 #27), a password in a
+/// URL, and the values of secret-named variables in env/.env text (#14).
 pub const EXTRA_RULES: &[(&str, &str, &[&str], f64)] = &[
     // An HTTP Authorization header or a Bearer credential anywhere (gitleaks finds it only in a
     // curl command line): `Authorization: Bearer eyJ…`, `"Authorization": "Bearer sk-…"`.
@@ -44,7 +70,104 @@ pub const EXTRA_RULES: &[(&str, &str, &[&str], f64)] = &[
         &["bearer"],
         3.0,
     ),
+    // Anthropic and OpenAI project keys cut short or of a newer length (a path keeps their
+    // first 100 characters): gitleaks' rules want the whole key (`…AA`, `T3BlbkFJ`).
+    (
+        "anthropic-api-key",
+        r"\b(sk-ant-[a-z]{3,8}[0-9]{2}-[0-9A-Za-z_-]{32,})",
+        &["sk-ant-"],
+        3.0,
+    ),
+    (
+        "openai-api-key",
+        r"\b(sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{40,})",
+        &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+        3.0,
+    ),
+    // xAI: `xai-` and 80 letters and digits.
+    (
+        "xai-api-key",
+        r"\b(xai-[0-9A-Za-z]{50,100})(?:[^0-9A-Za-z_+=-]|$)",
+        &["xai-"],
+        3.0,
+    ),
+    // Groq: `gsk_` and 52 letters and digits.
+    (
+        "groq-api-key",
+        r"\b(gsk_[0-9A-Za-z]{52})(?:[^0-9A-Za-z_+=-]|$)",
+        &["gsk_"],
+        3.0,
+    ),
+    // OpenRouter: `sk-or-v1-` and 64 hex digits.
+    (
+        "openrouter-api-key",
+        r"\b(sk-or-v1-[0-9a-f]{64})(?:[^0-9A-Za-z_+=-]|$)",
+        &["sk-or-"],
+        3.0,
+    ),
+    // `sk-` and 32 hex digits (DeepSeek, Moonshot-style keys; OpenAI's carry `T3BlbkFJ`).
+    (
+        "sk-hex-api-key",
+        r"\b(sk-[0-9a-f]{32})(?:[^0-9A-Za-z_+=-]|$)",
+        &["sk-"],
+        3.0,
+    ),
+    // A Google OAuth 2.0 access token.
+    (
+        "google-oauth-access-token",
+        r"\b(ya29\.[0-9A-Za-z_-]{30,})",
+        &["ya29."],
+        3.0,
+    ),
+    // A Discord webhook: its id and token (the host and path stay).
+    (
+        "discord-webhook-url",
+        r"(?i)discord(?:app)?\.com/api/webhooks/([0-9]{17,20}/[0-9A-Za-z_-]{60,80})",
+        &["discord"],
+        3.0,
+    ),
+    // The password of a URL's user info: `postgres://app:PASS@db:5432`, `redis://:PASS@cache`
+    // (not `${VAR}`, `<password>` or `****`).
+    (
+        "url-password",
+        r#"(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/@'"\x60<>]*:([^\s@/'"\x60<>\\${*][^\s@/'"\x60<>\\]{0,200})@[0-9a-z\[]"#,
+        &["://"],
+        0.0,
+    ),
+    // The value of a password- or secret-named variable in env/.env/shell text, whatever its
+    // punctuation: `DB_PASSWORD=Xk9#mQ2v`, `export JWT_SECRET="…"` (upper-case names, `=`).
+    (
+        ENV_PASSWORD,
+        r#"\b(?:[A-Z0-9]+_)*(?:PASSWORD|PASSWD|PASS|PASSPHRASE|SECRET)=(?:"([^"\n$][^"\n]*)"|'([^'\n$][^'\n]*)'|([^\s'"\x60\\${<*][^\s'"\x60\\]*))"#,
+        &["pass", "secret"],
+        0.0,
+    ),
+    // The value of a token- or key-named variable: `XAI_API_KEY=…`, `GITHUB_TOKEN=…` (entropy
+    // like a generated key; not a path: `GOOGLE_APPLICATION_CREDENTIALS=/etc/…`).
+    (
+        ENV_TOKEN,
+        r#"\b(?:[A-Z0-9]+_)*(?:TOKEN|API_KEY|APIKEY|ACCESS_KEY|SECRET_KEY|PRIVATE_KEY|AUTH_KEY|SIGNING_KEY|ENCRYPTION_KEY|MASTER_KEY|CREDENTIALS?)=(?:"([^"\n$/~.][^"\n]*)"|'([^'\n$/~.][^'\n]*)'|([^\s'"\x60\\${<*/~.][^\s'"\x60\\]*))"#,
+        &["token", "key", "credential"],
+        3.0,
+    ),
+    // A secret-named string member of JSON: `"password": "…"`, `"client_secret": "…"`.
+    (
+        JSON_SECRET,
+        r#"(?i)"(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|secret|token|api_?key|access_?key|private_?key)"\s*:\s*"([^"\\${<*][^"\\]*)""#,
+        &["pass", "secret", "token", "key"],
+        1.5,
+    ),
 ];
+
+/// Ids of our rules that find a secret by its name alone; where a rule of a known shape finds
+/// the same secret, its kind is said instead (as for [`GENERIC`]).
+const ENV_PASSWORD: &str = "env-password";
+const ENV_TOKEN: &str = "env-token";
+const JSON_SECRET: &str = "json-secret";
+
+/// Values a secret-named variable holds that are no secret (`REQUIRE_PASSWORD=true`).
+const NOT_A_VALUE: &str =
+    r"(?i)^(?:true|false|yes|no|on|off|null|none|nil|undefined|[0-9]{1,4}|x+|\.+)$";
 
 #[derive(Debug, Deserialize)]
 struct Config {
@@ -204,7 +327,14 @@ fn rules() -> &'static RuleSet {
                 entropy: Some(*entropy),
                 keywords: kw.iter().map(|k| (*k).to_owned()).collect(),
                 secret_group: None,
-                allowlists: Vec::new(),
+                allowlists: if weak(id) && *id != GENERIC {
+                    vec![AllowSpec {
+                        regexes: vec![NOT_A_VALUE.to_owned()],
+                        ..AllowSpec::default()
+                    }]
+                } else {
+                    Vec::new()
+                },
             });
         }
         let mut rules = Vec::new();
@@ -214,6 +344,12 @@ fn rules() -> &'static RuleSet {
         for spec in specs {
             // Path-only rules (file names such as `.pem`) have no regex: nothing to find in text.
             let Some(source) = spec.regex else { continue };
+            let end = if spec.id == GENERIC {
+                END_GENERIC
+            } else {
+                END_ANY
+            };
+            let source = source.replace(GITLEAKS_END, end);
             let idx = rules.len();
             if spec.keywords.is_empty() {
                 always.push(idx);
@@ -431,12 +567,12 @@ fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
     }
     // Where a specific rule and the generic one find the same secret, the specific kind is
     // said (`openai-api-key`, not `generic-api-key`).
-    found.sort_unstable_by_key(|&(s, e, k)| (s, std::cmp::Reverse(e), k == GENERIC));
+    found.sort_unstable_by_key(|&(s, e, k)| (s, std::cmp::Reverse(e), weak(k), k));
     let mut merged: Vec<(usize, usize, &'static str)> = Vec::with_capacity(found.len());
     for f in found {
         match merged.last_mut() {
             Some(last) if f.0 < last.1 => {
-                if last.2 == GENERIC && f.2 != GENERIC {
+                if weak(last.2) && !weak(f.2) {
                     last.2 = f.2;
                 }
                 last.1 = last.1.max(f.1);
@@ -449,6 +585,12 @@ fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
 
 /// gitleaks' catch-all rule (`key = value` shapes of high entropy).
 const GENERIC: &str = "generic-api-key";
+
+/// A rule that knows a secret by its name or place, not its shape: a rule of a known shape
+/// finding the same bytes names the kind.
+fn weak(id: &str) -> bool {
+    matches!(id, GENERIC | ENV_PASSWORD | ENV_TOKEN | JSON_SECRET)
+}
 
 /// Rule `idx`'s id with a `'static` lifetime (the rule set is a process-wide static).
 fn rule_id(idx: usize) -> &'static str {
@@ -537,5 +679,229 @@ mod tests {
         let s = v.to_string();
         assert!(!s.contains("ghp_R7x2"), "{s}");
         assert!(r.summary().starts_with("redacted "), "{}", r.summary());
+    }
+
+    /// `n` characters of `alphabet`, deterministic (a fixed LCG), for fake keys.
+    fn fake(seed: u64, n: usize, alphabet: &str) -> String {
+        let a = alphabet.as_bytes();
+        let mut x = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                char::from(a[((x >> 33) % a.len() as u64) as usize])
+            })
+            .collect()
+    }
+
+    const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const HEX: &str = "0123456789abcdef";
+
+    /// `text` redacted, with every `secret` gone and the kinds said, in order.
+    fn redacts(text: &str, secrets: &[&str], kinds: &[&str]) -> String {
+        let mut r = Redactor::new();
+        let out = r.text(text).into_owned();
+        for s in secrets {
+            assert!(!out.contains(s), "{s} left in:\n{out}");
+        }
+        let said: Vec<&str> = out
+            .match_indices("[REDACTED: ")
+            .map(|(i, _)| {
+                let rest = &out[i + 11..];
+                &rest[..rest.find(']').unwrap_or(rest.len())]
+            })
+            .collect();
+        assert_eq!(said, kinds, "{out}");
+        assert_eq!(r.total(), kinds.len() as u64, "{out}");
+        out
+    }
+
+    // Attack 10 #3: keys before `&`, `:`, `/`, `)`, `,`, `.` (gitleaks ends them at quotes and
+    // spaces only).
+    #[test]
+    fn keys_in_urls_paths_and_calls() {
+        let google = "AIza".to_owned() + &fake(1, 35, AN);
+        let stripe = "sk_live_".to_owned() + &fake(2, 24, AN);
+        let openai = "sk-".to_owned() + &fake(3, 20, AN) + "T3BlbkFJ" + &fake(4, 20, AN);
+        let anthropic = "sk-ant-api03-".to_owned() + &fake(5, 93, AN) + "AA";
+        let cut = &anthropic[..100];
+        let proj = "sk-proj-".to_owned() + &fake(12, 92, AN);
+        let text = format!(
+            "cat /home/u/{cut}/notes.txt {proj}\n\
+             curl 'https://maps.googleapis.com/maps/api/geocode/json?address=x&key={google}&lang=en'\n\
+             curl https://api.stripe.com/v1/charges -u {stripe}:\n\
+             curl 'https://proxy.example.com/v1/chat?key={openai}&model=gpt-4o'\n\
+             python -c \"print(call({openai}))\"\n\
+             keys = [{openai},{openai}]\n\
+             cp notes.md /tmp/{anthropic}/notes.md\n\
+             the key is {google}.\n"
+        );
+        let out = redacts(
+            &text,
+            &[&google, &stripe, &openai, cut, &proj],
+            &[
+                "anthropic-api-key",
+                "openai-api-key",
+                "gcp-api-key",
+                "stripe-access-token",
+                "openai-api-key",
+                "openai-api-key",
+                "openai-api-key",
+                "openai-api-key",
+                "anthropic-api-key",
+                "gcp-api-key",
+            ],
+        );
+        assert!(
+            out.contains("&key=[REDACTED: gcp-api-key]&lang=en'"),
+            "{out}"
+        );
+        assert!(
+            out.contains("-u [REDACTED: stripe-access-token]:\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("/tmp/[REDACTED: anthropic-api-key]/notes.md"),
+            "{out}"
+        );
+    }
+
+    // Attack 10 #14: a URL's password, and secret-named variables whatever their punctuation.
+    #[test]
+    fn dotenv_and_url_passwords() {
+        let text = "# production\n\
+             DATABASE_URL=postgres://app:Qm9vQ2xhc3NpY1Bhc3M@db.prod.internal:5432/app\n\
+             REDIS_URL=redis://:p4ssW0rdR3dis2024x@cache.internal:6379/0\n\
+             \x20    4\tDB_PASSWORD=Xk9#mQ2vLp8zR4tW\n\
+             export SMTP_PASS='hunter2 with spaces'\n\
+             PASSWORD=correcthorsebatterystaple\n\
+             psql postgres://admin:Xk9#mQ2vLp8zR4tW@db.internal:5432/prod\n\
+             {\"db\": {\"password\": \"s3cr3t-Passw0rd!\"}}\n";
+        let out = redacts(
+            text,
+            &[
+                "Qm9vQ2xhc3NpY1Bhc3M",
+                "p4ssW0rdR3dis2024x",
+                "Xk9#mQ2vLp8zR4tW",
+                "hunter2",
+                "correcthorse",
+                "s3cr3t-Passw0rd!",
+            ],
+            &[
+                "url-password",
+                "url-password",
+                "env-password",
+                "env-password",
+                "env-password",
+                "url-password",
+                "json-secret",
+            ],
+        );
+        assert!(
+            out.contains("postgres://app:[REDACTED: url-password]@db.prod.internal:5432/app"),
+            "{out}"
+        );
+        assert!(
+            out.contains("redis://:[REDACTED: url-password]@cache"),
+            "{out}"
+        );
+        assert!(
+            out.contains("SMTP_PASS='[REDACTED: env-password]'"),
+            "{out}"
+        );
+    }
+
+    // Attack 10 #27: AI providers' keys gitleaks has no rule for, alone, in a reply and as
+    // `*_API_KEY=` in `env` output.
+    #[test]
+    fn ai_provider_keys() {
+        let xai = "xai-".to_owned() + &fake(6, 80, AN);
+        let groq = "gsk_".to_owned() + &fake(7, 52, AN);
+        let openrouter = "sk-or-v1-".to_owned() + &fake(8, 64, HEX);
+        let deepseek = "sk-".to_owned() + &fake(9, 32, HEX);
+        let ya29 = "ya29.".to_owned() + &fake(10, 100, AN);
+        let discord = fake(11, 68, AN);
+        let text = format!(
+            "{xai} {groq} {openrouter} {deepseek} {ya29}\n\
+             https://discord.com/api/webhooks/123456789012345678/{discord}\n\
+             I set your Groq key {groq} and used {xai} for xAI.\n\
+             XAI_API_KEY={xai}\nGROQ_API_KEY={groq}\n"
+        );
+        let out = redacts(
+            &text,
+            &[&xai, &groq, &openrouter, &deepseek, &ya29, &discord],
+            &[
+                "xai-api-key",
+                "groq-api-key",
+                "openrouter-api-key",
+                "sk-hex-api-key",
+                "google-oauth-access-token",
+                "discord-webhook-url",
+                "groq-api-key",
+                "xai-api-key",
+                "xai-api-key",
+                "groq-api-key",
+            ],
+        );
+        assert!(
+            out.contains("XAI_API_KEY=[REDACTED: xai-api-key]\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("discord.com/api/webhooks/[REDACTED: discord-webhook-url]\n"),
+            "{out}"
+        );
+    }
+
+    // The wider ends must not turn hashes, UUIDs, base64, paths and code into secrets.
+    #[test]
+    fn hashes_uuids_base64_are_left_alone() {
+        let b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut texts: Vec<String> = Vec::new();
+        for seed in 0..40 {
+            let sha = fake(seed, 64, HEX);
+            let git = fake(seed + 100, 40, HEX);
+            let u = fake(seed + 200, 32, HEX);
+            let uuid = format!(
+                "{}-{}-{}-{}-{}",
+                &u[..8],
+                &u[8..12],
+                &u[12..16],
+                &u[16..20],
+                &u[20..]
+            );
+            let blob = fake(seed + 300, 400, b64);
+            let url = fake(seed + 400, 43, &(AN.to_owned() + "_-"));
+            for sep in ["/", ",", ")", "&", ":", ".", " ", "\n"] {
+                texts.push(format!(
+                    "sha256:{sha}{sep} commit {git}{sep} id {uuid}{sep} /blob/{blob}{sep} ?v={url}{sep}"
+                ));
+            }
+            texts.push(format!("https://cdn.example.com/{sha}/{uuid}/{git}.tar.gz"));
+            texts.push(format!("data:image/png;base64,{blob}=="));
+        }
+        for t in [
+            "PWD=/home/u/proj\nOLDPWD=/home/u\n",
+            "GOOGLE_APPLICATION_CREDENTIALS=/etc/gcloud/creds.json\n",
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS=32000 MAX_TOKENS=4096 REQUIRE_PASSWORD=true\n",
+            "DB_PASSWORD=${DB_PASSWORD}\nexport API_TOKEN=\"$(cat /run/secrets/token)\"\n",
+            "client = OpenAI(api_key=settings.openai_api_key, timeout=30)\n",
+            "password = request.form['password']\nif not token: raise\n",
+            "psql postgres://user:${PGPASS}@localhost/db; ssh://git@github.com:22/acme/app.git\n",
+            "curl http://[::1]:8080/health http://localhost:3000/api?token=&x=1\n",
+            "{\"password\": \"\", \"token\": null, \"secret\": \"<your secret>\"}\n",
+            "see src/redact/gitleaks.toml, tests/fixtures/export/keys.jsonl and the key/value docs\n",
+        ] {
+            texts.push(t.to_owned());
+        }
+        let mut r = Redactor::new();
+        for t in &texts {
+            let out = r.text(t);
+            assert!(matches!(out, Cow::Borrowed(_)), "{t}\n→ {out}");
+        }
+        assert_eq!(r.total(), 0);
     }
 }
