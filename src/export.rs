@@ -288,7 +288,10 @@ impl Parts {
             .as_ref()
             .and_then(|r| r.output_type.clone())
             .unwrap_or(OutputType::Text);
-        let summary = crate::session::summary::shown(session, inv);
+        // Redacted before and after the rewrites (paths made relative, escapes dropped).
+        let mut red = red;
+        let raw = redacted(red.as_deref_mut(), &inv.summary);
+        let summary = crate::session::summary::shown_as(session, inv, &raw);
         let summary = crate::render::ansi::visible_plain(&summary);
         let summary = if let Some(r) = red {
             r.value(&mut input);

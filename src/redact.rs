@@ -327,7 +327,7 @@ fn rules() -> &'static RuleSet {
                 entropy: Some(*entropy),
                 keywords: kw.iter().map(|k| (*k).to_owned()).collect(),
                 secret_group: None,
-                allowlists: if weak(id) && *id != GENERIC {
+                allowlists: if rank(id) == 2 {
                     vec![AllowSpec {
                         regexes: vec![NOT_A_VALUE.to_owned()],
                         ..AllowSpec::default()
@@ -422,6 +422,9 @@ pub fn entropy(s: &[u8]) -> f64 {
 pub struct Redactor {
     /// Replacements made, by rule id.
     pub counts: BTreeMap<String, u64>,
+    /// Markers counted in what was written ([`Redactor::tally`]), by rule id; once set, what
+    /// [`Redactor::total`] and [`Redactor::summary`] say.
+    written: Option<BTreeMap<String, u64>>,
 }
 
 impl Redactor {
@@ -429,9 +432,35 @@ impl Redactor {
         Self::default()
     }
 
-    /// Replacements made in all.
+    /// Secrets redacted in all: the markers tallied in what was written when
+    /// [`Redactor::tally`] was called, else the replacements made.
     pub fn total(&self) -> u64 {
-        self.counts.values().sum()
+        self.reported().values().sum()
+    }
+
+    fn reported(&self) -> &BTreeMap<String, u64> {
+        self.written.as_ref().unwrap_or(&self.counts)
+    }
+
+    /// Counts the `[REDACTED: kind]` markers in `written`, text as it was written out
+    /// (Markdown's backslash escapes allowed: `\[REDACTED\: openai\-api\-key\]`), and from
+    /// then on reports those (attack 10 #4): a secret redacted in text the output leaves out
+    /// (a summary it does not show) or cuts off is not counted, one written twice is counted
+    /// twice. A marker that was in the session's own text is counted too: it is in the file.
+    pub fn tally(&mut self, written: &str) {
+        static MARKER: OnceLock<Option<Regex>> = OnceLock::new();
+        let written_counts = self.written.get_or_insert_with(BTreeMap::new);
+        let Some(re) = MARKER
+            .get_or_init(|| compile(r"\\?\[REDACTED\\?: ((?:\\?[a-z0-9-])+)\\?\]"))
+            .as_ref()
+        else {
+            return;
+        };
+        for caps in re.captures_iter(written.as_bytes()) {
+            let Some(kind) = caps.get(1) else { continue };
+            let kind: String = String::from_utf8_lossy(kind.as_bytes()).replace('\\', "");
+            *written_counts.entry(kind).or_default() += 1;
+        }
     }
 
     /// `text` with every secret a rule finds replaced by `[REDACTED: kind]`; borrowed when
@@ -469,6 +498,19 @@ impl Redactor {
         }
     }
 
+    /// A copy of event frame `f` whose payload and metadata strings are redacted, to make its
+    /// words from (`crate::export`): redaction comes before a rewrite such as `stop_hook_summary`
+    /// → "stop hook summary", which would hide a secret from the rules (attack 10 #24). Typed
+    /// bodies (requests, streams, results, catalogs) stay as they are.
+    pub fn frame(&mut self, f: &crate::protocol::Frame) -> crate::protocol::Frame {
+        let mut f = f.clone();
+        if let crate::protocol::Body::Generic(m) = &mut f.body {
+            m.values_mut().for_each(|v| self.value(v));
+        }
+        f.envelope.metadata.values_mut().for_each(|v| self.value(v));
+        f
+    }
+
     /// Redacts a string in place.
     pub fn string(&mut self, s: &mut String) {
         if let Cow::Owned(r) = self.text(s) {
@@ -484,7 +526,7 @@ impl Redactor {
             return "no secret found to redact".to_owned();
         }
         let kinds: Vec<String> = self
-            .counts
+            .reported()
             .iter()
             .map(|(k, c)| format!("{c} {k}"))
             .collect();
@@ -567,12 +609,12 @@ fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
     }
     // Where a specific rule and the generic one find the same secret, the specific kind is
     // said (`openai-api-key`, not `generic-api-key`).
-    found.sort_unstable_by_key(|&(s, e, k)| (s, std::cmp::Reverse(e), weak(k), k));
+    found.sort_unstable_by_key(|&(s, e, k)| (s, std::cmp::Reverse(e), rank(k), k));
     let mut merged: Vec<(usize, usize, &'static str)> = Vec::with_capacity(found.len());
     for f in found {
         match merged.last_mut() {
             Some(last) if f.0 < last.1 => {
-                if weak(last.2) && !weak(f.2) {
+                if rank(f.2) < rank(last.2) {
                     last.2 = f.2;
                 }
                 last.1 = last.1.max(f.1);
@@ -586,10 +628,14 @@ fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
 /// gitleaks' catch-all rule (`key = value` shapes of high entropy).
 const GENERIC: &str = "generic-api-key";
 
-/// A rule that knows a secret by its name or place, not its shape: a rule of a known shape
-/// finding the same bytes names the kind.
-fn weak(id: &str) -> bool {
-    matches!(id, GENERIC | ENV_PASSWORD | ENV_TOKEN | JSON_SECRET)
+/// Which kind is said where rules find the same secret: a known shape (0) over gitleaks'
+/// generic rule (1) over ours that go by a name alone (2).
+fn rank(id: &str) -> u8 {
+    match id {
+        GENERIC => 1,
+        ENV_PASSWORD | ENV_TOKEN | JSON_SECRET => 2,
+        _ => 0,
+    }
 }
 
 /// Rule `idx`'s id with a `'static` lifetime (the rule set is a process-wide static).
@@ -704,6 +750,9 @@ mod tests {
     fn redacts(text: &str, secrets: &[&str], kinds: &[&str]) -> String {
         let mut r = Redactor::new();
         let out = r.text(text).into_owned();
+        let mut t = r.clone();
+        t.tally(&out);
+        assert_eq!(t.summary(), r.summary(), "{out}");
         for s in secrets {
             assert!(!out.contains(s), "{s} left in:\n{out}");
         }
@@ -903,5 +952,25 @@ mod tests {
             assert!(matches!(out, Cow::Borrowed(_)), "{t}\n→ {out}");
         }
         assert_eq!(r.total(), 0);
+    }
+
+    // Attack 10 #4: the count is of the markers written, escaped or not, not of the
+    // replacements made.
+    #[test]
+    fn tally_counts_the_markers_written() {
+        let mut r = Redactor::new();
+        let t = "ghp_R7x2Kq9Lm4Np8Tv3Wy6Zb1Cd5Fg0Hj2Kl7Mn";
+        let a = r.text(t).into_owned();
+        let _unwritten = r.text(t);
+        assert_eq!(r.total(), 2);
+        r.tally(&format!(
+            "{a}\n> {a} twice\n\\[REDACTED\\: github\\-pat\\] in Markdown's inline escapes\n\
+             [REDACTED: github-p"
+        ));
+        assert_eq!(r.total(), 3, "{:?}", r.summary());
+        assert_eq!(r.summary(), "redacted 3 secrets: 3 github-pat");
+        let mut none = Redactor::new();
+        none.tally("nothing here");
+        assert_eq!(none.summary(), "no secret found to redact");
     }
 }

@@ -424,6 +424,17 @@ impl Writer<'_> {
             limits: crate::render::Limits::default(),
         };
         let unified = build_detail_lines(&src, &self.theme, opts);
+        if let Some(r) = self.red.as_mut() {
+            // The count is of the markers shown (attack 10 #4).
+            for l in &unified {
+                r.tally(
+                    &l.spans
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect::<String>(),
+                );
+            }
+        }
         let mut out = std::mem::take(&mut self.pending);
         let _ = write!(out, "\"{id}\":{{\"u\":");
         lines_json(&mut out, &unified, &mut self.styles);
@@ -521,13 +532,15 @@ impl Writer<'_> {
                 let k = *k;
                 let inv = &session.invocations[k];
                 self.calls += 1;
-                let tool = clean(&inv.tool_name);
+                let tool = self.text(&inv.tool_name);
                 let status = inv.status.word(session.ended).to_owned();
                 self.tools.insert(tool.clone());
                 self.statuses.insert(status.clone());
-                let summary = crate::render::ansi::visible_plain(&crate::session::summary::shown(
-                    session, inv,
-                ));
+                // Redacted before and after the rewrites (attack 10 #24).
+                let raw = super::redacted(self.red.as_mut(), &inv.summary);
+                let summary = crate::render::ansi::visible_plain(
+                    &crate::session::summary::shown_as(session, inv, &raw),
+                );
                 let summary = self.text(&summary);
                 let time = inv
                     .requested_at
@@ -607,7 +620,10 @@ impl Writer<'_> {
                 }
             }
             Item::Event(f) => {
-                let words = crate::session::summary::event_line(f);
+                let words = match self.red.as_mut() {
+                    Some(r) => crate::session::summary::event_line(&r.frame(f)),
+                    None => crate::session::summary::event_line(f),
+                };
                 let words = self.text(&words);
                 let image = if crate::session::query::is_image_row(f) {
                     self.image(f)
@@ -785,6 +801,7 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
     doc.push_str("</style></head>\n<body>\n");
     write_header(&mut doc, &title, &summary);
     write_controls(&mut doc, &w.tools, &w.statuses);
+    let shown_from = doc.len();
     write_catalog(&mut doc, session, &mut w);
     write_findings(&mut doc, session, &mut w);
     let _ = writeln!(
@@ -792,6 +809,10 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
         "<main id=\"feed\" data-calls=\"{}\">\n<p id=\"shown\" class=\"dim\"></p>",
         w.calls
     );
+    if let Some(r) = w.red.as_mut() {
+        r.tally(&doc[shown_from..]);
+        r.tally(&feed);
+    }
     out.write_all(doc.as_bytes())?;
     out.write_all(feed.as_bytes())?;
     drop(feed);

@@ -91,14 +91,16 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
                 let inv = &session.invocations[*k];
                 let parts = Parts::of(session, inv, red.as_mut());
                 let status = inv.status.word(session.ended).to_owned();
-                let mut head = vec![format!("**{}**", inline(&clean(&inv.tool_name)))];
+                let tool = super::redacted(red.as_mut(), &inv.tool_name);
+                let mut head = vec![format!("**{}**", inline(&clean(&tool)))];
                 head.push(inline(&status));
                 if let Some(ms) = inv.duration_ms() {
                     head.push(crate::fmt::duration_ms(ms));
                 }
                 if let Some(p) = inv.parent {
                     let parent = &session.invocations[p];
-                    head.push(format!("in {}", inline(&clean(&parent.tool_name))));
+                    let tool = super::redacted(red.as_mut(), &parent.tool_name);
+                    head.push(format!("in {}", inline(&clean(&tool))));
                 }
                 let summary = clean(&parts.summary);
                 if opts.depth == Depth::Calls {
@@ -122,7 +124,11 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
                 if opts.depth == Depth::Prompts {
                     continue;
                 }
-                let words = crate::session::summary::event_line(f);
+                // Words of a redacted copy, redacted again (attack 10 #24).
+                let words = match red.as_mut() {
+                    Some(r) => crate::session::summary::event_line(&r.frame(f)),
+                    None => crate::session::summary::event_line(f),
+                };
                 let words = super::redacted(red.as_mut(), &words);
                 let words = clean(&words);
                 let kind = clean(f.frame_type.as_str());
@@ -135,6 +141,9 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
             }
         }
         if doc.len() > 1 << 20 {
+            if let Some(r) = red.as_mut() {
+                r.tally(&doc);
+            }
             out.write_all(doc.as_bytes())?;
             doc.clear();
         }
@@ -142,7 +151,9 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
     if opts.depth == Depth::Calls {
         doc.push('\n');
     }
-    if let Some(r) = &red {
+    // The count is of the markers written (attack 10 #4).
+    if let Some(r) = red.as_mut() {
+        r.tally(&doc);
         let _ = writeln!(doc, "---\n\n*{}*", inline(&r.summary()));
     }
     out.write_all(doc.as_bytes())?;

@@ -159,6 +159,16 @@ pub fn shown<'a>(
     session: &crate::session::Session,
     inv: &'a crate::session::Invocation,
 ) -> std::borrow::Cow<'a, str> {
+    shown_as(session, inv, &inv.summary)
+}
+
+/// [`shown`] of `text` in place of the call's own summary: `crate::export` passes its redacted
+/// copy, so that redaction comes before the paths are made relative.
+pub fn shown_as<'t>(
+    session: &crate::session::Session,
+    inv: &crate::session::Invocation,
+    text: &'t str,
+) -> std::borrow::Cow<'t, str> {
     let entry = session.sessions.get(inv.session);
     let paths = is_path_tool(&inv.tool_name)
         || matches!(
@@ -166,8 +176,8 @@ pub fn shown<'a>(
             "Grep" | "Glob" | "apply_patch" | "glob" | "search_file_content"
         );
     match entry.cwd.as_deref() {
-        Some(cwd) if paths && !entry.cwd_changed => crate::fmt::relative_to(&inv.summary, cwd),
-        _ => std::borrow::Cow::Borrowed(&inv.summary),
+        Some(cwd) if paths && !entry.cwd_changed => crate::fmt::relative_to(text, cwd),
+        _ => std::borrow::Cow::Borrowed(text),
     }
 }
 
