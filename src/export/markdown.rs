@@ -4,7 +4,8 @@
 //! Who calls it: [`super::write`]. Layout: `# title`, the summary line, then the feed's rows in
 //! order (quiet rows left out, as the viewer hides them): a prompt is a `## Prompt N` heading, a
 //! prompt's or the agent's text a block quote (each line `> `), so that whatever Markdown it
-//! holds (an unclosed fence, an HTML comment) ends with the quote; with `--depth calls` each call
+//! holds (an unclosed fence) ends with the quote, and raw HTML in it (an unclosed `<!--`,
+//! `<img onerror=…>`) is escaped outside code so it shows as text; with `--depth calls` each call
 //! is one top-level list item (`- **Bash** · ok · 1.2s · ` and the summary as a code span), with `--depth full` a
 //! `### N. Tool · status · duration` heading with its input and output in code fences.
 //!
@@ -344,22 +345,109 @@ fn cut(text: &str, max_lines: usize) -> (String, Option<String>) {
     )
 }
 
-/// `text` as a block quote: every line after `> `, so its Markdown ends with the quote.
+/// `text` as a block quote: every line after `> `, so its Markdown ends with the quote. Its
+/// Markdown is kept (a reply's lists, emphasis and fences render), but no raw HTML: outside fenced
+/// code, indented code and code spans, `<` and `&` are backslash-escaped (`CommonMark` 2.4), so a
+/// pasted `<!--` (which would swallow the rest of the document), `<details>` or `<img
+/// onerror=…>` is shown as text (attack 10 #1, #2).
 fn quote(doc: &mut String, text: &str) {
     if text.trim().is_empty() {
         doc.push_str("> *(empty)*\n\n");
         return;
     }
+    let mut fence: Option<(char, usize)> = None;
+    let mut indented_code = false;
+    let mut prev_blank = true;
     for line in text.lines() {
+        let blank = line.trim().is_empty();
+        let code = if let Some((c, n)) = fence {
+            if closes_fence(line, c, n) {
+                fence = None;
+            }
+            true
+        } else if let Some(f) = opens_fence(line) {
+            fence = Some(f);
+            true
+        } else {
+            let indented = line.starts_with('\t') || line.starts_with("    ");
+            indented_code = (indented && (indented_code || prev_blank)) || (indented_code && blank);
+            indented_code
+        };
+        prev_blank = blank;
         if line.is_empty() {
             doc.push_str(">\n");
-        } else {
-            doc.push_str("> ");
-            doc.push_str(line);
-            doc.push('\n');
+            continue;
         }
+        doc.push_str("> ");
+        if code {
+            doc.push_str(line);
+        } else {
+            escape_html(doc, line);
+        }
+        doc.push('\n');
     }
     doc.push('\n');
+}
+
+/// A fence opening (`CommonMark` 4.5): up to 3 spaces, then 3 or more backticks (with no backtick
+/// in the info string) or tildes; returns the fence character and length.
+fn opens_fence(line: &str) -> Option<(char, usize)> {
+    let rest = line.trim_start_matches(' ');
+    if line.len() - rest.len() > 3 {
+        return None;
+    }
+    let c = rest.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = rest.chars().take_while(|x| *x == c).count();
+    (n >= 3 && (c == '~' || !rest[n..].contains('`'))).then_some((c, n))
+}
+
+/// A fence closing one opened with `n` of `c`: up to 3 spaces, at least `n` of `c`, then only
+/// spaces.
+fn closes_fence(line: &str, c: char, n: usize) -> bool {
+    let rest = line.trim_start_matches(' ');
+    if line.len() - rest.len() > 3 {
+        return false;
+    }
+    let run = rest.chars().take_while(|x| *x == c).count();
+    run >= n && rest[run * c.len_utf8()..].trim().is_empty()
+}
+
+/// Appends `line` with `<` and `&` backslash-escaped outside its code spans (a run of backticks
+/// closed by a run of the same length on the line; an unclosed run is literal text).
+fn escape_html(doc: &mut String, line: &str) {
+    let b = line.as_bytes();
+    let mut i = 0;
+    let mut start = 0;
+    while i < b.len() {
+        match b[i] {
+            b'`' => {
+                let run = b[i..].iter().take_while(|x| **x == b'`').count();
+                let mut j = i + run;
+                let mut close = None;
+                while j < b.len() {
+                    if b[j] == b'`' {
+                        let r = b[j..].iter().take_while(|x| **x == b'`').count();
+                        if r == run {
+                            close = Some(j + r);
+                            break;
+                        }
+                        j += r;
+                    } else {
+                        j += 1;
+                    }
+                }
+                i = close.unwrap_or(i + run);
+            }
+            b'<' | b'&' => {
+                doc.push_str(&line[start..i]);
+                doc.push('\\');
+                start = i;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    doc.push_str(&line[start..]);
 }
 
 /// Inline text with every ASCII punctuation character that means something inline
@@ -422,6 +510,19 @@ mod tests {
             "\\[a\\]\\(javascript:x\\) \\<b\\>"
         );
         assert_eq!(inline("cc-v2.1.json *x*"), "cc-v2.1.json \\*x\\*");
+    }
+
+    #[test]
+    fn quoted_text_keeps_its_markdown_but_no_raw_html() {
+        let mut doc = String::new();
+        quote(
+            &mut doc,
+            "<!-- a template\n**bold** `<kbd>` & <img src=x onerror=y>\n```html\n<div>\n```\n\n    <pre>\nafter ``a`` <b>",
+        );
+        assert_eq!(
+            doc,
+            "> \\<!-- a template\n> **bold** `<kbd>` \\& \\<img src=x onerror=y>\n> ```html\n> <div>\n> ```\n>\n>     <pre>\n> after ``a`` \\<b>\n\n"
+        );
     }
 
     #[test]

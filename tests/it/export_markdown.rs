@@ -320,3 +320,40 @@ fn print_redact_uses_the_same_pass() {
     let (plain, err) = run(&["print"]);
     assert!(plain.contains("ghp_R7x2Kq9Lm4Np8Tv3Wy6Zb1Cd5Fg0Hj2Kl7Mn") && err.is_empty());
 }
+
+/// Attack 10 #1, #2: HTML pasted into a prompt or written in a reply is text in the Markdown.
+/// An unclosed `<!--` no longer swallows the calls and the prompt after it (GitHub and
+/// pulldown-cmark both read it as a comment running to the end), and no `<img onerror>` or
+/// `<details>` reaches a renderer that keeps raw HTML; code spans and fences keep their `<`.
+#[test]
+fn html_in_prompts_and_replies_is_shown_as_text() {
+    let s = exports::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/html_in_text.ndjson"
+    )));
+    let md = export(&s, Depth::Full, true);
+    let html: Vec<String> = gfm(&md)
+        .filter_map(|e| match e {
+            Event::Html(h) | Event::InlineHtml(h) => Some(h.into_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(html, Vec::<String>::new(), "{md}");
+    assert_eq!(call_headings(&md).len(), 2, "{md}");
+    let text: String = gfm(&md)
+        .filter_map(|e| match e {
+            Event::Text(t) | Event::Code(t) => Some(t.into_string()),
+            _ => None,
+        })
+        .collect();
+    for shown in [
+        "<!-- header",
+        "<details><summary>open</summary>",
+        "<img src=x onerror=\"document.body.dataset.pwned=1\">",
+        "<div>",
+        "<div class=\"kept\">",
+        "the second prompt still shows",
+    ] {
+        assert!(text.contains(shown), "{shown:?} not shown as text in\n{md}");
+    }
+}
