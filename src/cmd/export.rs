@@ -7,7 +7,12 @@
 //! Secrets are redacted unless `--no-redact`; what was redacted, and where the file went, is said
 //! on stderr at the end (`rawpv: wrote out.html: 42 calls, 310 KiB; redacted 2 secrets: …`).
 //! A file is written beside its target under a temporary name and renamed into place, so a
-//! failed export never leaves half a page behind. Exit 0 written, 2 bad input or write error.
+//! failed export never leaves half a page behind. `-o` must name a regular file or a new one:
+//! a directory, device, FIFO, socket or symbolic link is refused, and so is the input itself
+//! (attack 10 #16: a rename over `/dev/null` or over the session would replace it). When stdout
+//! is closed early (`| head`), the export stops silently as `print` does, with no summary
+//! (which would describe a document that was not written). Exit 0 written, 2 bad input or
+//! write error.
 
 use std::io::Write;
 
@@ -34,6 +39,10 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
         );
         return 2;
     };
+    if let Err(e) = check_output(&args.output, &input.input) {
+        eprintln!("rawpv: {e}");
+        return 2;
+    }
     let Some((session, file_format)) = super::load_session_or_say(input).await else {
         return 2;
     };
@@ -58,7 +67,9 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
     })
     .await;
     match result {
-        Ok(Ok((report, bytes))) => {
+        // stdout closed early: nothing more to say (and nothing true to summarise).
+        Ok(Ok(None)) => 0,
+        Ok(Ok(Some((report, bytes)))) => {
             let place = if args.output == "-" {
                 "stdout".to_owned()
             } else {
@@ -107,7 +118,56 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
-/// Writes the export to `output` (`-`: stdout); returns the report and the bytes written.
+/// Refuses an `-o` that is not a regular file or a new name, or that is the input itself.
+///
+/// # Errors
+/// Why the path cannot be written (phrased for the user).
+pub fn check_output(output: &str, input: &str) -> Result<(), String> {
+    if output == "-" {
+        return Ok(());
+    }
+    let path = std::path::Path::new(output);
+    let shown = crate::render::text::visible(output);
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(()); // a new file
+    };
+    let ft = meta.file_type();
+    let what = if ft.is_symlink() {
+        Some("a symbolic link (give the file it points to, or a new name)")
+    } else if ft.is_dir() {
+        Some("a directory (give a file name in it)")
+    } else if !ft.is_file() {
+        Some("not a regular file (a device, FIFO or socket; `-o -` writes to stdout)")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        return Err(format!("will not write {shown}: it is {what}"));
+    }
+    if input != "-"
+        && let Ok(inp) = std::fs::metadata(input)
+        && same_file(&inp, &meta)
+    {
+        return Err(format!(
+            "will not write {shown}: it is the input session, which the export would replace"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
+/// Writes the export to `output` (`-`: stdout); returns the report and the bytes written, or
+/// `None` when stdout was closed before the end (a reader such as `head` had enough).
 ///
 /// # Errors
 /// The file cannot be created, written or renamed into place (phrased for the user).
@@ -116,7 +176,7 @@ pub fn write_to(
     session: &crate::session::Session,
     format: Format,
     opts: &Options,
-) -> Result<(crate::export::Report, u64), String> {
+) -> Result<Option<(crate::export::Report, u64)>, String> {
     if output == "-" {
         let stdout = std::io::stdout();
         let mut out = Counting {
@@ -128,10 +188,8 @@ pub fn write_to(
             Ok(r)
         });
         return match r {
-            Ok(r) => Ok((r, out.bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                Ok((crate::export::Report::default(), out.bytes))
-            }
+            Ok(r) => Ok(Some((r, out.bytes))),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(None),
             Err(e) => Err(e.to_string()),
         };
     }
@@ -166,5 +224,5 @@ pub fn write_to(
     }
     tmp.persist(path)
         .map_err(|e| format!("cannot write {shown}: {}", e.error))?;
-    Ok((report, bytes))
+    Ok(Some((report, bytes)))
 }

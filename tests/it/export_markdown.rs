@@ -357,3 +357,81 @@ fn html_in_prompts_and_replies_is_shown_as_text() {
         assert!(text.contains(shown), "{shown:?} not shown as text in\n{md}");
     }
 }
+
+/// Attack 10 #16, #17: `-o` never replaces the input session, a symbolic link, a directory or a
+/// FIFO (each refused with exit 2 and left as it was), and a stdout closed early (`| head`)
+/// ends the export without a summary of a document that was not written.
+#[cfg(unix)]
+#[test]
+fn the_output_is_a_regular_file_and_never_the_input() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("s.ndjson");
+    let session = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/check_clean.ndjson"
+    ))
+    .unwrap();
+    std::fs::write(&input, &session).unwrap();
+    let link = dir.path().join("link.md");
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    let fifo = dir.path().join("pipe.md");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let sub = dir.path().join("sub.md");
+    std::fs::create_dir(&sub).unwrap();
+    for (out, says) in [
+        (&input, "it is the input session"),
+        (&link, "it is a symbolic link"),
+        (&fifo, "it is not a regular file"),
+        (&sub, "it is a directory"),
+    ] {
+        let r = assert_cmd::Command::cargo_bin("rawpv")
+            .unwrap()
+            .args(["export", "--format", "markdown"])
+            .arg(&input)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(r.stderr).unwrap();
+        assert_eq!(r.status.code(), Some(2), "{out:?}: {err}");
+        assert!(err.contains(says), "{out:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&input).unwrap(), session);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // A reader that stops at once: exit 0, nothing claimed on stderr.
+    let bin = assert_cmd::cargo::cargo_bin!("rawpv");
+    let big = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/claude-code/cc-v2.0.55-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl"
+    );
+    let mut child = std::process::Command::new(bin)
+        .args(["export", big, "-o", "-", "--format", "markdown"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let r = child.wait_with_output().unwrap();
+    let err = String::from_utf8(r.stderr).unwrap();
+    assert_eq!(r.status.code(), Some(0), "{err}");
+    assert!(!err.contains("wrote"), "{err}");
+}
