@@ -198,12 +198,18 @@ fn write_call(doc: &mut String, tool: &str, parts: &Parts, max_lines: usize) {
         doc.push_str("*(no output)*\n\n");
         return;
     };
-    let (text, lang) = output_text(tool, &parts.input, output, &parts.output_type);
+    let (text, lang, cut_already) =
+        output_text(tool, &parts.input, output, &parts.output_type, max_lines);
     doc.push_str("**Output**\n\n");
     if text.is_empty() {
         doc.push_str("*(empty)*\n\n");
     } else {
-        block(doc, &text, lang.as_deref(), max_lines);
+        block(
+            doc,
+            &text,
+            lang.as_deref(),
+            if cut_already { 0 } else { max_lines },
+        );
     }
 }
 
@@ -226,33 +232,37 @@ fn edit_diff(tool: &str, input: &Value) -> Option<String> {
 
 /// An output as text and its fence language: a diff as `diff`, a file's content in its
 /// language, structured data as JSON, anything else as the terminal's plain rendering (stdout
-/// and stderr, trees, checklists, cards) without colour.
+/// and stderr, trees, checklists, cards) without colour. The last value says the text was
+/// already cut to `max_lines` by the renderer (its `… N more lines` marker counts the whole
+/// output, so the caller must not cut again, which would count only the kept lines: attack 10
+/// #10); `max_lines` 0 lifts the renderer's display limits (20,000 lines, 8 MiB) too.
 fn output_text(
     tool: &str,
     input: &Value,
     output: &Value,
     output_type: &OutputType,
-) -> (String, Option<String>) {
+    max_lines: usize,
+) -> (String, Option<String>, bool) {
     match output_type {
         OutputType::Diff => {
             if let Some(d) = diff_text(output).or_else(|| edit_diff(tool, input)) {
-                return (d, Some("diff".to_owned()));
+                return (d, Some("diff".to_owned()), false);
             }
         }
         OutputType::FileContent => {
             if let Value::String(s) = output {
-                return (s.clone(), input_path(input).and_then(language_of));
+                return (s.clone(), input_path(input).and_then(language_of), false);
             }
         }
         OutputType::Structured | OutputType::Unknown(_) => {
             return match output {
-                Value::String(s) => (s.clone(), None),
-                v => (pretty(v), Some("json".to_owned())),
+                Value::String(s) => (s.clone(), None, false),
+                v => (pretty(v), Some("json".to_owned()), false),
             };
         }
         OutputType::WebContent => {
             if let Value::String(s) = output {
-                return (s.clone(), Some("markdown".to_owned()));
+                return (s.clone(), Some("markdown".to_owned()), false);
             }
         }
         _ => {}
@@ -262,12 +272,23 @@ fn output_text(
     cx.highlight = false;
     cx.wrap = false;
     cx.expand_depth = usize::MAX;
+    cx.limits = if max_lines == 0 {
+        crate::render::Limits {
+            max_lines: usize::MAX,
+            max_bytes: usize::MAX,
+        }
+    } else {
+        crate::render::Limits {
+            max_lines,
+            ..crate::render::Limits::default()
+        }
+    };
     let r = crate::render::render_output(output_type, output, tool, input, &cx);
     let mut s = crate::render::lines_to_string(&r.lines);
     while s.ends_with('\n') {
         s.pop();
     }
-    (s, None)
+    (s, None, true)
 }
 
 fn pretty(v: &Value) -> String {

@@ -435,3 +435,65 @@ fn the_output_is_a_regular_file_and_never_the_input() {
     assert_eq!(r.status.code(), Some(0), "{err}");
     assert!(!err.contains("wrote"), "{err}");
 }
+
+/// Attack 10 #10: `--max-lines 0` keeps every line of a big output (the terminal renderer's
+/// 20,000-line display limit does not apply to an export), and the default cut's note counts
+/// the whole output, not the lines the renderer had already kept.
+#[test]
+fn max_lines_zero_keeps_a_big_output_whole_and_the_cut_note_counts_all_of_it() {
+    use std::fmt::Write as _;
+    const LINES: usize = 30_000;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.ndjson");
+    let mut output = String::new();
+    for i in 1..=LINES {
+        writeln!(output, "line {i}").unwrap();
+    }
+    let frames = [
+        serde_json::json!({"type": "control.prompt.request", "timestamp": "2026-11-29T10:00:01.000Z",
+            "payload": {"input_type": "text", "text": "print many lines"}}),
+        serde_json::json!({"type": "tool.invoke.request", "timestamp": "2026-11-29T10:00:02.000Z",
+            "payload": {"invocation_id": "00000000-0000-4000-8000-000000000001",
+                "tool_name": "Bash", "input": {"command": "seq 30000"}}}),
+        serde_json::json!({"type": "tool.invoke.result", "timestamp": "2026-11-29T10:00:05.000Z",
+            "payload": {"invocation_id": "00000000-0000-4000-8000-000000000001",
+                "tool_name": "Bash", "status": "success", "output": output, "output_type": "text"}}),
+    ];
+    let mut body = String::new();
+    for f in &frames {
+        writeln!(body, "{f}").unwrap();
+    }
+    std::fs::write(&input, body).unwrap();
+    let run = |max: &str| {
+        let r = assert_cmd::Command::cargo_bin("rawpv")
+            .unwrap()
+            .args([
+                "export",
+                "--format",
+                "markdown",
+                "--max-lines",
+                max,
+                "-o",
+                "-",
+            ])
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let whole = run("0");
+    let kept = whole.lines().filter(|l| l.starts_with("line ")).count();
+    assert_eq!(kept, LINES);
+    assert!(whole.contains(&format!("line {LINES}\n")));
+    assert!(
+        !whole.contains("more line"),
+        "a cut note in an uncut export"
+    );
+
+    let cut = run("200");
+    let kept = cut.lines().filter(|l| l.starts_with("line ")).count();
+    assert!(kept <= 200, "{kept} lines kept of 200");
+    let said = format!("… {} more lines", LINES - kept);
+    assert!(cut.contains(&said), "no {said:?} in the cut export");
+}
