@@ -174,37 +174,42 @@ pub enum Fold {
     Folded(TurnSummary),
 }
 
-/// Columns a prompt keeps for its text before the summary gets shorter.
+/// Columns a prompt keeps for its text before the summary gets shorter, at least; on a wide row
+/// the text keeps half of it ([`fold_summary_fit`]).
 const FOLDED_TEXT_MIN: usize = 12;
 
-/// What a turn summary shows, widest first: tokens and duration go when the row is narrow.
+/// What a turn summary shows, widest first: tokens, then duration, then the call count go when
+/// the row is narrow; errors and cost always stay.
 #[derive(Debug, Clone, Copy)]
 struct Parts {
     tokens: bool,
     duration: bool,
+    calls: bool,
 }
 
 /// The text ending a prompt row: `5 calls · 1 error · 2m 03s · 48k tok · $0.42`; the tokens,
-/// then the duration, are left out when they would leave the prompt fewer than
-/// [`FOLDED_TEXT_MIN`] of `room` columns.
-pub fn fold_summary_fit(s: &TurnSummary, room: usize) -> String {
+/// then the duration, then the call count are left out when they would cut the prompt's text
+/// (`text_w` columns) to fewer than half of `room` columns (and never fewer than
+/// [`FOLDED_TEXT_MIN`]). What is left when even that does not fit is the errors and the cost
+/// (the caller truncates it).
+pub fn fold_summary_fit(s: &TurnSummary, room: usize, text_w: usize) -> String {
+    let keep = text_w.min(FOLDED_TEXT_MIN.max(room / 2));
     let mut last = String::new();
-    for parts in [
-        Parts {
-            tokens: true,
-            duration: true,
-        },
-        Parts {
-            tokens: false,
-            duration: true,
-        },
-        Parts {
-            tokens: false,
-            duration: false,
-        },
+    for (tokens, duration, calls) in [
+        (true, true, true),
+        (false, true, true),
+        (false, false, true),
+        (false, false, false),
     ] {
-        last = summary_with(s, parts);
-        if crate::fmt::width(&last) + 1 + FOLDED_TEXT_MIN <= room {
+        last = summary_with(
+            s,
+            Parts {
+                tokens,
+                duration,
+                calls,
+            },
+        );
+        if crate::fmt::width(&last) + 1 + keep <= room {
             break;
         }
     }
@@ -219,42 +224,45 @@ pub fn fold_summary(s: &TurnSummary) -> String {
         Parts {
             tokens: true,
             duration: true,
+            calls: true,
         },
     )
 }
 
 fn summary_with(s: &TurnSummary, parts: Parts) -> String {
-    let mut out = if s.calls == 0 {
-        crate::fmt::plural(s.items as u64, "row")
+    let t = &s.tokens;
+    let cost = if t.rows > 0 {
+        t.cost.label()
     } else {
-        crate::fmt::plural(s.calls as u64, "call")
+        String::new()
     };
+    let mut out: Vec<String> = Vec::new();
+    // The call count goes last, and only when an error count or a cost is left to show.
+    if parts.calls || (s.errors == 0 && cost.is_empty()) {
+        out.push(if s.calls == 0 {
+            crate::fmt::plural(s.items as u64, "row")
+        } else {
+            crate::fmt::plural(s.calls as u64, "call")
+        });
+    }
     if s.errors > 0 {
-        out.push_str(" · ");
-        out.push_str(&crate::fmt::plural(s.errors as u64, "error"));
+        out.push(crate::fmt::plural(s.errors as u64, "error"));
     }
     if parts.duration
         && let Some(ms) = s.duration_ms
     {
-        out.push_str(" · ");
-        out.push_str(&crate::fmt::duration_ms(ms as f64));
+        out.push(crate::fmt::duration_ms(ms as f64));
     }
-    let t = &s.tokens;
-    if t.rows > 0 {
-        if parts.tokens {
-            out.push_str(" · ");
-            out.push_str(&crate::usage::report::short(
-                t.input.saturating_add(t.output),
-            ));
-            out.push_str(" tok");
-        }
-        let cost = t.cost.label();
-        if !cost.is_empty() {
-            out.push_str(" · ");
-            out.push_str(&cost);
-        }
+    if t.rows > 0 && parts.tokens {
+        out.push(format!(
+            "{} tok",
+            crate::usage::report::short(t.input.saturating_add(t.output))
+        ));
     }
-    out
+    if !cost.is_empty() {
+        out.push(cost);
+    }
+    out.join(" · ")
 }
 
 /// The widths of the feed's variable columns for the rows drawn together: the tool column as
@@ -377,7 +385,7 @@ pub fn build_row_with(
                 Fold::Open(None) | Fold::None => None,
             };
             if let Some(sum) = figures {
-                let tail = fold_summary_fit(&sum, room);
+                let tail = fold_summary_fit(&sum, room, crate::fmt::width(&text));
                 let tail_w = crate::fmt::width(&tail) + 1;
                 let text_w = room.saturating_sub(tail_w);
                 let err_style = if sum.errors > 0 {
