@@ -195,6 +195,85 @@ impl StatsArgs {
     }
 }
 
+/// `rawpv search --help`'s description: the pattern's semantics (issue 27 item 5).
+const SEARCH_ABOUT: &str = "Search every session's prompts, replies, thinking and tool inputs \
+and outputs, ripgrep-style: one line per hit (session file, source line, time, tool, snippet).
+
+PATTERN is words, all required (AND): a word matches a whole word of the text, case ignored \
+(words are runs of letters and digits, as SQLite FTS5 reads them: `_`, `.` and `-` separate \
+them); word* matches any word starting so; \"two words\" matches them in that order with only \
+spaces or punctuation between; a word holding punctuation (main.rs) matches it as written. \
+The index finds candidates and each one is checked against the session's decoded text, read \
+again from its file, so what is listed is exactly what the text holds. --regex narrows the \
+hits to those whose text the regular expression matches (Rust regex syntax; exact); with \
+--regex and no words, every session is read.
+
+Sessions: ~/.claude/projects, ~/.config/claude/projects, each CLAUDE_CONFIG_DIR entry's \
+projects, ~/.codex/sessions ($CODEX_HOME), ~/.gemini/tmp, the config's browser.dirs and the \
+--dir directories. The index (library.sqlite in the platform cache directory, ~/.cache/rawpv \
+on Linux) is brought up to date first: only new or changed files are read.
+
+Exit status: 0 a hit, 1 none, 2 an error.";
+
+/// `rawpv search`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct SearchArgs {
+    /// Words to find (see above); may be empty with --regex.
+    #[arg(default_value = "")]
+    pub pattern: String,
+    /// Only sessions whose project (its working directory) contains this text.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only sessions active since this long ago (7d, 12h, 30m) or this local date (YYYY-MM-DD).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only calls of this tool (case ignored).
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only hits whose text this regular expression matches.
+    #[arg(long, value_name = "REGEX")]
+    pub regex: Option<String>,
+    /// The hits as JSON (schemas/search.v1.json).
+    #[arg(long)]
+    pub json: bool,
+    /// At most this many hits.
+    #[arg(long, value_name = "N")]
+    pub max: Option<usize>,
+    /// More session directories (or files) to search, besides the library's.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Use no index: read every session file (slow, exact; the index is neither read nor
+    /// written).
+    #[arg(long)]
+    pub no_index: bool,
+    /// When to colour the matches.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Config file (browser.dirs, library.index).
+    #[arg(long, env = "RAWPV_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+/// `rawpv sessions`' arguments.
+#[derive(Debug, Clone, Args)]
+pub struct SessionsArgs {
+    /// Only sessions whose project (its working directory) contains this text.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only sessions active since this long ago (7d, 12h, 30m) or this local date (YYYY-MM-DD).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// The list as JSON (schemas/sessions.v1.json).
+    #[arg(long)]
+    pub json: bool,
+    /// More session directories (or files), besides the library's.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Config file (browser.dirs, library.index).
+    #[arg(long, env = "RAWPV_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
 /// A date: `2026-02-12` or `20260212`.
 fn date(s: &str) -> Result<chrono::NaiveDate, String> {
     let s = s.trim();
@@ -250,6 +329,12 @@ pub enum Command {
     /// cost; over a directory, several files or `--all`: usage grouped by day, week, month,
     /// project, session, tool or model (`--by`), as ccusage reports it.
     Stats(StatsArgs),
+    /// Search every session's prompts, replies, thinking and tool inputs and outputs (the
+    /// library index); exit 0 when something is found, 1 when nothing is, 2 on error.
+    #[command(long_about = SEARCH_ABOUT)]
+    Search(SearchArgs),
+    /// List the library's sessions, last activity first (the library index).
+    Sessions(SessionsArgs),
     /// Write the net change of the session's files as a git-style patch (`git apply` it from the
     /// session's working directory); exit 1 when none can be made.
     Patch {

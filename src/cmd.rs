@@ -1,5 +1,5 @@
 //! The non-interactive commands: `print`, `convert`, `check`, `stats`, `patch`, `audit`, `export`,
-//! `serve`.
+//! `serve`, `search`, `sessions`.
 //!
 //! Who calls it: `main.rs`. Each returns the process exit code (0 ok, 1 findings/failures where
 //! the command says so, 2 usage or runtime error; ripgrep's convention). Output goes to stdout;
@@ -11,6 +11,7 @@ pub mod convert;
 pub mod export;
 pub mod patch;
 pub mod print;
+pub mod search;
 pub mod serve;
 pub mod stats;
 

@@ -101,6 +101,21 @@ pub struct BrowserConfig {
     pub dirs: Vec<PathBuf>,
 }
 
+/// The session library's settings (issue 27).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct LibraryConfig {
+    /// Keep the library index (`library.sqlite` in the cache directory); `false` is
+    /// `--no-index` everywhere.
+    pub index: bool,
+}
+
+impl Default for LibraryConfig {
+    fn default() -> Self {
+        Self { index: true }
+    }
+}
+
 /// The syntect theme `theme = "light"` uses when `syntax_theme` is not set.
 pub const LIGHT_SYNTAX_THEME: &str = "InspiredGitHub";
 
@@ -165,6 +180,7 @@ pub struct Config {
     /// Action name (`Action`'s serde name) → key specs; checked by [`Config::keymap`].
     pub keys: BTreeMap<String, Vec<String>>,
     pub browser: BrowserConfig,
+    pub library: LibraryConfig,
     /// Most of the width the feed takes beside the detail pane, in percent (20 to 80; `{` / `}`
     /// change it while viewing).
     pub feed_width: u16,
@@ -183,6 +199,7 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             keys: BTreeMap::new(),
             browser: BrowserConfig::default(),
+            library: LibraryConfig::default(),
             feed_width: crate::ui::Split::DEFAULT_SHARE,
             prices: BTreeMap::new(),
         }

@@ -19,6 +19,7 @@
 //! * [`config`]: the user's TOML settings merged over embedded defaults
 //! * [`theme`]: semantic styles shared by renderers and widgets
 //! * [`fmt`]: plurals, durations, byte sizes and fitting text to columns, for every output
+//! * [`library`]: the session library's index (SQLite, FTS5), its updates and full-text search
 //! * [`log`]: the opt-in log file (`--log-level`, `RAWPV_LOG`)
 //!
 //! `protocol` and `session` never import ratatui.
@@ -38,6 +39,7 @@ pub mod finding;
 pub mod fmt;
 pub mod import;
 pub mod keymap;
+pub mod library;
 pub mod log;
 pub mod protocol;
 pub mod query;

@@ -66,6 +66,8 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Convert { input }) => cmd::convert::run(&input).await,
         Some(Command::Check { input, format }) => cmd::check::run(&input, format).await,
         Some(Command::Stats(args)) => cmd::stats::run(&args).await,
+        Some(Command::Search(args)) => cmd::search::run(&args),
+        Some(Command::Sessions(args)) => cmd::search::sessions(&args),
         Some(Command::Patch { input, files }) => cmd::patch::run(&input, &files).await,
         Some(Command::Audit { input, json }) => cmd::audit::run(&input, json).await,
         Some(Command::Export {

@@ -42,6 +42,7 @@ mod import_agents_attack;
 mod import_anthropic;
 mod import_claude_code;
 mod import_stream_json;
+mod library;
 mod limits_input;
 mod live_follow;
 mod live_loop;

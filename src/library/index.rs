@@ -1,0 +1,367 @@
+//! The indexer: brings the library's store up to date with the session files on disk.
+//!
+//! Who calls it: `rawpv search` and `rawpv sessions` (once, before answering), the browser's
+//! indexing thread (`crate::app::browser`, again whenever the watcher sees a change).
+//!
+//! What a file gives ([`read`]): the file is folded by the same decoders and reducer as the
+//! viewer (`crate::source::file::fold_path`, outputs left in the file), then one
+//! [`SessionRow`] (issue 27 item 3), one [`CallRow`] per call and one [`Doc`] per prompt, agent
+//! text, thinking block and call ([`doc_text`]: the text the viewer's search reads, outputs
+//! read back from the file).
+//!
+//! Invariants:
+//! * A file is read again only when its [`Stamp`] (device, inode, size, mtime) changed; then it
+//!   is read whole (a Claude Code transcript's records are ordered by their parent links, so an
+//!   appended record can move earlier ones) and its rows replaced in one transaction.
+//! * Files the store knows that no longer exist are removed, words and all.
+//! * Decoding runs on worker threads (all cores but the writer's), writing on the caller's;
+//!   files are read newest first, so the sessions a user looks at first are there first.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::store::{CallRow, Doc, SessionRow, Stamp, Store};
+use crate::session::{Item, MessageKind, Session};
+
+/// How far an update got (for the status bar and the benchmark).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Files to read in this update and read so far.
+    pub files: usize,
+    pub files_done: usize,
+    /// Their bytes, and the bytes read so far.
+    pub bytes: u64,
+    pub bytes_done: u64,
+    /// Files removed because they no longer exist.
+    pub removed: usize,
+}
+
+/// The text of item `i` that is indexed and searched: a message's text; a call's tool name,
+/// input and output strings (and keys) and stream text (`crate::session::query::haystack`,
+/// the viewer's `/` text). `None` for other rows (usage, events).
+pub fn doc_text(session: &Session, i: usize) -> Option<String> {
+    match session.items.get(i)? {
+        Item::Message(m) if !m.text.is_empty() => Some(m.text.clone()),
+        Item::Invocation(_) => Some(crate::session::query::haystack(session, i)),
+        Item::Message(_) | Item::Event(_) => None,
+    }
+}
+
+/// The kind of document item `i` is (`prompt`, `text`, `thinking`, `call`).
+pub fn doc_kind(session: &Session, i: usize) -> Option<&'static str> {
+    match session.items.get(i)? {
+        Item::Message(m) => Some(match m.kind {
+            MessageKind::Prompt => "prompt",
+            MessageKind::AgentText => "text",
+            MessageKind::Thinking => "thinking",
+        }),
+        Item::Invocation(_) => Some("call"),
+        Item::Event(_) => None,
+    }
+}
+
+/// The agent label of a format.
+fn agent_of(format: crate::import::Format) -> &'static str {
+    let f = format.as_str();
+    if f.starts_with("claude") || f == "stream-json" {
+        "claude"
+    } else if f.starts_with("codex") {
+        "codex"
+    } else if f.starts_with("gemini") {
+        "gemini"
+    } else {
+        ""
+    }
+}
+
+/// One line of a title (whitespace runs as one space), at most 200 characters.
+fn one_line(s: &str) -> Option<String> {
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!line.is_empty()).then(|| line.chars().take(crate::browse::PROMPT_CHARS).collect())
+}
+
+/// The agent version and git branch named in the first records (Claude Code `version` /
+/// `gitBranch`, Codex `session_meta.payload.cli_version` / `git.branch`).
+fn version_and_branch(path: &Path) -> (Option<String>, Option<String>) {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(64 * 1024).read_to_end(&mut buf);
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let (mut version, mut branch) = (None, None);
+    let s = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        version = version
+            .or_else(|| s(v.get("version")))
+            .or_else(|| s(v.pointer("/payload/cli_version")));
+        branch = branch
+            .or_else(|| s(v.get("gitBranch")))
+            .or_else(|| s(v.pointer("/payload/git/branch")));
+        if version.is_some() && branch.is_some() {
+            break;
+        }
+    }
+    (version, branch)
+}
+
+/// What the library keeps of one file (module docs); `project` is the directory's project,
+/// used when the session names no `cwd`. An unreadable file gives a row with its `error`.
+pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) {
+    let stamp = Stamp::of(path).unwrap_or_default();
+    let mut row = SessionRow {
+        path: path.to_path_buf(),
+        stamp,
+        project: project.to_owned(),
+        ..SessionRow::default()
+    };
+    let shown = crate::render::text::visible(&path.display().to_string());
+    if let Some(e) = crate::import::not_a_session(path, &shown) {
+        row.error = Some(e);
+        return (row, Vec::new(), Vec::new());
+    }
+    let (s, format) = match crate::source::file::fold_path(path) {
+        Ok(x) => x,
+        Err(e) => {
+            row.error = Some(format!("cannot read {shown}: {e}"));
+            return (row, Vec::new(), Vec::new());
+        }
+    };
+    format.as_str().clone_into(&mut row.format);
+    agent_of(format).clone_into(&mut row.agent);
+    if let Some((_, e)) = s.sessions.iter().next() {
+        row.session_id = e.id.as_deref().map(str::to_owned);
+        if let Some(cwd) = &e.cwd {
+            row.project = String::from(&**cwd);
+        }
+    }
+    row.compactions = s.sessions.iter().map(|(_, e)| e.compactions).sum();
+    let (version, branch) = version_and_branch(path);
+    row.agent_version = version;
+    row.git_branch = branch;
+
+    let mut first: Option<i64> = None;
+    let mut last: Option<i64> = None;
+    let mut seen = |t: Option<crate::protocol::Timestamp>| {
+        if let Some(t) = t {
+            first = Some(first.map_or(t.0, |f| f.min(t.0)));
+            last = Some(last.map_or(t.0, |l| l.max(t.0)));
+        }
+    };
+    let mut title: Option<String> = None;
+    let mut first_prompt: Option<String> = None;
+    let mut usage = Vec::new();
+    let mut tools: HashMap<&str, u64> = HashMap::new();
+    let mut agents: HashSet<&str> = HashSet::new();
+    let mut calls = Vec::new();
+    let mut docs = Vec::new();
+    for (i, item) in s.items.iter().enumerate() {
+        match item {
+            Item::Event(f) => {
+                seen(f.envelope.timestamp);
+                if let Some(u) = crate::usage::facts::usage_fact(f) {
+                    usage.push(u);
+                }
+                let t = f.frame_type.as_str();
+                if matches!(
+                    t,
+                    "x-claude-code.summary"
+                        | "x-claude-code.custom-title"
+                        | "x-claude-code.ai-title"
+                ) {
+                    let p = f.payload_json();
+                    let found = ["customTitle", "aiTitle", "title", "summary"]
+                        .iter()
+                        .find_map(|k| p.get(*k).and_then(Value::as_str).and_then(one_line));
+                    if found.is_some() {
+                        title = found;
+                    }
+                }
+            }
+            Item::Message(m) => {
+                seen(m.timestamp);
+                if m.kind == MessageKind::Prompt && first_prompt.is_none() {
+                    first_prompt = one_line(&m.text);
+                }
+                if let Some(d) = m.delegation_chain.last() {
+                    agents.insert(&d.agent_id);
+                }
+            }
+            Item::Invocation(k) => {
+                let inv = &s.invocations[*k];
+                seen(inv.requested_at);
+                seen(inv.ended_at);
+                *tools.entry(inv.tool_name.as_str()).or_default() += 1;
+                if let Some(d) = inv.delegation_chain.last() {
+                    agents.insert(&d.agent_id);
+                }
+                row.calls += 1;
+                row.errors += u64::from(inv.status.is_failure());
+                row.cancelled +=
+                    u64::from(matches!(inv.status, crate::session::CallStatus::Cancelled));
+                calls.push(CallRow {
+                    item: i as u32,
+                    line: inv.request_line,
+                    tool: inv.tool_name.clone(),
+                    status: inv.status.word(true).to_owned(),
+                    summary: inv.summary.to_string(),
+                    started: inv.requested_at.map(|t| t.0),
+                    ended: inv.ended_at.map(|t| t.0),
+                });
+            }
+        }
+        if let (Some(kind), Some(text)) = (doc_kind(&s, i), doc_text(&s, i)) {
+            let (line, ts, tool) = match item {
+                Item::Message(m) => (m.line, m.timestamp, String::new()),
+                Item::Invocation(k) => {
+                    let inv = &s.invocations[*k];
+                    (
+                        inv.request_line,
+                        inv.requested_at.or(inv.ended_at),
+                        inv.tool_name.clone(),
+                    )
+                }
+                Item::Event(_) => continue,
+            };
+            docs.push(Doc {
+                item: i as u32,
+                line,
+                kind,
+                tool,
+                ts: ts.map(|t| t.0),
+                text,
+            });
+        }
+    }
+    row.first_ts = first;
+    row.last_ts = last;
+    row.title = title.or(first_prompt).unwrap_or_default();
+    let mut tools: Vec<(&str, u64)> = tools.into_iter().collect();
+    tools.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    row.tools = tools.into_iter().map(|(t, _)| t.to_owned()).collect();
+    row.subagents = agents.iter().filter(|a| !a.is_empty()).count() as u64;
+    let models: std::collections::BTreeSet<String> = usage
+        .iter()
+        .filter_map(|u| u.model.as_deref())
+        .filter(|m| !m.starts_with('<'))
+        .map(str::to_owned)
+        .collect();
+    row.models = models.into_iter().collect();
+    // Tokens deduplicated as `rawpv stats` does (ccusage's rule).
+    let facts = [crate::usage::facts::FileFacts {
+        path: path.to_path_buf(),
+        usage,
+        ..Default::default()
+    }];
+    let (kept, _) = crate::usage::report::dedupe(&facts);
+    for (_, u) in kept {
+        row.tokens_in += u.tokens.input;
+        row.tokens_out += u.tokens.output;
+        row.tokens_cache_read += u.tokens.cache_read;
+        row.tokens_cache_write += u.tokens.cache_write;
+    }
+    (row, calls, docs)
+}
+
+/// The session files of the library: under `roots` (the browser's layouts) and the files
+/// named, with the project their directory names.
+pub fn list(paths: &[PathBuf]) -> crate::usage::report::Inputs {
+    crate::usage::report::list(paths)
+}
+
+/// Updates `store` for `inputs` (module docs); `progress` is called after each file and may
+/// return `false` to stop (what was written stays). Returns the last progress.
+///
+/// # Errors
+/// The store's first write error.
+pub fn update(
+    store: &mut dyn Store,
+    inputs: &crate::usage::report::Inputs,
+    mut progress: impl FnMut(&Progress) -> bool,
+) -> Result<Progress, String> {
+    let known: BTreeMap<PathBuf, Stamp> = store.stamps()?.into_iter().collect();
+    let mut p = Progress::default();
+    let listed: HashSet<&Path> = inputs.iter().map(|(p, _)| p.as_path()).collect();
+    for path in known.keys() {
+        if !listed.contains(path.as_path()) && !path.exists() {
+            store.remove(path)?;
+            p.removed += 1;
+        }
+    }
+    let mut todo: Vec<(PathBuf, String, Stamp)> = Vec::new();
+    for (path, project) in inputs {
+        match Stamp::of(path) {
+            None => {
+                if known.contains_key(path) {
+                    store.remove(path)?;
+                    p.removed += 1;
+                }
+            }
+            Some(s) if known.get(path) == Some(&s) => {}
+            Some(s) => todo.push((path.clone(), project.clone(), s)),
+        }
+    }
+    todo.sort_by(|a, b| b.2.mtime_ns.cmp(&a.2.mtime_ns).then(a.0.cmp(&b.0)));
+    p.files = todo.len();
+    p.bytes = todo.iter().map(|t| t.2.size).sum();
+    if todo.is_empty() {
+        progress(&p);
+        return Ok(p);
+    }
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 8)
+        .min(todo.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) =
+        std::sync::mpsc::sync_channel::<(SessionRow, Vec<CallRow>, Vec<Doc>)>(workers * 2);
+    std::thread::scope(|scope| -> Result<(), String> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (todo, next, stop) = (&todo, &next, &stop);
+            scope.spawn(move || {
+                loop {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((path, project, _)) = todo.get(k) else {
+                        break;
+                    };
+                    if tx.send(read(path, project)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut result = Ok(());
+        for (row, calls, docs) in rx {
+            if result.is_err() {
+                continue;
+            }
+            p.files_done += 1;
+            p.bytes_done += row.stamp.size;
+            if let Err(e) = store.put(&row, &calls, &docs) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                result = Err(e);
+                continue;
+            }
+            if !progress(&p) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        result
+    })?;
+    Ok(p)
+}

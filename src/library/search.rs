@@ -1,0 +1,385 @@
+//! Full-text search over the library: a pattern's words find candidate documents in the
+//! index, and every candidate is verified against the decoded text of its session file, so
+//! what is listed is exactly what the text holds.
+//!
+//! Pattern (issue 27 item 5; `rawpv search --help` and the README say the same): words
+//! separated by spaces, all required (AND); a word matches a whole token of the text (letters
+//! and digits; case is ignored), `word*` any token starting with `word`, `"two words"` the
+//! words in that order with only spaces or punctuation between. A word holding punctuation
+//! (`foo.rs`, `--force`) matches those characters exactly between its tokens. A `--regex`
+//! narrows the hits further (Rust `regex` syntax, matched on each document's text); with no
+//! words every document is a candidate (then every file is read).
+//!
+//! Who calls it: `rawpv search` (`crate::cmd::search`) and the browser's `/`.
+//!
+//! Invariants: the index only narrows (a document whose words are all in the index is a
+//! candidate; the verification decides); snippets are cut from the text read back from the
+//! file, on one line, controls shown as pictures, never obeyed; match ranges are byte ranges
+//! of the snippet.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use regex::Regex;
+
+use super::store::{Candidate, Filter, SessionRow, Store};
+
+/// A token's characters, as FTS5's `unicode61` tokenizer reads them: letters, numbers and
+/// private-use characters.
+const TOKEN: &str = r"[\p{L}\p{N}\p{Co}]";
+
+/// A parsed pattern.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// What the user typed.
+    pub pattern: String,
+    /// The index's tokens (all required; `tok*` a prefix).
+    tokens: Vec<String>,
+    /// Each term's verification regex (all must match).
+    checks: Vec<Regex>,
+    /// `--regex`.
+    regex: Option<Regex>,
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_alphanumeric() || ('\u{E000}'..='\u{F8FF}').contains(&c)
+}
+
+/// The tokens of `s` (runs of token characters), lower-cased.
+fn tokens_of(s: &str) -> Vec<String> {
+    s.split(|c: char| !is_token_char(c))
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+impl Query {
+    /// Parses `pattern` (module docs) and an optional `--regex`.
+    ///
+    /// # Errors
+    /// An unclosed quote, a pattern with neither a word nor a regex, a bad regex.
+    pub fn parse(pattern: &str, regex: Option<&str>) -> Result<Self, String> {
+        let mut terms: Vec<(String, bool, bool)> = Vec::new(); // (text, phrase, prefix)
+        let mut rest = pattern.trim();
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix('"') {
+                let Some(end) = r.find('"') else {
+                    return Err(format!("unclosed quote in {pattern:?}"));
+                };
+                let (phrase, after) = (&r[..end], &r[end + 1..]);
+                let prefix = after.starts_with('*');
+                terms.push((phrase.to_owned(), true, prefix));
+                rest = after.trim_start_matches('*').trim_start();
+            } else {
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                let w = &rest[..end];
+                let prefix = w.ends_with('*') && w.len() > 1;
+                terms.push((w.trim_end_matches('*').to_owned(), false, prefix));
+                rest = rest[end..].trim_start();
+            }
+        }
+        let regex = regex
+            .map(|r| Regex::new(r).map_err(|e| format!("bad --regex: {e}")))
+            .transpose()?;
+        let mut tokens = Vec::new();
+        let mut checks = Vec::new();
+        for (text, phrase, prefix) in terms {
+            let toks = tokens_of(&text);
+            if toks.is_empty() {
+                continue;
+            }
+            let n = toks.len();
+            for (k, t) in toks.iter().enumerate() {
+                tokens.push(if prefix && k + 1 == n {
+                    format!("{t}*")
+                } else {
+                    t.clone()
+                });
+            }
+            // The verification: the term's own characters between its tokens for a word
+            // (`foo.rs`), any separators for a phrase; whole tokens, but for a prefix's last.
+            let body = if phrase {
+                toks.iter()
+                    .map(|t| regex::escape(t))
+                    .collect::<Vec<_>>()
+                    .join(&format!("(?:[^{}]|_)+", &TOKEN[1..TOKEN.len() - 1]))
+            } else {
+                let lead = text.trim_start_matches(|c: char| !is_token_char(c));
+                let core = lead.trim_end_matches(|c: char| !is_token_char(c));
+                regex::escape(core)
+            };
+            let end = if prefix {
+                String::new()
+            } else {
+                format!("(?:$|[^{}])", &TOKEN[1..TOKEN.len() - 1])
+            };
+            let re = format!("(?i)(?:^|[^{}]){body}{end}", &TOKEN[1..TOKEN.len() - 1]);
+            checks.push(Regex::new(&re).map_err(|e| format!("cannot search for {text:?}: {e}"))?);
+        }
+        if tokens.is_empty() && regex.is_none() {
+            return Err("nothing to search for: give a word or --regex".into());
+        }
+        Ok(Self {
+            pattern: pattern.to_owned(),
+            tokens,
+            checks,
+            regex,
+        })
+    }
+
+    /// Whether `text` holds every term (and matches the regex).
+    pub fn matches(&self, text: &str) -> bool {
+        self.checks.iter().all(|c| c.is_match(text))
+            && self.regex.as_ref().is_none_or(|r| r.is_match(text))
+    }
+
+    /// The byte ranges of `text` the terms and the regex match (for highlighting), sorted.
+    pub fn ranges(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for c in &self.checks {
+            for m in c.find_iter(text) {
+                // The boundary characters the check matched around the term are not marked.
+                let s = &text[m.start()..m.end()];
+                let lead = s.len() - s.trim_start_matches(|c: char| !is_token_char(c)).len();
+                let tail = s.len() - s.trim_end_matches(|c: char| !is_token_char(c)).len();
+                if m.start() + lead < m.end() - tail {
+                    out.push((m.start() + lead, m.end() - tail));
+                }
+            }
+        }
+        if let Some(r) = &self.regex {
+            out.extend(
+                r.find_iter(text)
+                    .filter(|m| !m.is_empty())
+                    .map(|m| (m.start(), m.end())),
+            );
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+/// One verified hit.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Hit {
+    pub path: PathBuf,
+    /// The document's row in the decoded session (`Session::items`).
+    pub item: u32,
+    /// Its source line (1-based).
+    pub line: u64,
+    /// `prompt`, `text`, `thinking` or `call`.
+    pub kind: String,
+    /// The call's tool (empty for messages).
+    pub tool: String,
+    /// Epoch ms.
+    pub ts: Option<i64>,
+    /// One line of the text around the first match.
+    pub snippet: String,
+    /// Byte ranges of `snippet` that matched.
+    pub marks: Vec<(usize, usize)>,
+}
+
+/// Characters of context kept before the first match in a snippet.
+pub const BEFORE: usize = 40;
+/// Characters of a snippet in all.
+pub const SNIPPET_CHARS: usize = 160;
+
+/// The snippet of `text` around its first match `ranges[0]`: whitespace runs as one space,
+/// controls and invisible characters as pictures (`crate::render::ansi::visible_plain`'s
+/// rule, one character each), with the matches inside it as byte ranges.
+pub fn snippet(text: &str, ranges: &[(usize, usize)]) -> (String, Vec<(usize, usize)>) {
+    let first = ranges.first().map_or(0, |r| r.0);
+    // Start BEFORE characters before the match.
+    let start = text[..first]
+        .char_indices()
+        .rev()
+        .nth(BEFORE.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    let mut out = String::new();
+    let mut marks = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut chars = 0usize;
+    let mut last_space = true;
+    let mut r = ranges.iter().peekable();
+    if start > 0 {
+        out.push('…');
+    }
+    for (i, c) in text[start..].char_indices() {
+        let at = start + i;
+        while r.peek().is_some_and(|x| x.1 <= at) {
+            r.next();
+        }
+        let inside = r.peek().is_some_and(|x| x.0 <= at && at < x.1);
+        match (inside, open) {
+            (true, None) => open = Some(out.len()),
+            (false, Some(s)) => {
+                marks.push((s, out.len()));
+                open = None;
+            }
+            _ => {}
+        }
+        if chars >= SNIPPET_CHARS {
+            break;
+        }
+        if c.is_whitespace() {
+            if !last_space {
+                out.push(' ');
+                chars += 1;
+            }
+            last_space = true;
+            continue;
+        }
+        last_space = false;
+        chars += 1;
+        if c.is_control() {
+            out.push(
+                char::from_u32(0x2400 + c as u32)
+                    .filter(|_| (c as u32) < 0x20)
+                    .unwrap_or('\u{FFFD}'),
+            );
+        } else if crate::finding::is_invisible_format(c) {
+            out.push('\u{FFFD}');
+        } else {
+            out.push(c);
+        }
+    }
+    if let Some(s) = open {
+        marks.push((s, out.len()));
+    }
+    let cut = text.len() > start && chars >= SNIPPET_CHARS;
+    if cut {
+        out.push('…');
+    }
+    marks.retain(|m| m.0 < m.1);
+    (out, marks)
+}
+
+/// Searches: the index's candidates for `q` under `filter` (every document when `q` has no
+/// words), each verified against its session file read again; at most `limit` hits, newest
+/// session first, in file order within a session. Candidates whose file changed or went are
+/// dropped (the index is updated before a search).
+///
+/// # Errors
+/// The store's error.
+pub fn search(
+    store: &dyn Store,
+    q: &Query,
+    filter: &Filter,
+    limit: Option<usize>,
+) -> Result<Vec<Hit>, String> {
+    let cands = if q.tokens.is_empty() {
+        store.all_docs(filter)?
+    } else {
+        store.candidates(&q.tokens, filter)?
+    };
+    // Grouped by file, the order kept.
+    let mut order: Vec<PathBuf> = Vec::new();
+    let mut by_file: BTreeMap<PathBuf, Vec<Candidate>> = BTreeMap::new();
+    for c in cands {
+        if !by_file.contains_key(&c.path) {
+            order.push(c.path.clone());
+        }
+        by_file.entry(c.path.clone()).or_default().push(c);
+    }
+    let mut hits = Vec::new();
+    for path in order {
+        if limit.is_some_and(|l| hits.len() >= l) {
+            break;
+        }
+        let cands = by_file.remove(&path).unwrap_or_default();
+        hits.extend(verify(&path, &cands, q));
+    }
+    if let Some(l) = limit {
+        hits.truncate(l);
+    }
+    Ok(hits)
+}
+
+/// The hits among `cands` (documents of `path`): the file is folded again and each
+/// candidate's text checked.
+pub fn verify(path: &std::path::Path, cands: &[Candidate], q: &Query) -> Vec<Hit> {
+    let Ok((s, _)) = crate::source::file::fold_path(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in cands {
+        let i = c.item as usize;
+        let Some(text) = super::index::doc_text(&s, i) else {
+            continue;
+        };
+        if !q.matches(&text) {
+            continue;
+        }
+        let (snippet, marks) = snippet(&text, &q.ranges(&text));
+        out.push(Hit {
+            path: path.to_path_buf(),
+            item: c.item,
+            line: c.line,
+            kind: c.kind.clone(),
+            tool: c.tool.clone(),
+            ts: c.ts,
+            snippet,
+            marks,
+        });
+    }
+    out
+}
+
+/// The sessions of the hits, by path (for headings).
+pub fn sessions_of(
+    store: &dyn Store,
+    filter: &Filter,
+) -> Result<BTreeMap<PathBuf, SessionRow>, String> {
+    Ok(store
+        .sessions(filter)?
+        .into_iter()
+        .map(|r| (r.path.clone(), r))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_prefixes_and_phrases() {
+        let q = Query::parse("xterm", None).unwrap();
+        assert!(q.matches("run XTERM now"));
+        assert!(q.matches("(xterm)"));
+        assert!(
+            q.matches("foo_xterm"),
+            "an underscore separates tokens, as in FTS5"
+        );
+        assert!(!q.matches("xterms"));
+        let q = Query::parse("xter*", None).unwrap();
+        assert!(q.matches("xterms"));
+        assert!(!q.matches("axterm"));
+        let q = Query::parse("\"cargo test\" fail", None).unwrap();
+        assert!(q.matches("ran cargo  test: fail"));
+        assert!(!q.matches("test cargo fail"));
+        assert!(!q.matches("cargo test"));
+        let q = Query::parse("main.rs", None).unwrap();
+        assert!(q.matches("src/main.rs:3"));
+        assert!(!q.matches("main rs"));
+        assert_eq!(q.tokens, vec!["main".to_owned(), "rs".to_owned()]);
+        assert!(Query::parse("\"open", None).is_err());
+        assert!(Query::parse("  ", None).is_err());
+        let q = Query::parse("", Some("x[0-9]+")).unwrap();
+        assert!(q.matches("ax12") && !q.matches("ax"));
+    }
+
+    #[test]
+    fn a_snippet_is_one_visible_line_with_its_marks() {
+        let text = format!(
+            "{}\n\nfind the \u{1b}[31mneedle here{}",
+            "a ".repeat(50),
+            " b".repeat(100)
+        );
+        let q = Query::parse("needle", None).unwrap();
+        let (s, marks) = snippet(&text, &q.ranges(&text));
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        assert!(!s.contains('\u{1b}') && s.contains('\u{241b}'), "{s}");
+        assert_eq!(marks.len(), 1);
+        assert_eq!(&s[marks[0].0..marks[0].1], "needle");
+    }
+}

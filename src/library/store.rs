@@ -1,0 +1,815 @@
+//! The library's storage: one SQLite file (through `rusqlite`, SQLite built in with FTS5) behind
+//! the narrow [`Store`] interface, so a shared archive (e.g. PostgreSQL, ARCHITECTURE.md) could
+//! sit behind the same calls.
+//!
+//! Who calls it: `super::index` (writes, one file's session at a time), `super::search` (word
+//! candidates), `rawpv sessions` and the browser (the session rows).
+//!
+//! Where: `library.sqlite` in the platform cache directory (`~/.cache/rawpv` on Linux), mode
+//! 0600 (it holds the words of every session). Schema: `PRAGMA user_version` is
+//! [`SCHEMA_VERSION`] and `PRAGMA application_id` is [`APPLICATION_ID`]; an older version is
+//! migrated in place ([`migrate`]), a newer one or a foreign file is moved aside. WAL journal and
+//! a busy timeout of [`BUSY_TIMEOUT`]: several rawpv processes index and read the same file.
+//!
+//! Invariants:
+//! * One file's rows (its file, session, calls, documents and their words) are written in one
+//!   transaction ([`Store::put`]), replacing what was there: a killed process leaves either the
+//!   old rows or the new ones, and two processes indexing the same file leave one copy.
+//! * The words of a document are kept only as the full-text index's postings (an FTS5
+//!   contentless table with `detail=none`): the text itself is read back from the session file
+//!   when a hit is shown (`super::search`). Removing a file ([`Store::remove`]) deletes its
+//!   postings (`contentless_delete`); the pages they were on are merged away by FTS5 in time.
+//! * A damaged, truncated or foreign file is never an error: [`SqliteStore::open`] moves it aside
+//!   (`library.sqlite.bad-<epoch s>`) and starts a new one, saying so in [`Opened::notes`].
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The schema this build writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i32 = 1;
+/// `PRAGMA application_id`: "RWPV". A database without it (and not empty) is foreign.
+pub const APPLICATION_ID: i32 = 0x5257_5056;
+/// How long a writer waits for another process's transaction.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// The index file's name.
+pub const FILE: &str = "library.sqlite";
+
+/// A session file's identity when it was indexed: a file is read again when any of these
+/// changed (a shrink or another inode: from the start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    /// Bytes.
+    pub size: u64,
+    /// Modification time, ns since the epoch.
+    pub mtime_ns: i64,
+}
+
+impl Stamp {
+    /// The stamp of `path` now (`None`: it cannot be read).
+    pub fn of(path: &Path) -> Option<Self> {
+        let m = std::fs::metadata(path).ok()?;
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64);
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Some(Self {
+            dev,
+            ino,
+            size: m.len(),
+            mtime_ns,
+        })
+    }
+}
+
+/// What the library keeps of one session file (issue 27 item 3, per session).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct SessionRow {
+    pub path: PathBuf,
+    #[serde(skip)]
+    pub stamp: Stamp,
+    /// The decoder's format name (`claude-code`, `rawp-ndjson`, …).
+    pub format: String,
+    /// `claude`, `codex`, `gemini` or empty.
+    pub agent: String,
+    pub session_id: Option<String>,
+    /// The session's own `cwd`, else the project its directory names.
+    pub project: String,
+    /// The last summary / custom-title / ai-title record, else the first prompt (one line).
+    pub title: String,
+    /// Epoch ms of the first and last timestamped record.
+    pub first_ts: Option<i64>,
+    pub last_ts: Option<i64>,
+    pub calls: u64,
+    pub errors: u64,
+    pub cancelled: u64,
+    /// Tools used, most used first.
+    pub tools: Vec<String>,
+    pub models: Vec<String>,
+    /// Tokens of the session's usage rows, deduplicated as `rawpv stats` does.
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub tokens_cache_read: u64,
+    pub tokens_cache_write: u64,
+    pub subagents: u64,
+    pub compactions: u64,
+    pub agent_version: Option<String>,
+    pub git_branch: Option<String>,
+    /// Why the file could not be read (then it has no calls or documents).
+    pub error: Option<String>,
+}
+
+/// One call (issue 27 item 3, per call).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallRow {
+    /// The call's row in the decoded session (`Session::items`).
+    pub item: u32,
+    /// Its request's source line (1-based).
+    pub line: u64,
+    pub tool: String,
+    /// `ok`, `error`, `cancelled`, … (`CallStatus::word`).
+    pub status: String,
+    pub summary: String,
+    /// Epoch ms.
+    pub started: Option<i64>,
+    pub ended: Option<i64>,
+}
+
+/// One searchable document: a prompt, agent text, thinking block or call (its tool, input,
+/// output and stream text).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Doc {
+    pub item: u32,
+    pub line: u64,
+    /// `prompt`, `text`, `thinking` or `call`.
+    pub kind: &'static str,
+    /// The call's tool (empty for messages).
+    pub tool: String,
+    /// Epoch ms.
+    pub ts: Option<i64>,
+    /// The words to index (not kept: read back from the file when shown).
+    pub text: String,
+}
+
+/// A document whose words matched: where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub path: PathBuf,
+    pub item: u32,
+    pub line: u64,
+    pub kind: String,
+    pub tool: String,
+    pub ts: Option<i64>,
+}
+
+/// Which sessions a listing or search keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Case-insensitive substring of the project.
+    pub project: Option<String>,
+    /// Last activity at or after this epoch ms.
+    pub since_ms: Option<i64>,
+    /// Calls of this tool only (search).
+    pub tool: Option<String>,
+}
+
+/// The storage interface (module docs). Errors are messages for the user.
+pub trait Store {
+    /// Every indexed file with its stamp and indexed size.
+    fn stamps(&self) -> Result<Vec<(PathBuf, Stamp)>, String>;
+    /// Replaces everything kept of `row.path` by `row`, `calls` and `docs`, in one transaction.
+    fn put(&mut self, row: &SessionRow, calls: &[CallRow], docs: &[Doc]) -> Result<(), String>;
+    /// Forgets `path` (its session, calls and words).
+    fn remove(&mut self, path: &Path) -> Result<(), String>;
+    /// The sessions `filter` keeps, last activity first.
+    fn sessions(&self, filter: &Filter) -> Result<Vec<SessionRow>, String>;
+    /// The documents holding every token of `tokens` (a token ending in `*` is a prefix),
+    /// of the sessions `filter` keeps, newest session first, in file order.
+    fn candidates(&self, tokens: &[String], filter: &Filter) -> Result<Vec<Candidate>, String>;
+    /// Every document of the sessions `filter` keeps (a search without words).
+    fn all_docs(&self, filter: &Filter) -> Result<Vec<Candidate>, String>;
+}
+
+/// The SQLite store.
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// An opened store and what to tell the user about it (a file moved aside).
+pub struct Opened {
+    pub store: SqliteStore,
+    pub notes: Vec<String>,
+}
+
+fn err(e: &dyn std::fmt::Display) -> String {
+    format!("library index: {e}")
+}
+
+/// The default index file: `library.sqlite` in the platform cache directory.
+pub fn default_path() -> Option<PathBuf> {
+    crate::usage::cache::default_dir().map(|d| d.join(FILE))
+}
+
+const SCHEMA: &str = "
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE sessions(
+  file_id INTEGER PRIMARY KEY,
+  format TEXT NOT NULL, agent TEXT NOT NULL, session_id TEXT, project TEXT NOT NULL,
+  title TEXT NOT NULL, first_ts INTEGER, last_ts INTEGER,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL, cancelled INTEGER NOT NULL,
+  tools TEXT NOT NULL, models TEXT NOT NULL,
+  tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
+  tokens_cache_read INTEGER NOT NULL, tokens_cache_write INTEGER NOT NULL,
+  subagents INTEGER NOT NULL, compactions INTEGER NOT NULL,
+  agent_version TEXT, git_branch TEXT, error TEXT
+);
+CREATE INDEX sessions_last ON sessions(last_ts);
+CREATE TABLE calls(
+  file_id INTEGER NOT NULL, item INTEGER NOT NULL, line INTEGER NOT NULL,
+  tool TEXT NOT NULL, status TEXT NOT NULL, summary TEXT NOT NULL,
+  started INTEGER, ended INTEGER,
+  PRIMARY KEY(file_id, item)
+) WITHOUT ROWID;
+CREATE TABLE docs(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL, item INTEGER NOT NULL, line INTEGER NOT NULL,
+  kind TEXT NOT NULL, tool TEXT NOT NULL, ts INTEGER
+);
+CREATE INDEX docs_file ON docs(file_id);
+CREATE VIRTUAL TABLE words USING fts5(
+  text, content='', contentless_delete=1, detail=none,
+  tokenize='unicode61 remove_diacritics 0'
+);
+";
+
+/// Brings a database at `from` (0: empty) to [`SCHEMA_VERSION`]. Each step is one
+/// transaction; a version this build does not know is refused (the caller moves it aside).
+fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
+    if from > SCHEMA_VERSION {
+        return Err(format!(
+            "schema version {from} is newer than this rawpv's {SCHEMA_VERSION}"
+        ));
+    }
+    if from == 0 {
+        let tx = conn.transaction().map_err(|e| err(&e))?;
+        tx.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;"
+        ))
+        .map_err(|e| err(&e))?;
+        tx.commit().map_err(|e| err(&e))?;
+    }
+    // Later versions: `if from <= 1 { ALTER …; user_version = 2 }`, and so on.
+    Ok(())
+}
+
+/// Whether the file at `path` is shorter than its header says (a cut copy, a full disk).
+fn truncated(path: &Path) -> bool {
+    let mut bytes = Vec::with_capacity(100);
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    if std::io::Read::read_to_end(&mut std::io::Read::take(f, 100), &mut bytes).is_err() {
+        return false;
+    }
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    if bytes.len() < 100 {
+        return !bytes.is_empty();
+    }
+    if &bytes[..16] != b"SQLite format 3\0" {
+        return true;
+    }
+    let page = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65536,
+        p => u64::from(p),
+    };
+    let pages = u64::from(u32::from_be_bytes([
+        bytes[28], bytes[29], bytes[30], bytes[31],
+    ]));
+    // The header's page count is valid only when it was written with the change counter.
+    let valid = bytes[24..28] == bytes[92..96];
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal_len = std::fs::metadata(PathBuf::from(wal)).map_or(0, |m| m.len());
+    valid && wal_len == 0 && len < pages * page
+}
+
+impl SqliteStore {
+    /// Opens (creating) the index at `path` (module docs: a bad file is moved aside).
+    ///
+    /// # Errors
+    /// The directory or a new file cannot be created or opened.
+    pub fn open(path: &Path) -> Result<Opened, String> {
+        let mut notes = Vec::new();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        match Self::try_open(path) {
+            Ok(s) => return Ok(Opened { store: s, notes }),
+            Err(why) => {
+                let aside = aside_name(path);
+                let moved = std::fs::rename(path, &aside);
+                for ext in ["-wal", "-shm"] {
+                    let mut side = path.as_os_str().to_owned();
+                    side.push(ext);
+                    let _ = std::fs::remove_file(PathBuf::from(side));
+                }
+                let failed = moved.is_err();
+                notes.push(match moved {
+                    Ok(()) => format!(
+                        "the library index {} could not be used ({why}): moved to {} and rebuilt",
+                        path.display(),
+                        aside.display()
+                    ),
+                    Err(e) => format!(
+                        "the library index {} could not be used ({why}) nor moved aside ({e}): rebuilt",
+                        path.display()
+                    ),
+                });
+                if failed {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+        let store = Self::try_open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Opened { store, notes })
+    }
+
+    /// A store in memory (`--no-index`: the files are read into it and it goes at exit).
+    ///
+    /// # Errors
+    /// SQLite could not start.
+    pub fn memory() -> Result<Self, String> {
+        let mut conn = Connection::open_in_memory().map_err(|e| err(&e))?;
+        migrate(&mut conn, 0)?;
+        Ok(Self {
+            conn,
+            path: PathBuf::new(),
+        })
+    }
+
+    fn try_open(path: &Path) -> Result<Self, String> {
+        if truncated(path) {
+            return Err("the file is truncated".into());
+        }
+        create_private(path)?;
+        let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| e.to_string())?;
+        let app: i32 = conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        let version: i32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        if app != APPLICATION_ID && tables > 0 {
+            return Err("not a rawpv library index".into());
+        }
+        if app == APPLICATION_ID || tables == 0 {
+            // Another process may be creating it at this moment: take the write lock first.
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| e.to_string())?;
+            let version_now: i32 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(|e| e.to_string())?;
+            tx.commit().map_err(|e| e.to_string())?;
+            let _ = version;
+            migrate(&mut conn, version_now)?;
+        }
+        // Every table must be readable (a damaged page says so here, not in the middle of use).
+        conn.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where the index is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The index's size on disk (main file and WAL), bytes.
+    pub fn disk_size(&self) -> u64 {
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        std::fs::metadata(&self.path).map_or(0, |m| m.len())
+            + std::fs::metadata(PathBuf::from(wal)).map_or(0, |m| m.len())
+    }
+
+    /// Folds the WAL into the main file (after a big index run).
+    pub fn checkpoint(&self) {
+        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+    }
+
+    fn file_id(&self, path: &Path) -> Result<Option<i64>, String> {
+        self.conn
+            .query_row(
+                "SELECT id FROM files WHERE path = ?1",
+                [path_text(path)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| err(&e))
+    }
+}
+
+fn aside_name(path: &Path) -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut s = path.as_os_str().to_owned();
+    s.push(format!(".bad-{secs}"));
+    PathBuf::from(s)
+}
+
+/// Creates `path` with mode 0600 when it does not exist (SQLite would use 0644); an existing
+/// file's mode is set to 0600.
+fn create_private(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| e.to_string())?;
+        let _ = f.set_permissions(std::fs::Permissions::from_mode(0o600));
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Paths are kept as text (lossy for non-UTF-8 names, which are then skipped by the indexer).
+fn path_text(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+fn list(v: &[String]) -> String {
+    v.join("\n")
+}
+
+fn unlist(s: &str) -> Vec<String> {
+    s.split('\n')
+        .filter(|x| !x.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An FTS5 query over `tokens`: each one quoted (so no word is read as an operator), a
+/// trailing `*` kept outside the quotes (a prefix), all of them required.
+pub fn fts_query(tokens: &[String]) -> String {
+    tokens
+        .iter()
+        .map(|t| match t.strip_suffix('*') {
+            Some(p) => format!("\"{}\"*", p.replace('"', "\"\"")),
+            None => format!("\"{}\"", t.replace('"', "\"\"")),
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+const SESSION_COLS: &str = "f.path, f.dev, f.ino, f.size, f.mtime_ns, s.format, s.agent, \
+     s.session_id, s.project, s.title, s.first_ts, s.last_ts, s.calls, s.errors, s.cancelled, \
+     s.tools, s.models, s.tokens_in, s.tokens_out, s.tokens_cache_read, s.tokens_cache_write, \
+     s.subagents, s.compactions, s.agent_version, s.git_branch, s.error";
+
+fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
+    Ok(SessionRow {
+        path: PathBuf::from(r.get::<_, String>(0)?),
+        stamp: Stamp {
+            dev: u(1)?,
+            ino: u(2)?,
+            size: u(3)?,
+            mtime_ns: r.get(4)?,
+        },
+        format: r.get(5)?,
+        agent: r.get(6)?,
+        session_id: r.get(7)?,
+        project: r.get(8)?,
+        title: r.get(9)?,
+        first_ts: r.get(10)?,
+        last_ts: r.get(11)?,
+        calls: u(12)?,
+        errors: u(13)?,
+        cancelled: u(14)?,
+        tools: unlist(&r.get::<_, String>(15)?),
+        models: unlist(&r.get::<_, String>(16)?),
+        tokens_in: u(17)?,
+        tokens_out: u(18)?,
+        tokens_cache_read: u(19)?,
+        tokens_cache_write: u(20)?,
+        subagents: u(21)?,
+        compactions: u(22)?,
+        agent_version: r.get(23)?,
+        git_branch: r.get(24)?,
+        error: r.get(25)?,
+    })
+}
+
+/// The `WHERE` conditions of `filter` over `sessions s` (and `docs d` when `docs`), with
+/// their values.
+fn filter_sql(filter: &Filter, docs: bool) -> (String, Vec<rusqlite::types::Value>) {
+    use rusqlite::types::Value as V;
+    let mut cond = Vec::new();
+    let mut vals = Vec::new();
+    if let Some(p) = &filter.project {
+        cond.push("instr(lower(s.project), lower(?)) > 0".to_owned());
+        vals.push(V::Text(p.clone()));
+    }
+    if let Some(t) = filter.since_ms {
+        cond.push("coalesce(s.last_ts, 0) >= ?".to_owned());
+        vals.push(V::Integer(t));
+    }
+    if docs && let Some(t) = &filter.tool {
+        cond.push("d.kind = 'call' AND lower(d.tool) = lower(?)".to_owned());
+        vals.push(V::Text(t.clone()));
+    }
+    let sql = if cond.is_empty() {
+        String::new()
+    } else {
+        format!(" AND {}", cond.join(" AND "))
+    };
+    (sql, vals)
+}
+
+fn candidate(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
+    Ok(Candidate {
+        path: PathBuf::from(r.get::<_, String>(0)?),
+        item: r.get(1)?,
+        line: r.get::<_, i64>(2)? as u64,
+        kind: r.get(3)?,
+        tool: r.get(4)?,
+        ts: r.get(5)?,
+    })
+}
+
+impl Store for SqliteStore {
+    fn stamps(&self) -> Result<Vec<(PathBuf, Stamp)>, String> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT path, dev, ino, size, mtime_ns FROM files")
+            .map_err(|e| err(&e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    PathBuf::from(r.get::<_, String>(0)?),
+                    Stamp {
+                        dev: r.get::<_, i64>(1)? as u64,
+                        ino: r.get::<_, i64>(2)? as u64,
+                        size: r.get::<_, i64>(3)? as u64,
+                        mtime_ns: r.get(4)?,
+                    },
+                ))
+            })
+            .map_err(|e| err(&e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+    }
+
+    fn put(&mut self, row: &SessionRow, calls: &[CallRow], docs: &[Doc]) -> Result<(), String> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| err(&e))?;
+        let path = path_text(&row.path);
+        let old: Option<i64> = tx
+            .query_row("SELECT id FROM files WHERE path = ?1", [&path], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| err(&e))?;
+        if let Some(id) = old {
+            delete_file(&tx, id).map_err(|e| err(&e))?;
+        }
+        let s = row.stamp;
+        tx.execute(
+            "INSERT INTO files(path, dev, ino, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![path, s.dev as i64, s.ino as i64, s.size as i64, s.mtime_ns],
+        )
+        .map_err(|e| err(&e))?;
+        let id = tx.last_insert_rowid();
+        tx.execute(
+            "INSERT INTO sessions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
+             ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            params![
+                id,
+                row.format,
+                row.agent,
+                row.session_id,
+                row.project,
+                row.title,
+                row.first_ts,
+                row.last_ts,
+                row.calls as i64,
+                row.errors as i64,
+                row.cancelled as i64,
+                list(&row.tools),
+                list(&row.models),
+                row.tokens_in as i64,
+                row.tokens_out as i64,
+                row.tokens_cache_read as i64,
+                row.tokens_cache_write as i64,
+                row.subagents as i64,
+                row.compactions as i64,
+                row.agent_version,
+                row.git_branch,
+                row.error,
+            ],
+        )
+        .map_err(|e| err(&e))?;
+        {
+            let mut st = tx
+                .prepare_cached("INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .map_err(|e| err(&e))?;
+            for c in calls {
+                st.execute(params![
+                    id,
+                    c.item,
+                    c.line as i64,
+                    c.tool,
+                    c.status,
+                    c.summary,
+                    c.started,
+                    c.ended
+                ])
+                .map_err(|e| err(&e))?;
+            }
+            let mut doc = tx
+                .prepare_cached(
+                    "INSERT INTO docs(file_id, item, line, kind, tool, ts) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(|e| err(&e))?;
+            let mut words = tx
+                .prepare_cached("INSERT INTO words(rowid, text) VALUES (?1, ?2)")
+                .map_err(|e| err(&e))?;
+            for d in docs {
+                doc.execute(params![id, d.item, d.line as i64, d.kind, d.tool, d.ts])
+                    .map_err(|e| err(&e))?;
+                let rowid = tx.last_insert_rowid();
+                words.execute(params![rowid, d.text]).map_err(|e| err(&e))?;
+            }
+        }
+        tx.commit().map_err(|e| err(&e))
+    }
+
+    fn remove(&mut self, path: &Path) -> Result<(), String> {
+        let Some(id) = self.file_id(path)? else {
+            return Ok(());
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| err(&e))?;
+        delete_file(&tx, id).map_err(|e| err(&e))?;
+        tx.commit().map_err(|e| err(&e))
+    }
+
+    fn sessions(&self, filter: &Filter) -> Result<Vec<SessionRow>, String> {
+        let (cond, vals) = filter_sql(filter, false);
+        let sql = format!(
+            "SELECT {SESSION_COLS} FROM sessions s JOIN files f ON f.id = s.file_id \
+             WHERE 1 {cond} ORDER BY coalesce(s.last_ts, 0) DESC, f.path"
+        );
+        let mut st = self.conn.prepare_cached(&sql).map_err(|e| err(&e))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(vals), session_row)
+            .map_err(|e| err(&e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+    }
+
+    fn candidates(&self, tokens: &[String], filter: &Filter) -> Result<Vec<Candidate>, String> {
+        let (cond, mut vals) = filter_sql(filter, true);
+        vals.insert(0, rusqlite::types::Value::Text(fts_query(tokens)));
+        let sql = format!(
+            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts \
+             FROM words w JOIN docs d ON d.id = w.rowid \
+             JOIN sessions s ON s.file_id = d.file_id JOIN files f ON f.id = d.file_id \
+             WHERE words MATCH ? {cond} \
+             ORDER BY coalesce(s.last_ts, 0) DESC, f.path, d.item"
+        );
+        let mut st = self.conn.prepare_cached(&sql).map_err(|e| err(&e))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(vals), candidate)
+            .map_err(|e| err(&e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+    }
+
+    fn all_docs(&self, filter: &Filter) -> Result<Vec<Candidate>, String> {
+        let (cond, vals) = filter_sql(filter, true);
+        let sql = format!(
+            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts \
+             FROM docs d JOIN sessions s ON s.file_id = d.file_id JOIN files f ON f.id = d.file_id \
+             WHERE 1 {cond} ORDER BY coalesce(s.last_ts, 0) DESC, f.path, d.item"
+        );
+        let mut st = self.conn.prepare_cached(&sql).map_err(|e| err(&e))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(vals), candidate)
+            .map_err(|e| err(&e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+    }
+}
+
+/// Deletes file `id`'s rows and postings (inside the caller's transaction).
+fn delete_file(tx: &rusqlite::Transaction<'_>, id: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM words WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?1)",
+        [id],
+    )?;
+    tx.execute("DELETE FROM docs WHERE file_id = ?1", [id])?;
+    tx.execute("DELETE FROM calls WHERE file_id = ?1", [id])?;
+    tx.execute("DELETE FROM sessions WHERE file_id = ?1", [id])?;
+    tx.execute("DELETE FROM files WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(path: &str, last: i64) -> SessionRow {
+        SessionRow {
+            path: PathBuf::from(path),
+            project: "/src/p".into(),
+            title: "t".into(),
+            last_ts: Some(last),
+            tools: vec!["Bash".into(), "Read".into()],
+            ..SessionRow::default()
+        }
+    }
+
+    fn doc(item: u32, text: &str) -> Doc {
+        Doc {
+            item,
+            line: u64::from(item) + 1,
+            kind: "call",
+            tool: "Bash".into(),
+            ts: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn put_replaces_and_remove_forgets_the_words() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("x/library.sqlite");
+        let mut s = SqliteStore::open(&p).unwrap().store;
+        s.put(&row("/a", 2), &[], &[doc(0, "alpha beta"), doc(3, "gamma")])
+            .unwrap();
+        s.put(&row("/b", 1), &[], &[doc(1, "alpha")]).unwrap();
+        let f = Filter::default();
+        let hits = |s: &SqliteStore, w: &str| -> Vec<(String, u32)> {
+            s.candidates(&[w.to_owned()], &f)
+                .unwrap()
+                .into_iter()
+                .map(|c| (c.path.display().to_string(), c.item))
+                .collect()
+        };
+        assert_eq!(hits(&s, "alpha"), vec![("/a".into(), 0), ("/b".into(), 1)]);
+        assert_eq!(hits(&s, "gam*"), vec![("/a".into(), 3)]);
+        // Put again: the old words go.
+        s.put(&row("/a", 2), &[], &[doc(0, "delta")]).unwrap();
+        assert_eq!(hits(&s, "alpha"), vec![("/b".into(), 1)]);
+        s.remove(Path::new("/b")).unwrap();
+        assert!(hits(&s, "alpha").is_empty());
+        let got = s.sessions(&f).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].tools, vec!["Bash".to_owned(), "Read".to_owned()]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+    }
+
+    #[test]
+    fn a_foreign_file_is_moved_aside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("library.sqlite");
+        std::fs::write(
+            &p,
+            "not a database at all, but long enough to have a header ".repeat(4),
+        )
+        .unwrap();
+        let o = SqliteStore::open(&p).unwrap();
+        assert_eq!(o.notes.len(), 1, "{:?}", o.notes);
+        assert!(o.notes[0].contains("moved to"), "{:?}", o.notes);
+        assert!(o.store.sessions(&Filter::default()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn quotes_make_operators_words() {
+        assert_eq!(
+            fts_query(&["OR".into(), "ab\"c*".into()]),
+            "\"OR\" AND \"ab\"\"c\"*"
+        );
+    }
+}

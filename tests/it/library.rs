@@ -1,0 +1,451 @@
+//! The session library (issue 27) end to end: a fake HOME holding the corpus (Claude Code
+//! projects named as Claude Code names them, with a subagent file; Codex rollouts; Gemini
+//! sessions) and the Anthropic API recordings in a `--dir`; `rawpv search` against a
+//! brute-force scan of every decoded document, the index surviving SIGKILL, two processes, a
+//! truncated file and a deleted session; `rawpv sessions` against each session's own `cwd`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::support::corpus;
+
+/// The fake HOME (module docs); `None` when the corpus is absent.
+fn corpus_home() -> Option<tempfile::TempDir> {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    for f in corpus::files("claude-code")? {
+        if f.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let cwd = text
+            .split("\"cwd\":\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .expect("a cwd");
+        let dir: String = cwd
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let d = h.join(".claude/projects").join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(&f, d.join(f.file_name().unwrap())).unwrap();
+    }
+    let codex = h.join(".codex/sessions/2025/01/01");
+    std::fs::create_dir_all(&codex).unwrap();
+    for f in corpus::files("codex")? {
+        std::fs::copy(&f, codex.join(f.file_name().unwrap())).unwrap();
+    }
+    let gemini = h.join(".gemini/tmp").join("b".repeat(64)).join("chats");
+    std::fs::create_dir_all(&gemini).unwrap();
+    for f in corpus::files("gemini")? {
+        std::fs::copy(&f, gemini.join(f.file_name().unwrap())).unwrap();
+    }
+    let api = h.join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    for f in corpus::files("anthropic-api")? {
+        if f.extension().is_some_and(|e| e == "json") {
+            std::fs::copy(&f, api.join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    Some(home)
+}
+
+fn cmd(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("rawpv").unwrap();
+    c.env_clear()
+        .env("HOME", home)
+        .env("TZ", "UTC")
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_CONFIG_HOME", home.join(".config"));
+    c
+}
+
+fn rawpv(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = cmd(home).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Every session file the library holds for `home` (its roots and `home/api`).
+fn library_files(home: &Path) -> Vec<PathBuf> {
+    let roots = [
+        home.join(".claude/projects"),
+        home.join(".codex/sessions"),
+        home.join(".gemini/tmp"),
+        home.join("api"),
+    ];
+    rawpv::library::index::list(&roots)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// The regex of a whole word as FTS5's tokenizer cuts words.
+fn word_re(word: &str) -> regex::Regex {
+    regex::Regex::new(&format!(
+        r"(?i)(?:^|[^\p{{L}}\p{{N}}\p{{Co}}]){}(?:$|[^\p{{L}}\p{{N}}\p{{Co}}])",
+        regex::escape(word)
+    ))
+    .unwrap()
+}
+
+/// (file, item) of every prompt, reply, thinking block and call whose text holds `word`:
+/// each file decoded and every row tested with the viewer's own search (`item_matches`).
+fn brute_force(home: &Path, word: &str) -> BTreeSet<(PathBuf, u32)> {
+    let re = word_re(word);
+    let mut out = BTreeSet::new();
+    for f in library_files(home) {
+        let Ok((s, _)) = rawpv::source::file::fold_path(&f) else {
+            continue;
+        };
+        for i in 0..s.items.len() {
+            let is_doc = match &s.items[i] {
+                rawpv::session::Item::Invocation(_) => true,
+                rawpv::session::Item::Message(m) => !m.text.is_empty(),
+                rawpv::session::Item::Event(_) => false,
+            };
+            if is_doc && rawpv::session::query::item_matches(&s, i, &re) {
+                out.insert((f.clone(), i as u32));
+            }
+        }
+    }
+    out
+}
+
+fn search_json(home: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["search", "--json", "--dir"];
+    let api = home.join("api");
+    all.push(api.to_str().unwrap());
+    all.extend_from_slice(args);
+    let (code, out, err) = rawpv(home, &all);
+    assert!(code == 0 || code == 1, "{args:?}: exit {code}: {err}");
+    (
+        code,
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}")),
+    )
+}
+
+fn hits(doc: &Value) -> BTreeSet<(PathBuf, u32)> {
+    doc["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                PathBuf::from(h["path"].as_str().unwrap()),
+                h["item"].as_u64().unwrap() as u32,
+            )
+        })
+        .collect()
+}
+
+fn validator(name: &str) -> jsonschema::Validator {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(name);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    jsonschema::validator_for(&v).unwrap()
+}
+
+fn assert_valid(schema: &str, doc: &Value) {
+    let v = validator(schema);
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{schema}: {errors:#?}");
+}
+
+/// Words of the oracle: in prompts, replies, inputs and outputs of several formats; `dialyzer`
+/// and `WebLinksAddon` only inside tool outputs (checked below).
+const WORDS: &[&str] = &[
+    "xterm",
+    "parser",
+    "dialyzer",
+    "WebLinksAddon",
+    "README",
+    "uv",
+    "tmux",
+];
+/// Words that occur only in tool outputs (results), never in a prompt, reply or input.
+const OUTPUT_ONLY: &[&str] = &["WebLinksAddon"];
+
+#[test]
+fn search_lists_exactly_what_a_brute_force_scan_finds() {
+    let Some(home) = corpus_home() else {
+        return;
+    };
+    let h = home.path();
+    for w in WORDS {
+        let want = brute_force(h, w);
+        let (code, doc) = search_json(h, &[w]);
+        assert_valid("search.v1.json", &doc);
+        assert_eq!(hits(&doc), want, "search {w}");
+        assert_eq!(code, i32::from(want.is_empty()), "exit code of search {w}");
+        assert!(!want.is_empty(), "{w} is in the corpus");
+        for hit in doc["hits"].as_array().unwrap() {
+            let snippet = hit["snippet"].as_str().unwrap();
+            let mark = &hit["matches"][0];
+            let (start, end) = (
+                mark[0].as_u64().unwrap() as usize,
+                mark[1].as_u64().unwrap() as usize,
+            );
+            assert!(
+                snippet[start..end].eq_ignore_ascii_case(w),
+                "{w}: {snippet:?} marks {start}..{end}"
+            );
+        }
+    }
+    // The output-only words are found in outputs only: each hit is a call whose output (read
+    // back from the file) holds the word and whose input does not.
+    for w in OUTPUT_ONLY {
+        let re = word_re(w);
+        let (_, doc) = search_json(h, &[w]);
+        for hit in doc["hits"].as_array().unwrap() {
+            assert_eq!(hit["kind"], "call", "{w}: {hit}");
+            let path = PathBuf::from(hit["path"].as_str().unwrap());
+            let (s, _) = rawpv::source::file::fold_path(&path).unwrap();
+            let rawpv::session::Item::Invocation(k) =
+                &s.items[hit["item"].as_u64().unwrap() as usize]
+            else {
+                panic!("{w}: not a call");
+            };
+            let inv = &s.invocations[*k];
+            let input = serde_json::to_string(&s.input(inv)).unwrap();
+            let output = serde_json::to_string(&s.output(inv).unwrap()).unwrap();
+            assert!(!re.is_match(&input) && re.is_match(&output), "{w}: {hit}");
+        }
+    }
+    // Prefixes and phrases are verified too; a word nowhere is exit 1.
+    let (_, doc) = search_json(h, &["xterm*"]);
+    assert!(hits(&doc).is_superset(&brute_force(h, "xterm")));
+    let (code, doc) = search_json(h, &["zqxjkvwpl"]);
+    assert_eq!((code, hits(&doc).len()), (1, 0));
+    let (code, _, err) = rawpv(h, &["search", "\"unclosed"]);
+    assert_eq!(code, 2, "{err}");
+    // --regex narrows exactly; --tool keeps that tool's calls.
+    let (_, doc) = search_json(h, &["xterm", "--regex", r"xterm\.js"]);
+    let js = brute_force(h, "xterm")
+        .into_iter()
+        .filter(|(p, i)| {
+            let (s, _) = rawpv::source::file::fold_path(p).unwrap();
+            rawpv::library::index::doc_text(&s, *i as usize).is_some_and(|t| t.contains("xterm.js"))
+        })
+        .collect::<BTreeSet<_>>();
+    assert_eq!(hits(&doc), js);
+    let (_, doc) = search_json(h, &["xterm", "--tool", "read"]);
+    assert!(!hits(&doc).is_empty());
+    assert!(
+        doc["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["tool"] == "Read")
+    );
+    // --no-index reads every file and gives the same hits, writing no index.
+    let fresh = corpus_home().unwrap();
+    let (_, doc) = search_json(fresh.path(), &["xterm", "--no-index"]);
+    assert_eq!(hits(&doc), brute_force(fresh.path(), "xterm"));
+    assert!(!fresh.path().join(".cache/rawpv/library.sqlite").exists());
+}
+
+#[test]
+fn sessions_show_each_sessions_own_cwd_and_validate() {
+    let Some(home) = corpus_home() else {
+        return;
+    };
+    let h = home.path();
+    let (code, out, err) = rawpv(h, &["sessions", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_valid("sessions.v1.json", &doc);
+    let rows = doc["sessions"].as_array().unwrap();
+    let files = library_files(h)
+        .into_iter()
+        .filter(|p| !p.starts_with(h.join("api")))
+        .collect::<BTreeSet<_>>();
+    assert_eq!(
+        rows.iter()
+            .map(|r| PathBuf::from(r["path"].as_str().unwrap()))
+            .collect::<BTreeSet<_>>(),
+        files
+    );
+    for r in rows {
+        let path = PathBuf::from(r["path"].as_str().unwrap());
+        let (s, _) = rawpv::source::file::fold_path(&path).unwrap();
+        if let Some(cwd) = s.sessions.iter().next().and_then(|(_, e)| e.cwd.clone()) {
+            assert_eq!(r["project"], &*cwd, "{}", path.display());
+        }
+        if path.starts_with(h.join(".claude")) {
+            assert!(r["project"].as_str().unwrap().starts_with('/'), "{r}");
+        }
+    }
+    // Sorted by last activity, newest first.
+    let last: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["last_activity"].as_str())
+        .collect();
+    let mut sorted = last.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(last, sorted);
+    // The deep-manifest session: its own cwd, not the directory name decoded.
+    assert!(rows.iter().any(|r| r["project"] == "/src/deep-manifest"));
+    let (_, out, _) = rawpv(h, &["sessions", "--json", "--project", "deep-manifest"]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["sessions"].as_array().unwrap().len(), 1);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let m = std::fs::metadata(h.join(".cache/rawpv/library.sqlite")).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    }
+}
+
+#[test]
+fn a_deleted_session_leaves_search_and_a_truncated_index_is_rebuilt() {
+    let Some(home) = corpus_home() else {
+        return;
+    };
+    let h = home.path();
+    let want = brute_force(h, "xterm");
+    let (_, doc) = search_json(h, &["xterm"]);
+    assert_eq!(hits(&doc), want);
+    let gone = want.iter().next().unwrap().0.clone();
+    std::fs::remove_file(&gone).unwrap();
+    let (_, doc) = search_json(h, &["xterm"]);
+    assert!(
+        hits(&doc).iter().all(|(p, _)| *p != gone),
+        "{} still found",
+        gone.display()
+    );
+    assert_eq!(hits(&doc), brute_force(h, "xterm"));
+    // Cut the index file in half: the next run says so, moves it aside and rebuilds.
+    let db = h.join(".cache/rawpv/library.sqlite");
+    let len = std::fs::metadata(&db).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+    f.set_len(len / 2).unwrap();
+    drop(f);
+    let (code, out, err) = rawpv(
+        h,
+        &[
+            "search",
+            "--json",
+            "--dir",
+            h.join("api").to_str().unwrap(),
+            "xterm",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("could not be used") && err.contains("rebuilt"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(hits(&doc), brute_force(h, "xterm"));
+    // A file that is not a database at all, likewise.
+    std::fs::write(&db, b"hello, this is not SQLite").unwrap();
+    let (code, _, err) = rawpv(h, &["sessions"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("moved to"), "{err}");
+}
+
+/// A corpus home with `n` more copies of every Claude Code session (other names, so the index
+/// has work for a while).
+fn big_home(n: usize) -> Option<tempfile::TempDir> {
+    let home = corpus_home()?;
+    let projects = home.path().join(".claude/projects");
+    let mut files = Vec::new();
+    for d in std::fs::read_dir(&projects).unwrap().flatten() {
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            if f.path().is_file() {
+                files.push(f.path());
+            }
+        }
+    }
+    for k in 0..n {
+        for f in &files {
+            let name = format!("copy{k}-{}", f.file_name().unwrap().to_str().unwrap());
+            std::fs::copy(f, f.with_file_name(name)).unwrap();
+        }
+    }
+    Some(home)
+}
+
+#[test]
+fn sigkill_mid_index_then_a_restart_gives_a_correct_index() {
+    let Some(home) = big_home(6) else {
+        return;
+    };
+    let h = home.path();
+    let bin = assert_cmd::cargo::cargo_bin("rawpv");
+    let mut child = std::process::Command::new(bin)
+        .env_clear()
+        .env("HOME", h)
+        .env("XDG_CACHE_HOME", h.join(".cache"))
+        .env("XDG_CONFIG_HOME", h.join(".config"))
+        .args(["sessions"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let db = h.join(".cache/rawpv/library.sqlite");
+    // Kill once the first sessions are written (the index exists and is not empty).
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < std::time::Duration::from_secs(20)
+        && std::fs::metadata(&db).map_or(0, |m| m.len()) == 0
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let finished_early = child.try_wait().unwrap().is_some();
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    assert!(
+        !finished_early,
+        "indexing finished before the kill: make the home bigger"
+    );
+    for w in ["xterm", "WebLinksAddon"] {
+        let (_, doc) = search_json(h, &[w]);
+        assert_eq!(hits(&doc), brute_force(h, w), "after SIGKILL: {w}");
+    }
+}
+
+#[test]
+fn two_instances_at_once_both_answer() {
+    let Some(home) = big_home(2) else {
+        return;
+    };
+    let h = home.path();
+    let want = brute_force(h, "xterm");
+    let api = h.join("api");
+    let run = || {
+        cmd(h)
+            .args(["search", "--json", "--dir", api.to_str().unwrap(), "xterm"])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(run);
+        let b = s.spawn(run);
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for out in [a, b] {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(hits(&doc), want);
+    }
+}
