@@ -135,6 +135,9 @@ pub struct App {
     redact_copies: bool,
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
     from_browser: bool,
+    /// A row to select once it has arrived, and the search to highlight in it (the browser's
+    /// full-text hit opened with Enter: `App::set_open_at`).
+    open_at: Option<(usize, String)>,
     /// Render limits of the detail pane (config `limits.*`).
     limits: crate::render::Limits,
     /// A search or filter scan running in bounded steps (`app/scan.rs`).
@@ -179,6 +182,7 @@ impl App {
             clipboard_out: None,
             redact_copies: false,
             from_browser: false,
+            open_at: None,
             limits: crate::render::Limits::default(),
             count: None,
             scan: None,
@@ -280,6 +284,32 @@ impl App {
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
     pub fn set_from_browser(&mut self, yes: bool) {
         self.from_browser = yes;
+    }
+
+    /// Selects row `item` as soon as the source has delivered it (at once when it has) and
+    /// sets the search `query` (a regex) so its matches are highlighted in the feed and the
+    /// detail: how the browser opens a full-text hit.
+    pub fn set_open_at(&mut self, item: usize, query: &str) {
+        self.open_at = Some((item, query.to_owned()));
+        self.try_open_at(false);
+    }
+
+    /// [`Self::set_open_at`]'s row, when it is there (or the source `ended`: the last row).
+    pub(crate) fn try_open_at(&mut self, ended: bool) {
+        let Some((item, _)) = &self.open_at else {
+            return;
+        };
+        let n = self.session.items.len();
+        if *item >= n && !ended {
+            return;
+        }
+        let Some((item, query)) = self.open_at.take() else {
+            return;
+        };
+        self.set_search(&query);
+        if n > 0 {
+            self.reveal(item.min(n - 1));
+        }
     }
 
     /// Takes the OSC 52 sequence a copy left for the loop to write, if any.

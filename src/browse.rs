@@ -67,11 +67,16 @@ pub struct SessionEntry {
     pub size: u64,
     /// Modification time, for ordering when there is no timestamp.
     pub modified: Option<SystemTime>,
+    /// What the library index knows of it (issue 27), when the list comes from the index.
+    pub facts: Option<Box<crate::library::SessionRow>>,
 }
 
 impl SessionEntry {
-    /// Sort key: start time (else mtime) in epoch ms.
+    /// Sort key: the last activity the index knows, else the start time (else mtime), epoch ms.
     fn when(&self) -> i64 {
+        if let Some(t) = self.facts.as_ref().and_then(|f| f.last_ts) {
+            return t;
+        }
         self.started.map_or_else(
             || {
                 self.modified
@@ -250,8 +255,35 @@ fn entry(path: &Path, project: &str) -> SessionEntry {
         started: p.started,
         size: meta.as_ref().map_or(0, std::fs::Metadata::len),
         modified: meta.and_then(|m| m.modified().ok()),
+        facts: None,
     }
 }
+
+/// A session row of the library index as a browser entry.
+pub fn entry_of(row: crate::library::SessionRow) -> SessionEntry {
+    let agent = match row.agent.as_str() {
+        "claude" => Agent::ClaudeCode,
+        "codex" => Agent::Codex,
+        "gemini" => Agent::Gemini,
+        _ => Agent::Other,
+    };
+    let modified = u64::try_from(row.stamp.mtime_ns)
+        .ok()
+        .map(|ns| SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(ns));
+    SessionEntry {
+        path: row.path.clone(),
+        agent,
+        project: row.project.clone(),
+        first_prompt: (!row.title.is_empty()).then(|| row.title.clone()),
+        started: row.first_ts.map(Timestamp),
+        size: row.stamp.size,
+        modified,
+        facts: Some(Box::new(row)),
+    }
+}
+
+/// A session is shown live when its file changed within this long.
+pub const LIVE_WITHIN_MS: i64 = 60_000;
 
 /// What the first bytes of a session file say.
 #[derive(Debug, Default)]
@@ -463,6 +495,38 @@ pub struct Browser {
     pub costs: std::collections::HashMap<PathBuf, crate::usage::price::Cost>,
     /// Whether every cost is known.
     pub costs_done: bool,
+    /// The library's indexing progress for the status line (`None`: nothing to say).
+    pub status: Option<String>,
+    /// "Now" in epoch ms, for the live mark (a file changed within [`LIVE_WITHIN_MS`]).
+    pub now_ms: i64,
+    /// The full-text search (`/`): its query and hits, while shown.
+    pub search: Option<SearchView>,
+}
+
+/// The browser's full-text search (issue 27 item 4): the query being typed or run, and its
+/// hits (`crate::library::search::Hit`) listed instead of the sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SearchView {
+    pub query: String,
+    /// The query line has the keyboard (Enter runs it).
+    pub editing: bool,
+    pub hits: Vec<crate::library::search::Hit>,
+    pub selected: usize,
+    /// What the last run said (`no match`, a bad pattern), if anything.
+    pub message: Option<String>,
+}
+
+impl SearchView {
+    /// The selected hit.
+    pub fn selected_hit(&self) -> Option<&crate::library::search::Hit> {
+        self.hits.get(self.selected)
+    }
+
+    /// Moves the selection by `delta` hits (clamped).
+    pub fn move_by(&mut self, delta: isize) {
+        let max = self.hits.len().saturating_sub(1);
+        self.selected = self.selected.saturating_add_signed(delta).min(max);
+    }
 }
 
 impl Browser {
@@ -482,6 +546,56 @@ impl Browser {
         };
         b.measure();
         b
+    }
+
+    /// A browser over the library index's rows (last activity first).
+    pub fn from_library(rows: Vec<crate::library::SessionRow>) -> Self {
+        let home =
+            directories::BaseDirs::new().and_then(|b| b.home_dir().to_str().map(str::to_owned));
+        Self::new(rows.into_iter().map(entry_of).collect()).with_home(home)
+    }
+
+    /// Replaces the entries by the index's rows now, plus the `pending` entries (a file scan's)
+    /// the index does not hold yet, newest first; keeps the filter and the selected session (by
+    /// path) when it is still listed.
+    pub fn replace_rows(
+        &mut self,
+        rows: Vec<crate::library::SessionRow>,
+        pending: &[SessionEntry],
+    ) {
+        let selected = self.selected_entry().map(|e| e.path.clone());
+        let mut entries: Vec<SessionEntry> = rows.into_iter().map(entry_of).collect();
+        if !pending.is_empty() {
+            let known: std::collections::HashSet<&Path> =
+                entries.iter().map(|e| e.path.as_path()).collect();
+            let extra: Vec<SessionEntry> = pending
+                .iter()
+                .filter(|e| !known.contains(e.path.as_path()))
+                .cloned()
+                .collect();
+            entries.extend(extra);
+            entries.sort_by(|a, b| b.when().cmp(&a.when()).then_with(|| a.path.cmp(&b.path)));
+        }
+        self.entries = entries;
+        self.measure();
+        let filter = self.filter.clone();
+        self.set_filter(&filter);
+        if let Some(p) = selected
+            && let Some(k) = self
+                .visible
+                .iter()
+                .position(|&i| self.entries.get(i).is_some_and(|e| e.path == p))
+        {
+            self.selected = k;
+        }
+    }
+
+    /// Whether entry `e` is live: its file changed within [`LIVE_WITHIN_MS`] of `now_ms`.
+    pub fn is_live(&self, e: &SessionEntry) -> bool {
+        e.facts.as_ref().is_some_and(|f| {
+            let mtime_ms = f.stamp.mtime_ns / 1_000_000;
+            self.now_ms > 0 && (self.now_ms - mtime_ms).abs() <= LIVE_WITHIN_MS
+        })
     }
 
     /// Shows projects under `home` from `~` (`None`: as they are).
@@ -729,6 +843,7 @@ mod tests {
             started: None,
             size: 0,
             modified: None,
+            facts: None,
         };
         let mut b = Browser::new(vec![
             e("a", "write docs"),

@@ -58,6 +58,10 @@ pub struct OpenArgs {
     /// Config file (default: the platform config directory's rawpv/config.toml).
     #[arg(long, env = "RAWPV_CONFIG")]
     pub config: Option<PathBuf>,
+    /// The browser without the library index: list the session files as they are (no search
+    /// across sessions, no per-session summaries); the index is neither read nor written.
+    #[arg(long)]
+    pub no_index: bool,
     /// Colours, over the config's `theme`: auto (ask the terminal for its background, the
     /// default), dark, light, 16 (basic ANSI colours) or mono.
     #[arg(long, value_name = "NAME")]

@@ -14,6 +14,7 @@
 //! alone entirely (then `search` reads every file).
 
 pub mod index;
+pub mod live;
 pub mod search;
 pub mod store;
 

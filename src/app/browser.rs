@@ -6,6 +6,13 @@
 //! Each row's cost comes from a thread of its own (`crate::usage::report::costs`, through the
 //! usage cache), row by row as the sessions are read.
 //!
+//! With the library index (issue 27; not with `--no-index` or `library.index = false`): the
+//! rows are the index's, drawn at once from what is already indexed; an indexing thread
+//! (`crate::library::live::Live`) reads what is new or changed and then watches the session
+//! directories, and the rows are read again as it reports (at most every [`RELOAD_EVERY`]), its
+//! progress in the status line. `/` types a full-text search, Enter runs it and lists the hits;
+//! Enter on a hit opens the session at that row with the words highlighted; Esc goes back.
+//!
 //! Who calls it: [`crate::app::run_browse`] (from `main.rs`). Invariants: one terminal owner; the
 //! list's input stream is dropped while the viewer runs (the viewer reads its own); a fatal
 //! signal, in the list or in a viewer opened from it, ends the process (exit 128+N), and so does
@@ -29,29 +36,38 @@ use crate::tui::Tui;
 ///
 /// # Errors
 /// The terminal could not be set up or written.
-pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
-    let mut browser = Browser::scan(&browse::default_roots(&config.browser.dirs));
-    // Each session's cost, off the UI thread: cached ones at once, the others as they are read.
-    let (cost_tx, mut cost_rx) = mpsc::unbounded_channel();
-    let inputs: crate::usage::report::Inputs = browser
-        .entries
-        .iter()
-        .map(|e| (e.path.clone(), e.project.clone()))
-        .collect();
-    std::thread::spawn(move || {
-        crate::usage::report::costs(
-            &inputs,
-            crate::usage::cache::default_dir(),
-            crate::usage::price::table(),
-            |p, c| cost_tx.send((p, c)).is_ok(),
-        );
-    });
+pub(super) async fn run_browser(config: &Config, no_index: bool) -> color_eyre::Result<i32> {
+    let mut lib = (config.library.index && !no_index)
+        .then(|| Library::open(config))
+        .flatten();
+    // A cold index (nothing in it yet): the files as a scan lists them, until indexed.
+    let mut pending: Vec<browse::SessionEntry> = Vec::new();
+    let mut browser = match &lib {
+        Some(l) => {
+            let rows = l.rows();
+            if rows.is_empty() {
+                pending = browse::scan(&crate::library::roots(&config.browser.dirs));
+            }
+            let mut b = Browser::from_library(Vec::new());
+            b.replace_rows(rows, &pending);
+            b.status = Some("indexing…".into());
+            b
+        }
+        None => Browser::scan(&browse::default_roots(&config.browser.dirs)),
+    };
+    browser.now_ms = now_ms();
+    // Each session's cost, off the UI thread: cached ones at once, the others as they are read
+    // (again once the index has listed more sessions than were costed).
+    let mut cost_rx = spawn_costs(&browser);
+    let mut costed = browser.entries.len();
     let theme = config.theme(crate::config::no_color_env());
     let mut tui = Tui::init()?;
     let mut events = EventStream::new();
     // Polled here too: once the viewer has registered handlers, a signal nobody polls is lost.
     let mut signals = Signals::new()?;
+    let mut last_reload = std::time::Instant::now();
     loop {
+        browser.now_ms = now_ms();
         tui.draw(|f| {
             let area = f.area();
             crate::ui::browser::render_browser(area, f.buffer_mut(), &browser, &theme);
@@ -69,6 +85,35 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
                         }
                     }
                     None => browser.costs_done = true,
+                }
+                continue;
+            }
+            upd = async {
+                match lib.as_mut() {
+                    Some(l) => l.live.rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let Some(l) = lib.as_mut() else { continue };
+                let mut reload = false;
+                let mut upd = upd;
+                while let Some(u) = upd {
+                    reload |= on_update(&mut browser, u);
+                    upd = l.live.rx.try_recv().ok();
+                }
+                let idle = browser.status.is_none();
+                if idle {
+                    // Everything listed is in the index now.
+                    pending.clear();
+                }
+                if reload && (idle || last_reload.elapsed() >= RELOAD_EVERY) {
+                    browser.replace_rows(l.rows(), &pending);
+                    last_reload = std::time::Instant::now();
+                }
+                if idle && browser.entries.len() > costed {
+                    costed = browser.entries.len();
+                    browser.costs_done = false;
+                    cost_rx = spawn_costs(&browser);
                 }
                 continue;
             }
@@ -92,7 +137,54 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
             continue;
         }
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        if let (Some(sv), Some(l)) = (browser.search.as_mut(), lib.as_ref()) {
+            if ctrl && k.code == KeyCode::Char('c') {
+                break;
+            }
+            if sv.editing {
+                match k.code {
+                    KeyCode::Esc => browser.search = None,
+                    KeyCode::Enter => l.run_search(sv),
+                    KeyCode::Backspace => {
+                        sv.query.pop();
+                    }
+                    KeyCode::Char(c) if !ctrl => sv.query.push(c),
+                    _ => {}
+                }
+                continue;
+            }
+            match k.code {
+                KeyCode::Esc => browser.search = None,
+                KeyCode::Char('/') => sv.editing = true,
+                KeyCode::Up => sv.move_by(-1),
+                KeyCode::Down => sv.move_by(1),
+                KeyCode::PageUp => sv.move_by(-10),
+                KeyCode::PageDown => sv.move_by(10),
+                KeyCode::Enter => {
+                    let Some(hit) = sv.selected_hit().cloned() else {
+                        continue;
+                    };
+                    let highlight = highlight_of(&sv.query);
+                    drop(events);
+                    let at = Some((hit.item as usize, highlight));
+                    open_in_viewer(SourceKind::File(hit.path), config, &mut tui, at).await?;
+                    if crate::signals::fatal().is_some() {
+                        break;
+                    }
+                    tui.clear_screen()?;
+                    events = EventStream::new();
+                }
+                _ => {}
+            }
+            continue;
+        }
         match k.code {
+            KeyCode::Char('/') if lib.is_some() => {
+                browser.search = Some(browse::SearchView {
+                    editing: true,
+                    ..browse::SearchView::default()
+                });
+            }
             KeyCode::Char('c') if ctrl => break,
             KeyCode::Esc if browser.filter.is_empty() => break,
             KeyCode::Esc => browser.set_filter(""),
@@ -110,7 +202,7 @@ pub(super) async fn run_browser(config: &Config) -> color_eyre::Result<i32> {
                     continue;
                 };
                 drop(events);
-                open_in_viewer(SourceKind::File(path), config, &mut tui).await?;
+                open_in_viewer(SourceKind::File(path), config, &mut tui, None).await?;
                 if crate::signals::fatal().is_some() {
                     // The viewer quit on a fatal signal: the browser ends with it.
                     break;
@@ -133,10 +225,14 @@ async fn open_in_viewer(
     kind: SourceKind,
     config: &Config,
     tui: &mut Tui,
+    at: Option<(usize, String)>,
 ) -> color_eyre::Result<()> {
     let mut app = App::new(kind.label(), false);
     app.configure(config);
     app.from_browser = true;
+    if let Some((item, query)) = at {
+        app.set_open_at(item, &query);
+    }
     if let SourceKind::File(p) = &kind {
         // As `rawpv FILE`: big outputs stay in the file (the file source skips building them).
         app.session.backing = Some(std::sync::Arc::from(p.as_path()));
@@ -148,4 +244,119 @@ async fn open_in_viewer(
     cancel.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(1), source).await;
     result
+}
+
+/// Rows are read again from the index at most this often while it indexes.
+pub const RELOAD_EVERY: Duration = Duration::from_millis(250);
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The index (a reading connection) and its indexing thread.
+struct Library {
+    store: crate::library::SqliteStore,
+    live: crate::library::live::Live,
+}
+
+impl Library {
+    /// Opens the index and starts indexing the library's directories; `None` (the plain list)
+    /// when it cannot be opened.
+    fn open(config: &Config) -> Option<Self> {
+        let db = crate::library::store::default_path()?;
+        let opened = crate::library::SqliteStore::open(&db).ok()?;
+        let paths = crate::library::roots(&config.browser.dirs);
+        let live = crate::library::live::Live::start(db, paths, crate::library::live::POLL);
+        Some(Self {
+            store: opened.store,
+            live,
+        })
+    }
+
+    /// The index's session rows now (none on an error).
+    fn rows(&self) -> Vec<crate::library::SessionRow> {
+        use crate::library::Store;
+        self.store
+            .sessions(&crate::library::Filter::default())
+            .unwrap_or_default()
+    }
+
+    /// Runs `sv`'s query (at most [`MAX_HITS`] hits).
+    fn run_search(&self, sv: &mut browse::SearchView) {
+        sv.editing = false;
+        sv.selected = 0;
+        sv.hits.clear();
+        sv.message = None;
+        match crate::library::search::Query::parse(&sv.query, None) {
+            Err(e) => sv.message = Some(e),
+            Ok(q) => match crate::library::search::search(
+                &self.store,
+                &q,
+                &crate::library::Filter::default(),
+                Some(MAX_HITS),
+            ) {
+                Ok(h) if h.is_empty() => sv.message = Some("no match".into()),
+                Ok(h) => sv.hits = h,
+                Err(e) => sv.message = Some(e),
+            },
+        }
+    }
+}
+
+/// Hits listed at most by the browser's search.
+pub const MAX_HITS: usize = 500;
+
+/// Applies an indexing report to the browser; returns whether the rows changed.
+fn on_update(b: &mut Browser, u: crate::library::live::Update) -> bool {
+    use crate::library::live::Update;
+    match u {
+        Update::Progress(p) => {
+            b.status = Some(format!(
+                "indexing {}/{} files · {}%",
+                p.files_done,
+                p.files,
+                (p.bytes_done * 100).checked_div(p.bytes).unwrap_or(100)
+            ));
+            true
+        }
+        Update::Idle(p) => {
+            b.status = None;
+            p.files_done > 0 || p.removed > 0
+        }
+        Update::Note(n) | Update::Failed(n) => {
+            b.status = Some(crate::render::text::visible(&n));
+            false
+        }
+    }
+}
+
+/// The viewer's search (a regex) that highlights the words of a full-text query.
+pub fn highlight_of(query: &str) -> String {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| regex::escape(&w.to_lowercase()))
+        .collect();
+    words.join("|")
+}
+
+/// Starts reading the cost of every entry of `b` on a thread of its own.
+fn spawn_costs(
+    b: &Browser,
+) -> mpsc::UnboundedReceiver<(std::path::PathBuf, crate::usage::price::Cost)> {
+    let (cost_tx, cost_rx) = mpsc::unbounded_channel();
+    let inputs: crate::usage::report::Inputs = b
+        .entries
+        .iter()
+        .map(|e| (e.path.clone(), e.project.clone()))
+        .collect();
+    std::thread::spawn(move || {
+        crate::usage::report::costs(
+            &inputs,
+            crate::usage::cache::default_dir(),
+            crate::usage::price::table(),
+            |p, c| cost_tx.send((p, c)).is_ok(),
+        );
+    });
+    cost_rx
 }

@@ -30,7 +30,7 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
     };
     // The browser's own status line has no room for a note: the log says what was picked.
     let _ = pick_theme(&mut config, open);
-    browser::run_browser(&config).await
+    browser::run_browser(&config, open.no_index).await
 }
 
 /// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):

@@ -42,6 +42,7 @@ impl App {
                     self.reconcile(applied);
                 }
                 self.compact_session();
+                self.try_open_at(false);
             }
             SourceMsg::Format(f) => {
                 tracing::info!(format = ?f, "input format detected");
@@ -83,6 +84,7 @@ impl App {
                 self.load_progress = None;
                 self.session.finish();
                 self.source_status = SourceStatus::Ended;
+                self.try_open_at(true);
             }
             SourceMsg::Failed(e) => {
                 tracing::warn!(error = %e, "source failed");

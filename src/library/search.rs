@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn a_snippet_is_one_visible_line_with_its_marks() {
         let text = format!(
-            "{}\n\nfind the \u{1b}[31mneedle here{}",
+            "{}\n\nfind the \u{1b}[31m needle here{}",
             "a ".repeat(50),
             " b".repeat(100)
         );

@@ -1,5 +1,12 @@
-//! The session browser widget: a filter line, then one row per session (start time, agent,
-//! project, size (from 100 columns), cost, first prompt), the selected row highlighted; an empty list says how to start.
+//! The session browser widget: a filter line, then one row per session, the selected row
+//! highlighted; an empty list says how to start. From the library index (issue 27): last
+//! activity, a live mark (`●`), agent, project (the session's `cwd`), calls, errors, tokens
+//! (from 100 columns), cost and title, and a status line (indexing progress, keys); `/` lists
+//! full-text hits instead (time, project, tool, the snippet with its matches highlighted).
+//! Without the index: start time, agent, project, size (from 100 columns), cost, first prompt.
+//!
+//! This list is the one session-list component: the hub view's sessions list (issue 24) draws
+//! the same [`Browser`] state with [`render_browser`].
 //!
 //! Who calls it: the browser screen (`rawpv` with no input on a terminal) and tests on
 //! `TestBackend`. Pure: draws [`Browser`] state; only the visible rows are built. Untrusted text
@@ -42,18 +49,64 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
     if inner.height == 0 {
         return;
     }
-    let filter = Line::from(vec![
-        Span::styled("filter: ", theme.hint),
-        Span::raw(crate::render::text::visible(&state.filter)),
-        Span::styled("▏", theme.dim),
-    ]);
-    filter.render(Rect::new(inner.x, inner.y, inner.width, 1), buf);
+    let indexed = state.entries.iter().any(|e| e.facts.is_some()) || state.status.is_some();
+    let top = match &state.search {
+        Some(sv) => Line::from(vec![
+            Span::styled("search: ", theme.hint),
+            Span::raw(crate::render::text::visible(&sv.query)),
+            Span::styled(if sv.editing { "▏" } else { "" }, theme.dim),
+            Span::styled(
+                if sv.editing {
+                    String::new()
+                } else {
+                    format!(
+                        "  {}",
+                        sv.message
+                            .clone()
+                            .unwrap_or_else(|| crate::fmt::plural(sv.hits.len(), "hit"))
+                    )
+                },
+                theme.dim,
+            ),
+        ]),
+        None => Line::from(vec![
+            Span::styled("filter: ", theme.hint),
+            Span::raw(crate::render::text::visible(&state.filter)),
+            Span::styled("▏", theme.dim),
+        ]),
+    };
+    top.render(Rect::new(inner.x, inner.y, inner.width, 1), buf);
+    // The status line: indexing progress and the keys (index mode).
+    let status_h = u16::from(indexed && inner.height > 2);
+    if status_h == 1 {
+        let keys = if state.search.is_some() {
+            "Enter open at the match · Esc back"
+        } else {
+            "/ search all sessions · Enter open · Esc quit"
+        };
+        let text = match &state.status {
+            Some(s) => format!("{s} · {keys}"),
+            None => keys.to_owned(),
+        };
+        Line::styled(
+            crate::fmt::truncate(&text, usize::from(inner.width)),
+            theme.dim,
+        )
+        .render(
+            Rect::new(inner.x, inner.y + inner.height - 1, inner.width, 1),
+            buf,
+        );
+    }
     let list = Rect::new(
         inner.x,
         inner.y + 1,
         inner.width,
-        inner.height.saturating_sub(1),
+        inner.height.saturating_sub(1 + status_h),
     );
+    if let Some(sv) = &state.search {
+        render_hits(list, buf, state, sv, theme);
+        return;
+    }
     if state.entries.is_empty() {
         let lines: Vec<Line<'static>> = EMPTY_HINT
             .iter()
@@ -90,6 +143,60 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             None if state.costs_done => String::new(),
             None => "…".to_owned(),
         };
+        if let Some(f) = &e.facts {
+            // Narrow: a short date, a narrower project, no cost column while none is known.
+            let narrow = w < 100;
+            let when = f.last_ts.or_else(|| e.started.map(|t| t.0));
+            let when = if narrow {
+                when.and_then(chrono::DateTime::from_timestamp_millis)
+                    .map_or_else(|| "—".repeat(11), |t| t.format("%m-%d %H:%M").to_string())
+            } else {
+                when_label(when)
+            };
+            let project = if narrow {
+                crate::fmt::fit_path(
+                    &state.project(e),
+                    state.project_cols.clamp(8, (w / 5).max(16)),
+                )
+            } else {
+                project.clone()
+            };
+            let cost = if state.costs_done && state.costs.is_empty() {
+                String::new()
+            } else {
+                format!(" {:>8}", crate::fmt::fit_right(&cost, 8))
+            };
+            let mark = if state.is_live(e) { "●" } else { " " };
+            let tokens = f.tokens_in + f.tokens_out + f.tokens_cache_read + f.tokens_cache_write;
+            // Below 100 columns the tokens give way to the title (calls, errors, cost stay).
+            let tokens = if w >= 100 {
+                format!(" {:>7}", crate::ui::status_bar::short_count(tokens))
+            } else {
+                String::new()
+            };
+            let errors = if f.errors > 0 {
+                format!("{:>3}✗", f.errors)
+            } else {
+                "    ".to_owned()
+            };
+            let head = format!(
+                "{when} {mark} {:<6} {project} {:>4}↳{errors}{tokens}{cost}  ",
+                e.agent.label(),
+                f.calls,
+            );
+            let rest = w.saturating_sub(crate::fmt::width(&head));
+            let mut line = Line::from(vec![
+                Span::styled(head, theme.dim),
+                Span::raw(crate::fmt::truncate(&prompt, rest)),
+            ]);
+            if offset + row == state.selected {
+                line = line.style(theme.selected);
+            }
+            let y = list.y + row as u16;
+            buf.set_style(Rect::new(list.x, y, list.width, 1), line.style);
+            line.render(Rect::new(list.x, y, list.width, 1), buf);
+            continue;
+        }
         // Below 100 columns the size gives way to the prompt (the cost stays).
         let size = if w >= 100 {
             format!(" {:>9}", crate::fmt::bytes(e.size))
@@ -115,4 +222,103 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         buf.set_style(Rect::new(list.x, y, list.width, 1), line.style);
         line.render(Rect::new(list.x, y, list.width, 1), buf);
     }
+}
+
+/// The hits of the browser's full-text search, one line each: time, project, tool (or the
+/// message's kind) and the snippet with its matches in the search style.
+fn render_hits(
+    list: Rect,
+    buf: &mut Buffer,
+    state: &Browser,
+    sv: &crate::browse::SearchView,
+    theme: &Theme,
+) {
+    let h = usize::from(list.height);
+    if h == 0 {
+        return;
+    }
+    let offset = sv.selected.saturating_sub(h - 1);
+    let w = usize::from(list.width);
+    let project_w = state.project_cols.clamp(8, (w / 4).max(16));
+    let projects: std::collections::HashMap<&std::path::Path, &crate::browse::SessionEntry> = state
+        .entries
+        .iter()
+        .map(|e| (e.path.as_path(), e))
+        .collect();
+    for (row, hit) in sv.hits.iter().enumerate().skip(offset).take(h) {
+        let project = projects
+            .get(hit.path.as_path())
+            .map_or_else(|| hit.path.display().to_string(), |e| state.project(e));
+        let what = if hit.tool.is_empty() {
+            &hit.kind
+        } else {
+            &hit.tool
+        };
+        let head = format!(
+            "{}  {}  {}  ",
+            when_label(hit.ts),
+            crate::fmt::fit_path(&project, project_w),
+            crate::fmt::fit(&crate::render::ansi::visible_plain(what), 10),
+        );
+        let mut rest = w.saturating_sub(crate::fmt::width(&head));
+        let mut spans = vec![Span::styled(head, theme.dim)];
+        // The snippet is already one visible line (`library::search::snippet`); in a narrow
+        // row it starts closer to its first match, so the match stays in sight.
+        let (snippet, marks) = closer(&hit.snippet, &hit.marks, rest / 4);
+        let mut at = 0;
+        let mut pieces: Vec<(&str, bool)> = Vec::new();
+        for &(a, b) in &marks {
+            if a < at || b > snippet.len() {
+                continue;
+            }
+            pieces.push((&snippet[at..a], false));
+            pieces.push((&snippet[a..b], true));
+            at = b;
+        }
+        pieces.push((&snippet[at..], false));
+        for (text, mark) in pieces {
+            if rest == 0 {
+                break;
+            }
+            let t = crate::fmt::truncate(text, rest);
+            rest = rest.saturating_sub(crate::fmt::width(&t));
+            spans.push(if mark {
+                Span::styled(t, theme.search_match)
+            } else {
+                Span::raw(t)
+            });
+        }
+        let mut line = Line::from(spans);
+        if row == sv.selected {
+            line = line.style(theme.selected);
+        }
+        let y = list.y + (row - offset) as u16;
+        buf.set_style(Rect::new(list.x, y, list.width, 1), line.style);
+        line.render(Rect::new(list.x, y, list.width, 1), buf);
+    }
+}
+
+/// `snippet` cut to start at most `before` characters before its first mark (an ellipsis in
+/// front when cut), the marks moved with it.
+fn closer(snippet: &str, marks: &[(usize, usize)], before: usize) -> (String, Vec<(usize, usize)>) {
+    let Some(&(first, _)) = marks.first() else {
+        return (snippet.to_owned(), marks.to_vec());
+    };
+    let head = snippet.get(..first).unwrap_or("");
+    let n = head.chars().count();
+    if n <= before.max(1) {
+        return (snippet.to_owned(), marks.to_vec());
+    }
+    let cut = head
+        .char_indices()
+        .nth(n - before.max(1) + 1)
+        .map_or(first, |(i, _)| i);
+    let out = format!("…{}", &snippet[cut..]);
+    let shift = |x: usize| x - cut + '…'.len_utf8();
+    let moved = marks
+        .iter()
+        .filter(|m| m.0 >= cut)
+        .map(|&(a, b)| (shift(a), shift(b)))
+        .collect();
+    (out, moved)
 }

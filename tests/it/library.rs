@@ -165,8 +165,8 @@ fn assert_valid(schema: &str, doc: &Value) {
     assert!(errors.is_empty(), "{schema}: {errors:#?}");
 }
 
-/// Words of the oracle: in prompts, replies, inputs and outputs of several formats; `dialyzer`
-/// and `WebLinksAddon` only inside tool outputs (checked below).
+/// Words of the oracle: in prompts, replies, inputs and outputs of several formats;
+/// `WebLinksAddon` only inside tool outputs (checked below).
 const WORDS: &[&str] = &[
     "xterm",
     "parser",

@@ -1,0 +1,188 @@
+//! The library while rawpv runs (issue 27 item 2): the indexing thread with the real file
+//! watcher (`notify`; its polling interval set to 30 s, so only the watcher can make the
+//! deadline) updates a session's row within a second of an append, and a deleted session
+//! leaves the rows and the search; the browser's rows and hit list from the index, as
+//! snapshots at 80x24 and 200x60.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use rawpv::library::live::{Live, Update};
+use rawpv::library::{Filter, SqliteStore, Store, search};
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/tui_session.jsonl"
+);
+
+/// Waits (at most `within`) for `done` to hold, draining the thread's reports; returns how
+/// long it took.
+fn wait(live: &mut Live, within: Duration, mut done: impl FnMut() -> bool) -> Option<Duration> {
+    let t0 = Instant::now();
+    while t0.elapsed() < within {
+        while let Ok(u) = live.rx.try_recv() {
+            assert!(!matches!(u, Update::Failed(_)), "{u:?}");
+        }
+        if done() {
+            return Some(t0.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+fn rows(db: &Path) -> Vec<rawpv::library::SessionRow> {
+    SqliteStore::open(db)
+        .unwrap()
+        .store
+        .sessions(&Filter::default())
+        .unwrap()
+}
+
+fn found(db: &Path, word: &str) -> Vec<PathBuf> {
+    let store = SqliteStore::open(db).unwrap().store;
+    let q = search::Query::parse(word, None).unwrap();
+    search::search(&store, &q, &Filter::default(), None)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.path)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn an_append_updates_the_row_within_a_second_and_a_deletion_leaves_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("projects");
+    let dir = root.join("-home-me-p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.jsonl");
+    std::fs::copy(FIXTURE, &file).unwrap();
+    let db = tmp.path().join("cache/library.sqlite");
+    let mut live = Live::start(db.clone(), vec![root], Duration::from_secs(30));
+    assert!(
+        wait(&mut live, Duration::from_secs(20), || rows(&db).len() == 1).is_some(),
+        "the first index"
+    );
+    let before = rows(&db).remove(0);
+    assert!(found(&db, "zebrafish").is_empty());
+    // Append a prompt and a call, as an agent writing its session does.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        concat!(
+            r#"{"type": "control.prompt.request", "timestamp": "2026-11-29T11:00:00.000Z", "payload": {"input_type": "text", "text": "now find the zebrafish"}}"#,
+            "\n",
+            r#"{"type": "tool.invoke.request", "timestamp": "2026-11-29T11:00:01.000Z", "payload": {"invocation_id": "z1", "tool_name": "Grep", "input": {"pattern": "zebrafish"}}}"#,
+            "\n",
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(f);
+    let took = wait(&mut live, Duration::from_secs(5), || {
+        rows(&db)
+            .first()
+            .is_some_and(|r| r.calls == before.calls + 1)
+    });
+    let took = took.expect("the row never changed");
+    assert!(
+        took < Duration::from_secs(1),
+        "the row changed after {took:?}"
+    );
+    let after = rows(&db).remove(0);
+    assert_eq!(after.last_ts, Some(1_795_950_001_000));
+    assert_eq!(found(&db, "zebrafish"), vec![file.clone()]);
+    // Deleted: out of the rows and the search.
+    std::fs::remove_file(&file).unwrap();
+    let took = wait(&mut live, Duration::from_secs(5), || rows(&db).is_empty());
+    assert!(took.is_some_and(|t| t < Duration::from_secs(1)), "{took:?}");
+    assert!(found(&db, "zebrafish").is_empty());
+    assert!(found(&db, "parser").is_empty());
+}
+
+fn draw(b: &rawpv::browse::Browser, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| {
+        let area = f.area();
+        rawpv::ui::browser::render_browser(area, f.buffer_mut(), b, &rawpv::theme::Theme::dark());
+    })
+    .unwrap();
+    term
+}
+
+/// The corpus's Claude Code sessions indexed; the browser from the index, and its hits for
+/// `xterm`.
+#[test]
+fn the_browser_on_the_index_and_its_hit_list() {
+    let Some(files) = crate::support::corpus::files("claude-code") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("projects");
+    for f in files.iter().filter(|f| {
+        f.extension().is_some_and(|e| e == "jsonl")
+            && !f
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("agent-")
+    }) {
+        let d = root.join(f.parent().unwrap().file_name().unwrap());
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(f, d.join(f.file_name().unwrap())).unwrap();
+    }
+    let mut store = SqliteStore::open(&tmp.path().join("library.sqlite"))
+        .unwrap()
+        .store;
+    let inputs = rawpv::library::index::list(&[root]);
+    rawpv::library::index::update(&mut store, &inputs, |_| true).unwrap();
+    let rows = store.sessions(&Filter::default()).unwrap();
+    // Every row's project is its session's own cwd.
+    for r in &rows {
+        let (s, _) = rawpv::source::file::fold_path(&r.path).unwrap();
+        let cwd = s
+            .sessions
+            .iter()
+            .next()
+            .and_then(|(_, e)| e.cwd.clone())
+            .unwrap();
+        assert_eq!(r.project, &*cwd, "{}", r.path.display());
+    }
+    let mut b = rawpv::browse::Browser::from_library(rows).with_home(None);
+    b.costs_done = true;
+    b.move_by(1);
+    assert_snapshot!("library_browser_80x24", draw(&b, 80, 24).backend());
+    assert_snapshot!("library_browser_200x60", draw(&b, 200, 60).backend());
+    b.status = Some("indexing 3/12 files · 25%".into());
+    assert_snapshot!("library_browser_indexing_80x24", draw(&b, 80, 24).backend());
+    b.status = None;
+    let q = search::Query::parse("xterm", None).unwrap();
+    let hits = search::search(&store, &q, &Filter::default(), None).unwrap();
+    assert!(!hits.is_empty());
+    b.search = Some(rawpv::browse::SearchView {
+        query: "xterm".into(),
+        hits,
+        selected: 1,
+        ..Default::default()
+    });
+    assert_snapshot!("library_hits_80x24", draw(&b, 80, 24).backend());
+    assert_snapshot!("library_hits_200x60", draw(&b, 200, 60).backend());
+    // The matches are drawn in the search style.
+    let term = draw(&b, 200, 60);
+    let buf = term.backend().buffer();
+    let marked = (0..200u16)
+        .filter(|&x| buf[(x, 2)].style().bg == rawpv::theme::Theme::dark().search_match.bg)
+        .count();
+    assert!(marked >= "xterm".len(), "{marked} cells marked");
+}
