@@ -273,6 +273,8 @@ pub struct Parts {
     pub output_type: OutputType,
     /// The feed's summary (paths relative to the cwd), redacted.
     pub summary: String,
+    /// The session's working directory when it never changed (diffs name paths relative to it).
+    pub cwd: Option<String>,
 }
 
 impl Parts {
@@ -302,11 +304,18 @@ impl Parts {
         } else {
             summary
         };
+        let entry = session.sessions.get(inv.session);
+        let cwd = entry
+            .cwd
+            .as_deref()
+            .filter(|_| !entry.cwd_changed)
+            .map(str::to_owned);
         Self {
             input,
             output,
             output_type,
             summary,
+            cwd,
         }
     }
 }
@@ -349,73 +358,157 @@ pub fn input_path(input: &Value) -> Option<&str> {
 }
 
 /// A unified diff of what an edit-shaped value changes (issue 26: diffs as ```` ```diff ````):
-/// a string that is a diff as it is; Claude Code's `structured_patch` hunks; `old_string` /
-/// `new_string` (also `edits: [...]`); Write's `content` over `original_file`. `None` when `v`
-/// holds no change.
-pub fn diff_text(v: &Value) -> Option<String> {
+/// a string that is a diff as it is; structured patch hunks (`structured_patch` with
+/// `old_start`/`oldStart`…, both spellings); `old_string` / `new_string` (also `edits: [...]`);
+/// Write's `content` over `original_file`. `None` when `v` holds no change.
+///
+/// Line numbers are the file's where the record gives them (a structured patch; an edit whose
+/// record holds the original file, found in it): the diff then has `--- a/PATH` / `+++ b/PATH`
+/// headers (PATH relative to `cwd` when under it) and applies with `git apply` in that directory
+/// (attack 10 #5: every Claude Code Edit was written `@@ -0,0 +0,0 @@`). An edit of strings
+/// alone gives no line numbers: its hunks say so (`@@ line numbers not in the record @@`) and
+/// the diff has no file headers, so it claims to be no patch.
+pub fn diff_text(v: &Value, cwd: Option<&str>) -> Option<String> {
     if let Value::String(s) = v {
         return crate::render::diff::parse::looks_like_diff(s).then(|| s.clone());
     }
     let get = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k));
-    let path = input_path(v).unwrap_or("file");
+    let path = patch_path(input_path(v).unwrap_or("file"), cwd);
+    let headers = |out: &mut String, old: &str| {
+        let _ = writeln!(out, "--- {old}\n+++ b/{path}");
+    };
     if let Some(Value::Array(hunks)) = get(&["structured_patch", "structuredPatch"])
         && !hunks.is_empty()
     {
-        let mut out = format!("--- a/{path}\n+++ b/{path}\n");
+        let num = |h: &Value, keys: [&str; 2]| keys.iter().find_map(|k| h.get(*k)?.as_u64());
+        let mut out = String::new();
+        headers(&mut out, &format!("a/{path}"));
         for h in hunks {
-            let n = |k: &str| h.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let _ = writeln!(
-                out,
-                "@@ -{},{} +{},{} @@",
-                n("oldStart"),
-                n("oldLines"),
-                n("newStart"),
-                n("newLines")
+            let nums = (
+                num(h, ["old_start", "oldStart"]),
+                num(h, ["old_lines", "oldLines"]),
+                num(h, ["new_start", "newStart"]),
+                num(h, ["new_lines", "newLines"]),
             );
-            for l in h
-                .get("lines")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            let lines = h.get("lines").and_then(Value::as_array);
+            match nums {
+                (Some(os), Some(ol), Some(ns), Some(nl)) => {
+                    let _ = writeln!(out, "@@ -{os},{ol} +{ns},{nl} @@");
+                }
+                _ => out.push_str("@@ line numbers not in the record @@\n"),
+            }
+            for l in lines.into_iter().flatten() {
                 out.push_str(l.as_str().unwrap_or(""));
                 out.push('\n');
             }
         }
         return Some(out);
     }
-    let unified = |old: &str, new: &str| {
-        similar::TextDiff::configure()
-            .timeout(crate::render::diff::DIFF_TIMEOUT)
-            .diff_lines(old, new)
-            .unified_diff()
-            .context_radius(3)
-            .header(&format!("a/{path}"), &format!("b/{path}"))
-            .to_string()
-    };
+    let original = get(&["original_file", "originalFile"]).and_then(Value::as_str);
     let old = get(&["old_string", "oldString"]).and_then(Value::as_str);
     let new = get(&["new_string", "newString"]).and_then(Value::as_str);
     if let (Some(old), Some(new)) = (old, new) {
-        return Some(unified(old, new));
+        let mut out = String::new();
+        let at = original.and_then(|o| o.find(old).map(|at| (o, at)));
+        if let Some((o, at)) = at {
+            headers(&mut out, &format!("a/{path}"));
+            let base = o[..at].matches('\n').count();
+            let at_end = at + old.len() == o.len();
+            hunks(&mut out, old, new, Some(base), at_end);
+        } else {
+            hunks(&mut out, old, new, None, false);
+        }
+        return Some(out);
     }
     if let Some(Value::Array(edits)) = get(&["edits"]) {
         let mut out = String::new();
         for e in edits {
-            let o = e.get("old_string").and_then(Value::as_str).unwrap_or("");
-            let n = e.get("new_string").and_then(Value::as_str).unwrap_or("");
-            out.push_str(&unified(o, n));
+            let from = e.get("old_string").and_then(Value::as_str).unwrap_or("");
+            let to = e.get("new_string").and_then(Value::as_str).unwrap_or("");
+            hunks(&mut out, from, to, None, false);
         }
         return (!out.is_empty()).then_some(out);
     }
     if let Some(content) = get(&["content"]).and_then(Value::as_str)
         && (v.get("type").and_then(Value::as_str).is_some() || v.get("file_path").is_some())
     {
-        let original = get(&["original_file", "originalFile"])
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        return Some(unified(original, content));
+        let mut out = String::new();
+        match original {
+            Some(_) => headers(&mut out, &format!("a/{path}")),
+            None => headers(&mut out, "/dev/null"),
+        }
+        hunks(&mut out, original.unwrap_or(""), content, Some(0), true);
+        return Some(out);
     }
     None
+}
+
+/// `path` as a patch names it: relative to `cwd` when under it, else without its leading `/`
+/// (`a//home/...` is no path `git apply` takes).
+fn patch_path(path: &str, cwd: Option<&str>) -> String {
+    let path = clean(path);
+    if let Some(cwd) = cwd
+        .map(|c| c.trim_end_matches('/'))
+        .filter(|c| !c.is_empty())
+        && let Some(rest) = path.strip_prefix(cwd).and_then(|r| r.strip_prefix('/'))
+        && !rest.is_empty()
+    {
+        return rest.to_owned();
+    }
+    path.trim_start_matches('/').to_owned()
+}
+
+/// The hunks changing `old` into `new` (3 lines of context), into `out`. `base`: the number of
+/// the file's lines before `old` (the hunks then carry the file's line numbers), `None` when
+/// unknown (the hunks say so). `at_end`: `old` ends the file, so a missing final newline is the
+/// file's (`\ No newline at end of file`); elsewhere a snippet's missing newline is no change.
+fn hunks(out: &mut String, old: &str, new: &str, base: Option<usize>, at_end: bool) {
+    let (mut o, mut n) = (old.to_owned(), new.to_owned());
+    if !at_end && !o.ends_with('\n') && !n.ends_with('\n') {
+        o.push('\n');
+        n.push('\n');
+    }
+    let diff = similar::TextDiff::configure()
+        .timeout(crate::render::diff::DIFF_TIMEOUT)
+        .diff_lines(&o, &n);
+    // A hunk header's start: the first line's number, or the line before an empty range.
+    let start = |r: &std::ops::Range<usize>| r.start + usize::from(!r.is_empty());
+    for group in diff.grouped_ops(3) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_r = first.old_range().start..last.old_range().end;
+        let new_r = first.new_range().start..last.new_range().end;
+        match base {
+            Some(b) => {
+                let _ = writeln!(
+                    out,
+                    "@@ -{},{} +{},{} @@",
+                    b + start(&old_r),
+                    old_r.len(),
+                    b + start(&new_r),
+                    new_r.len()
+                );
+            }
+            None => out.push_str("@@ line numbers not in the record @@\n"),
+        }
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                    similar::ChangeTag::Equal => ' ',
+                };
+                out.push(sign);
+                let text = change.value();
+                out.push_str(text.strip_suffix('\n').unwrap_or(text));
+                out.push('\n');
+                if change.missing_newline() {
+                    out.push_str("\\ No newline at end of file\n");
+                }
+            }
+        }
+    }
 }
 
 /// The writer's result: what was redacted.

@@ -3,8 +3,8 @@
 //!
 //! Who calls it: [`super::write`]. Layout: a header with the summary figures, the controls
 //! (search, filters by tool and status, fold and side-by-side switches), the catalog and the
-//! findings (each linked to its call), then the feed: one `<details class="turn">` per turn (a
-//! prompt and what followed it), each call a `.call` element (`id="cK"`, K its index in
+//! findings (each linked to its call), then the feed: one `<section class="turn">` per turn (a
+//! prompt and what followed it; its `h2` button folds it), each call a `.call` element (`id="cK"`, K its index in
 //! `Session::invocations`) with its time, tool, summary, status and duration, its subagent's
 //! calls and messages nested inside it; agent text and prompts as Markdown (pulldown-cmark).
 //!
@@ -50,8 +50,6 @@ const MAX_PAGE_IMAGE_BYTES: usize = 16 * 1024 * 1024;
 const CHUNK_BYTES: usize = 256 * 1024;
 /// Width the details are laid out at (the page scrolls or wraps wider lines).
 const DETAIL_WIDTH: u16 = 120;
-/// Width of the side-by-side rendering of a diff.
-const SIDE_WIDTH: u16 = 220;
 /// Characters of a prompt shown in its turn's summary line.
 const PROMPT_LINE_CHARS: usize = 160;
 
@@ -438,21 +436,6 @@ impl Writer<'_> {
         let mut out = std::mem::take(&mut self.pending);
         let _ = write!(out, "\"{id}\":{{\"u\":");
         lines_json(&mut out, &unified, &mut self.styles);
-        if has_diff(&src) {
-            let side = build_detail_lines(
-                &src,
-                &self.theme,
-                DetailOpts {
-                    width: SIDE_WIDTH,
-                    side_by_side: true,
-                    ..opts
-                },
-            );
-            if side != unified {
-                out.push_str(",\"s\":");
-                lines_json(&mut out, &side, &mut self.styles);
-            }
-        }
         out.push_str("},");
         self.pending = out;
         if self.pending.len() >= CHUNK_BYTES {
@@ -651,21 +634,6 @@ impl Writer<'_> {
     }
 }
 
-/// Whether a detail holds a diff that side by side would show differently.
-fn has_diff(src: &DetailSource) -> bool {
-    let DetailSource::Invocation { inv, .. } = src else {
-        return false;
-    };
-    matches!(
-        inv.tool_name.as_str(),
-        "Edit" | "MultiEdit" | "Write" | "apply_patch" | "replace" | "NotebookEdit"
-    ) || inv
-        .result
-        .as_ref()
-        .and_then(|r| r.output_type.as_ref())
-        .is_some_and(|t| *t == crate::protocol::OutputType::Diff)
-}
-
 fn status_class(s: &crate::session::CallStatus) -> &'static str {
     use crate::session::CallStatus;
     match s {
@@ -722,6 +690,15 @@ fn turns(session: &Session, plan: &Plan) -> Vec<Turn> {
     out
 }
 
+/// The terminal's dark theme with the diff gutter in a style of its own (dim, and a blink the
+/// page never draws), so the page's script knows a diff row by its first run's class and lays
+/// it out side by side from the unified rows (each diff is held once).
+fn page_theme() -> Theme {
+    let mut t = Theme::dark();
+    t.diff_gutter = t.diff_gutter.add_modifier(Modifier::SLOW_BLINK);
+    t
+}
+
 /// Writes `session` as one self-contained page; returns what was redacted.
 ///
 /// # Errors
@@ -733,7 +710,7 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
         red: opts.redact.then(Redactor::new),
         styles: Styles::default(),
         plan: plan(session),
-        theme: Theme::dark(),
+        theme: page_theme(),
         data: String::new(),
         pending: String::new(),
         chunk_no: 0,
@@ -769,17 +746,21 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
         if let (Some(a), Some(b)) = (t.start, t.end) {
             counts.push(crate::fmt::duration_ms((b - a) as f64));
         }
+        // A section, not a `<details>`: Chromium lays out a `<details>` holding 100,000 rows in
+        // time quadratic in them (attack 10 #26: 73 s to open such a page); the page's script
+        // folds a turn by a class.
         let _ = writeln!(
             feed,
-            "<details class=\"turn\" open id=\"t{n}\"><summary><span class=\"th\">{head}</span> \
-             <span class=\"tc{}\">{}</span></summary>",
+            "<section class=\"turn\" id=\"t{n}\"><h2 class=\"tt\"><button type=\"button\" \
+             aria-expanded=\"true\"><span class=\"th\">{head}</span> \
+             <span class=\"tc{}\">{}</span></button></h2><div class=\"tb\">",
             if t.errors > 0 { " bad" } else { "" },
             esc(&counts.join(" · "))
         );
         for &idx in &t.rows {
             w.row(&mut feed, idx);
         }
-        feed.push_str("</details>\n");
+        feed.push_str("</div></section>\n");
     }
 
     let mut doc = String::with_capacity(feed.len() + 64 * 1024);
@@ -820,7 +801,11 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
     if let Some(r) = &w.red {
         let _ = writeln!(tail, "<footer><p>{}</p></footer>", esc(&r.summary()));
     }
-    tail.push_str("<div id=\"data\" hidden>\n");
+    let _ = writeln!(
+        tail,
+        "<div id=\"data\" hidden data-g=\"{}\">",
+        w.styles.of(w.theme.diff_gutter)
+    );
     out.write_all(tail.as_bytes())?;
     w.flush_chunk();
     out.write_all(w.data.as_bytes())?;

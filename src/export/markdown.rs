@@ -183,7 +183,7 @@ fn write_call(doc: &mut String, tool: &str, parts: &Parts, max_lines: usize) {
         .filter(|_| crate::review::edits::is_shell(tool) || tool == "BashOutput")
     {
         (cmd, Some("bash".to_owned()))
-    } else if let Some(d) = edit_diff(tool, &parts.input) {
+    } else if let Some(d) = edit_diff(tool, &parts.input, parts.cwd.as_deref()) {
         (d, Some("diff".to_owned()))
     } else if parts.input.is_null() {
         (String::new(), None)
@@ -198,8 +198,7 @@ fn write_call(doc: &mut String, tool: &str, parts: &Parts, max_lines: usize) {
         doc.push_str("*(no output)*\n\n");
         return;
     };
-    let (text, lang, cut_already) =
-        output_text(tool, &parts.input, output, &parts.output_type, max_lines);
+    let (text, lang, cut_already) = output_text(tool, parts, output, max_lines);
     doc.push_str("**Output**\n\n");
     if text.is_empty() {
         doc.push_str("*(empty)*\n\n");
@@ -214,7 +213,7 @@ fn write_call(doc: &mut String, tool: &str, parts: &Parts, max_lines: usize) {
 }
 
 /// The diff an edit's input asks for (Edit, `MultiEdit`, Write, `apply_patch`, `replace`).
-fn edit_diff(tool: &str, input: &Value) -> Option<String> {
+fn edit_diff(tool: &str, input: &Value, cwd: Option<&str>) -> Option<String> {
     let edit = matches!(
         tool,
         "Edit" | "MultiEdit" | "replace" | "str_replace_based_edit_tool" | "apply_patch"
@@ -227,7 +226,7 @@ fn edit_diff(tool: &str, input: &Value) -> Option<String> {
     {
         return Some(s.to_owned());
     }
-    diff_text(input)
+    diff_text(input, cwd)
 }
 
 /// An output as text and its fence language: a diff as `diff`, a file's content in its
@@ -238,14 +237,14 @@ fn edit_diff(tool: &str, input: &Value) -> Option<String> {
 /// #10); `max_lines` 0 lifts the renderer's display limits (20,000 lines, 8 MiB) too.
 fn output_text(
     tool: &str,
-    input: &Value,
+    parts: &Parts,
     output: &Value,
-    output_type: &OutputType,
     max_lines: usize,
 ) -> (String, Option<String>, bool) {
+    let (input, output_type, cwd) = (&parts.input, &parts.output_type, parts.cwd.as_deref());
     match output_type {
         OutputType::Diff => {
-            if let Some(d) = diff_text(output).or_else(|| edit_diff(tool, input)) {
+            if let Some(d) = diff_text(output, cwd).or_else(|| edit_diff(tool, input, cwd)) {
                 return (d, Some("diff".to_owned()), false);
             }
         }

@@ -14,7 +14,7 @@
   const URL_RE = /https?:\/\/[^\s<>"'`)\]]+/g;
 
   const chunks = new Map();
-  // Chunk n of the details: {callIndex: {u: lines, s: side-by-side lines}}.
+  // Chunk n of the details: {callIndex: {u: lines}}.
   function chunk(n) {
     if (!chunks.has(n)) {
       chunks.set(n, (async function () {
@@ -52,34 +52,99 @@
     if (at < text.length) parent.appendChild(document.createTextNode(text.slice(at)));
   }
 
+  // Side by side, built here from the unified rows (the page holds each diff once): a diff row
+  // is one whose first run has the diff gutter's class (`data-g` of #data) and reads
+  // `OLD NEW │` (two columns of one width); its second run is the sign. A run of deletions
+  // and the additions right after it share lines, i-th with i-th, as the terminal pairs them.
+  const GUTTER = String(document.getElementById("data").dataset.g || "");
+  function diffRow(line) {
+    if (!GUTTER || line.length < 3 || String(line[1]) !== GUTTER) return null;
+    const g = line[2];
+    if (g.length < 4 || g.slice(-2) !== " \u2502" || (g.length - 2) % 2 !== 1) return null;
+    const w = (g.length - 3) / 2;
+    if (g[w] !== " " || !/^ *\d*$/.test(g.slice(0, w)) || !/^ *\d*$/.test(g.slice(w + 1, 2 * w + 1))) return null;
+    const sign = line.length > 4 ? line[4] : "";
+    const kind = sign === "+" ? "add" : sign === "-" ? "del" : sign === " " ? "ctx" : "mark";
+    return { line: line, w: w, old: g.slice(0, w), neu: g.slice(w + 1, 2 * w + 1), kind: kind };
+  }
+  function sideRows(lines) {
+    const out = [];
+    let any = false;
+    let i = 0;
+    while (i < lines.length) {
+      const r = diffRow(lines[i]);
+      if (!r) { out.push(lines[i]); i++; continue; }
+      any = true;
+      if (r.kind === "ctx") { out.push({ l: r, ln: r.old, r: r, rn: r.neu }); i++; continue; }
+      if (r.kind === "mark") { out.push({ l: r, ln: "", r: null }); i++; continue; }
+      const dels = [], adds = [];
+      while (i < lines.length) {
+        const d = diffRow(lines[i]);
+        if (!d || (d.kind !== "del" && !(d.kind === "mark" && dels.length && !adds.length))) break;
+        dels.push(d); i++;
+      }
+      while (i < lines.length) {
+        const a = diffRow(lines[i]);
+        if (!a || (a.kind !== "add" && !(a.kind === "mark" && adds.length))) break;
+        adds.push(a); i++;
+      }
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
+        const d = dels[k] || null, a = adds[k] || null;
+        out.push({ l: d, ln: d ? d.old : "", r: a, rn: a ? a.neu : "" });
+      }
+    }
+    return any ? out : null;
+  }
+  function runs(parent, line, from) {
+    for (let i = from; i + 1 < line.length; i += 2) {
+      const cls = line[i], text = line[i + 1];
+      if (cls) {
+        const sp = document.createElement("span");
+        sp.className = "s" + cls;
+        appendText(sp, text);
+        parent.appendChild(sp);
+      } else {
+        appendText(parent, text);
+      }
+    }
+  }
+  function half(r, num) {
+    const h = document.createElement("span");
+    h.className = r && r.line[0] ? "half s" + r.line[0] : "half";
+    const w = r ? r.w : 0;
+    const g = document.createElement("span");
+    g.className = "s" + GUTTER;
+    g.textContent = (r ? (num.trim() ? num.trim().padStart(w) : " ".repeat(w)) : "") + " \u2502";
+    if (r) { h.appendChild(g); runs(h, r.line, 3); }
+    return h;
+  }
+
   async function draw(call) {
     const d = await data(call);
     const box = call.querySelector(":scope > .detail");
     box.textContent = "";
     if (!d) return;
-    const lines = sbs.checked && d.s ? d.s : d.u;
+    const side = sbs.checked ? sideRows(d.u) : null;
+    if (sbs.checked && !side) call.dataset.hasDiff = "no";
+    const lines = side || d.u;
     const pre = document.createElement("pre");
     const frag = document.createDocumentFragment();
     for (const line of lines) {
       const row = document.createElement("span");
-      row.className = line[0] ? "ln s" + line[0] : "ln";
-      for (let i = 1; i + 1 < line.length; i += 2) {
-        const cls = line[i], text = line[i + 1];
-        if (cls) {
-          const sp = document.createElement("span");
-          sp.className = "s" + cls;
-          appendText(sp, text);
-          row.appendChild(sp);
-        } else {
-          appendText(row, text);
-        }
+      if (Array.isArray(line)) {
+        row.className = line[0] ? "ln s" + line[0] : "ln";
+        runs(row, line, 1);
+      } else {
+        row.className = "ln sbs";
+        row.appendChild(half(line.l, line.ln));
+        row.appendChild(half(line.r, line.rn));
       }
       if (!row.firstChild) row.appendChild(document.createTextNode(" "));
       frag.appendChild(row);
     }
     pre.appendChild(frag);
     box.appendChild(pre);
-    call.dataset.drawn = sbs.checked && d.s ? "s" : "u";
+    call.dataset.drawn = side ? "s" : "u";
   }
 
   function open(call, yes) {
@@ -87,7 +152,8 @@
     const btn = call.querySelector(":scope > .row");
     if (yes) {
       const want = sbs.checked ? "s" : "u";
-      if (call.dataset.drawn !== want) {
+      // A detail with no diff draws the same either way ("u" both times).
+      if (!call.dataset.drawn || (call.dataset.drawn !== want && call.dataset.hasDiff !== "no")) {
         const p = draw(call).finally(function () { pending.delete(p); });
         pending.add(p);
       }
@@ -99,7 +165,21 @@
     btn.setAttribute("aria-expanded", yes ? "true" : "false");
   }
 
+  function fold(turn, yes) {
+    turn.classList.toggle("folded", yes);
+    const b = turn.querySelector(":scope > .tt > button");
+    if (b) b.setAttribute("aria-expanded", yes ? "false" : "true");
+  }
+  function foldAll(yes) {
+    for (const t of document.querySelectorAll(".turn")) fold(t, yes);
+  }
   feed.addEventListener("click", function (ev) {
+    const tt = ev.target.closest(".tt > button");
+    if (tt && feed.contains(tt)) {
+      const turn = tt.parentElement.parentElement;
+      fold(turn, !turn.classList.contains("folded"));
+      return;
+    }
     const btn = ev.target.closest(".row");
     if (!btn || !feed.contains(btn)) return;
     const call = btn.parentElement;
@@ -109,6 +189,7 @@
   function reveal(call) {
     for (let p = call.parentElement; p; p = p.parentElement) {
       if (p.tagName === "DETAILS") p.open = true;
+      if (p.classList && p.classList.contains("turn")) fold(p, false);
     }
     open(call, true);
     call.scrollIntoView({ block: "start" });
@@ -164,7 +245,7 @@
     const filtering = text || tool || status;
     for (const m of document.querySelectorAll(".msg, .ev")) m.classList.toggle("hidden", !!filtering);
     if (filtering) {
-      for (const t of document.querySelectorAll(".turn")) t.open = true;
+      foldAll(false);
       // A parent shows when a nested call matches.
       for (const call of calls) {
         if (!call.classList.contains("hidden")) {
@@ -179,12 +260,8 @@
   q.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { indetail.checked = true; apply(); } });
   for (const el of [ftool, fstatus, indetail]) el.addEventListener("change", apply);
 
-  document.getElementById("fold").addEventListener("click", function () {
-    for (const t of document.querySelectorAll(".turn")) t.open = false;
-  });
-  document.getElementById("unfold").addEventListener("click", function () {
-    for (const t of document.querySelectorAll(".turn")) t.open = true;
-  });
+  document.getElementById("fold").addEventListener("click", function () { foldAll(true); });
+  document.getElementById("unfold").addEventListener("click", function () { foldAll(false); });
   sbs.addEventListener("change", function () {
     for (const call of document.querySelectorAll(".call.open")) open(call, true);
   });
@@ -194,7 +271,7 @@
   }
   // Printing: every turn unfolded, and (for a session of a readable size) every call opened.
   window.addEventListener("beforeprint", function () {
-    for (const t of document.querySelectorAll(".turn")) t.open = true;
+    foldAll(false);
     if (calls.length <= 2000) for (const call of calls) open(call, true);
   });
   apply().then(function () {

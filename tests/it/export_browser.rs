@@ -147,6 +147,71 @@ async fn the_hostile_page_runs_nothing_and_shows_every_string() {
     assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
 }
 
+/// Side by side is drawn by the page from the unified rows (the page holds each diff once): the
+/// first Edit of the corpus excerpt, opened with the switch on, pairs its deletion with its
+/// first addition on one row (old line 276 left, new line 276 right), gives its extra additions
+/// an empty left half, and keeps the context on both sides; switched off, the unified rows
+/// come back. Turns are sections folded by a class (a `<details>` holding 100,000 calls took
+/// Chromium 47 s to lay out: attack 10 #26), so no call sits inside a `<details>`, and the
+/// turn's button hides and shows its calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn side_by_side_is_drawn_from_the_unified_rows_and_turns_fold() {
+    let Some(bin) = cdp::chromium() else { return };
+    let corpus = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/claude-code"
+    ));
+    let file = corpus.join("cc-v2.1.39-compaction-A-excerpt.jsonl");
+    if !file.exists() {
+        return;
+    }
+    let s = exports::load(&file);
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page(&s, dir.path(), "sbs");
+    let mut browser = Browser::start(&bin, 1400, 900).await;
+    let mut tab = browser.tab().await;
+    browser.open(&mut tab, &page).await;
+    let r = browser
+        .eval(
+            &mut tab,
+            r"(async () => {
+  await new Promise(r => setTimeout(r, 50));
+  const inDetails = document.querySelectorAll('details .call').length;
+  const turn = document.querySelector('.turn');
+  const first = turn.querySelector('.call');
+  turn.querySelector(':scope > .tt > button').click();
+  const folded = first.offsetParent === null;
+  turn.querySelector(':scope > .tt > button').click();
+  const unfolded = first.offsetParent !== null;
+  const edit = [...document.querySelectorAll('.call')].find(c => c.dataset.tool === 'Edit');
+  const sbs = document.getElementById('sbs');
+  sbs.checked = true; sbs.dispatchEvent(new Event('change'));
+  edit.querySelector(':scope > .row').click();
+  await window.rawpvIdle();
+  const rows = [...edit.querySelectorAll(':scope > .detail .ln.sbs')]
+    .map(r => [...r.children].map(h => h.textContent));
+  const pair = rows.find(([l]) => l.includes('│-'));
+  const lone = rows.find(([l, r]) => l === '' && r.includes('│+'));
+  const ctx = rows.find(([l, r]) => l.includes('│ ') && l === r);
+  sbs.checked = false; sbs.dispatchEvent(new Event('change'));
+  await window.rawpvIdle();
+  const after = edit.querySelectorAll(':scope > .detail .ln.sbs').length;
+  const unified = edit.querySelectorAll(':scope > .detail .ln').length;
+  return {inDetails, folded, unfolded, sideRows: rows.length > 5, pairLeft: pair[0].slice(0, 6),
+          pairRight: pair[1].slice(0, 6), lone: lone[1].slice(0, 6), ctx: !!ctx, after,
+          unified: unified > rows.length};
+})()",
+        )
+        .await;
+    assert_eq!(
+        r,
+        serde_json::json!({"inDetails": 0, "folded": true, "unfolded": true, "sideRows": true,
+                           "pairLeft": "276 \u{2502}-", "pairRight": "276 \u{2502}+",
+                           "lone": "277 \u{2502}+", "ctx": true, "after": 0, "unified": true}),
+    );
+    assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
+}
+
 /// Pictures of an exported corpus page for people who want to look (and for README's
 /// `assets/export.png`): `RAWPV_SHOTS=DIR cargo test --test it export_browser::screenshots --
 /// --ignored` (`scripts/export-screenshots.sh`). Wide and narrow, light and dark, with a diff

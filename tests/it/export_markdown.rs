@@ -497,3 +497,79 @@ fn max_lines_zero_keeps_a_big_output_whole_and_the_cut_note_counts_all_of_it() {
     let said = format!("… {} more lines", LINES - kept);
     assert!(cut.contains(&said), "no {said:?} in the cut export");
 }
+
+/// The ```` ```diff ```` blocks of a document, in order.
+fn diff_blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside: Option<String> = None;
+    for ev in gfm(md) {
+        match ev {
+            Event::Start(Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(lang)))
+                if &*lang == "diff" =>
+            {
+                inside = Some(String::new());
+            }
+            Event::Text(t) => {
+                if let Some(s) = inside.as_mut() {
+                    s.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => out.extend(inside.take()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Attack 10 #5: an Edit's output diff carries the file's line numbers from its structured
+/// patch (it was `@@ -0,0 +0,0 @@`), a Write's the lines of the file it replaced; both name the
+/// path relative to the session's directory and apply with `git apply` there, one after the
+/// other, giving the file the session ended with. An edit's strings alone (its input) give no
+/// line numbers: the hunk says so and the block claims no file (no `---`/`+++` headers), and a
+/// snippet's missing final newline is not called the file's.
+#[test]
+fn edit_diffs_carry_the_files_line_numbers_and_apply_with_git() {
+    let fixture = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/export/edits.jsonl"
+    ));
+    let md = export(&exports::load(fixture), Depth::Full, true);
+    assert!(!md.contains("@@ -0,0 +0,0 @@"), "{md}");
+    assert!(!md.contains("No newline"), "{md}");
+    let blocks = diff_blocks(&md);
+    let (patches, snippets): (Vec<_>, Vec<_>) = blocks
+        .iter()
+        .partition(|b| b.starts_with("--- a/src/lib.rs\n+++ b/src/lib.rs\n"));
+    assert_eq!(patches.len(), 2, "{md}");
+    assert!(patches[0].contains("\n@@ -2,7 +2,8 @@\n"), "{}", patches[0]);
+    assert!(patches[1].contains("\n@@ -7,5 +7,5 @@\n"), "{}", patches[1]);
+    assert_eq!(
+        snippets,
+        vec!["@@ line numbers not in the record @@\n-l5\n+L5\n+L5b\n"],
+        "{md}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    let file = dir.path().join("src/lib.rs");
+    let original = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
+    std::fs::write(&file, original).unwrap();
+    for (i, p) in patches.iter().enumerate() {
+        let patch = dir.path().join(format!("{i}.diff"));
+        std::fs::write(&patch, p).unwrap();
+        let out = std::process::Command::new("git")
+            .args(["apply", "--verbose"])
+            .arg(&patch)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{p}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "l1\nl2\nl3\nl4\nL5\nL5b\nl6\nl7\nl8\nl nine\nl10\n"
+    );
+}
