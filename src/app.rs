@@ -14,8 +14,11 @@
 //! * One terminal owner: only the loop in [`run`] reads input and draws. The source task and
 //!   render jobs send messages; they never touch the app.
 //! * Draw on change: `update` returns whether anything visible changed; the [`FrameScheduler`]
-//!   draws at most once per [`MIN_FRAME`]; the only timer is the elapsed-time tick, armed only
-//!   while a call runs on a live source.
+//!   draws at most once per [`MIN_FRAME`]; the only timer is the clock tick, armed while a live
+//!   source goes on (it redraws while a call runs or when the live state's words change).
+//! * Attention (issue 21): the live state (`session::live`) is asked after every source batch
+//!   and tick; entering waiting, stuck or looping leaves bell and notification bytes
+//!   (`crate::notify`) that the loop writes through the terminal, once per state.
 //! * Heavy detail renders run on `spawn_blocking`, tagged with a generation; a result is used
 //!   only if it is for the selected item. Plain text stands in meanwhile.
 //! * When the session changes wholesale (a followed file restarted, the oldest rows compacted
@@ -45,7 +48,7 @@ mod update;
 
 pub use crate::ui::SourceStatus;
 pub use crate::ui::status_bar::MatchStatus;
-pub use entry::{run, run_browse};
+pub use entry::{run, run_browse, run_latest};
 pub(crate) use event_loop::event_loop;
 pub use event_loop::{FrameScheduler, run_loop};
 pub use scan::SCAN_BUDGET;
@@ -146,6 +149,20 @@ pub struct App {
     count: Option<scan::Count>,
     /// Longest step of a scan ([`SCAN_BUDGET`]; tests set zero: 16 items a step).
     scan_budget: Duration,
+    /// The live state's bookkeeping (`session::live`), fed every applied frame.
+    tracker: crate::session::live::Tracker,
+    /// Its thresholds (config `[live]`).
+    thresholds: crate::session::live::Thresholds,
+    /// What rings and notifies (config `[notify]`, resolved for the terminal).
+    notify: crate::notify::Notify,
+    /// Bell and notification bytes for the loop to write to the terminal.
+    attention_out: String,
+    /// The state last rung for (a state rings once, when it is entered).
+    last_alert: Option<crate::session::live::State>,
+    /// The live state's words as last drawn (a tick redraws when they change).
+    live_words: String,
+    /// The source said it is live (a followed file: after reading what existed).
+    caught_up: bool,
 }
 
 impl App {
@@ -187,6 +204,13 @@ impl App {
             count: None,
             scan: None,
             scan_budget: scan::SCAN_BUDGET,
+            tracker: crate::session::live::Tracker::new(),
+            thresholds: crate::session::live::Thresholds::default(),
+            notify: crate::notify::Notify::default(),
+            attention_out: String::new(),
+            last_alert: None,
+            live_words: String::new(),
+            caught_up: false,
         }
     }
 
@@ -338,9 +362,34 @@ impl App {
         a.timeline.union(a.feed).union(a.detail).union(a.status)
     }
 
-    /// Whether the elapsed-time tick should run.
+    /// Whether the clock tick should run: on a live source until it ends (elapsed times, the
+    /// live state's ages, idle and stuck calls).
     pub fn animating(&self) -> bool {
-        self.live && !self.session.ended && self.session.counts.running > 0
+        self.live && !self.session.ended
+    }
+
+    /// The live state now (`session::live`): `None` unless the source is live (stdin, a
+    /// followed file, a stream).
+    pub fn live_state(&self) -> Option<crate::session::live::Live> {
+        self.live.then(|| {
+            self.tracker
+                .state(&self.session, self.now, &self.thresholds)
+        })
+    }
+
+    /// The live state's thresholds (config `[live]`).
+    pub fn set_thresholds(&mut self, t: crate::session::live::Thresholds) {
+        self.thresholds = t;
+    }
+
+    /// What rings and notifies (config `[notify]`, resolved for the terminal).
+    pub fn set_notify(&mut self, n: crate::notify::Notify) {
+        self.notify = n;
+    }
+
+    /// Takes the bell and notification bytes the live state left for the loop to write.
+    pub fn take_attention_out(&mut self) -> Option<String> {
+        (!self.attention_out.is_empty()).then(|| std::mem::take(&mut self.attention_out))
     }
 
     /// Applies one message; returns whether a redraw is needed.
@@ -353,13 +402,24 @@ impl App {
             }
             Msg::Source(m) => {
                 self.on_source(m);
+                self.attend();
                 true
             }
             Msg::Rendered(done) => self.on_rendered(done),
             Msg::ReplayTick(now) => self.replay_tick(now),
             Msg::Tick(now) => {
                 self.now = Some(now);
-                self.animating()
+                self.tracker
+                    .saw_clock(&self.session, now, self.thresholds.recent);
+                self.attend();
+                // Redrawn while a call runs (its elapsed time) or when the state's words change.
+                let words = self
+                    .live_state()
+                    .map(|l| l.describe(&self.session))
+                    .unwrap_or_default();
+                let changed = words != self.live_words;
+                self.live_words = words;
+                self.animating() && (self.session.counts.running > 0 || changed)
             }
             Msg::Work => self.work(self.scan_budget),
         }

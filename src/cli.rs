@@ -43,6 +43,10 @@ pub struct OpenArgs {
     /// Follow a growing file: new frames appear as they are written.
     #[arg(short = 'f', long)]
     pub follow: bool,
+    /// Open the newest session of the project in the current directory (or its nearest parent
+    /// with sessions; Claude Code and Codex), following it as -f does.
+    #[arg(long, conflicts_with = "input")]
+    pub latest: bool,
     #[command(flatten)]
     pub net: NetArgs,
     /// Play the session back at its recorded pace: opens playing from the start (Space pauses,

@@ -116,6 +116,126 @@ impl Default for LibraryConfig {
     }
 }
 
+/// The `[live]` table: when a session counts as being written now, idle, stuck or looping
+/// (`crate::session::live`, issue 21).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct LiveConfig {
+    /// A session file changed within this is being written now; frames stamped within this of
+    /// the clock make an input live.
+    #[serde(deserialize_with = "duration")]
+    pub recent: std::time::Duration,
+    /// Nothing written this long and no call running: idle.
+    #[serde(deserialize_with = "duration")]
+    pub idle_after: std::time::Duration,
+    /// A call of a tool with fewer than 3 finished calls in the session is stuck after this.
+    #[serde(deserialize_with = "duration")]
+    pub stuck_after: std::time::Duration,
+    /// The least stuck threshold derived from a tool's durations (5 × their 90th percentile).
+    #[serde(deserialize_with = "duration")]
+    pub stuck_min: std::time::Duration,
+    /// Failures in a row of the same tool and input that make a loop.
+    pub loop_after: u32,
+    /// Stuck thresholds by tool name, over the derived ones (`Bash = "30m"`).
+    #[serde(deserialize_with = "durations")]
+    pub stuck_tools: BTreeMap<String, std::time::Duration>,
+}
+
+impl Default for LiveConfig {
+    fn default() -> Self {
+        let t = crate::session::live::Thresholds::default();
+        Self {
+            recent: t.recent,
+            idle_after: t.idle_after,
+            stuck_after: t.stuck_after,
+            stuck_min: t.stuck_min,
+            loop_after: t.loop_after,
+            stuck_tools: t.stuck_tools,
+        }
+    }
+}
+
+impl LiveConfig {
+    /// The live state's thresholds.
+    pub fn thresholds(&self) -> crate::session::live::Thresholds {
+        crate::session::live::Thresholds {
+            recent: self.recent,
+            idle_after: self.idle_after,
+            stuck_after: self.stuck_after,
+            stuck_min: self.stuck_min,
+            stuck_tools: self.stuck_tools.clone(),
+            loop_after: self.loop_after,
+        }
+    }
+}
+
+/// The `[notify]` table: what rings the bell and sends a desktop notification (`crate::notify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NotifyConfig {
+    pub waiting: bool,
+    pub stuck: bool,
+    pub looping: bool,
+    pub turn_end: bool,
+    pub bell: bool,
+    pub desktop: crate::notify::Desktop,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        let n = crate::notify::Notify::default();
+        Self {
+            waiting: n.waiting,
+            stuck: n.stuck,
+            looping: n.looping,
+            turn_end: n.turn_end,
+            bell: n.bell,
+            desktop: crate::notify::Desktop::Auto,
+        }
+    }
+}
+
+impl NotifyConfig {
+    /// The settings for this process's terminal (`TERM`, `TMUX`).
+    pub fn resolve_env(&self) -> crate::notify::Notify {
+        crate::notify::Notify {
+            waiting: self.waiting,
+            stuck: self.stuck,
+            looping: self.looping,
+            turn_end: self.turn_end,
+            bell: self.bell,
+            ..crate::notify::Notify::default()
+        }
+        .from_env(self.desktop)
+    }
+}
+
+/// A duration in the usual human syntax (`90s`, `10m`, `1h 30m`).
+fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<std::time::Duration, D::Error> {
+    let s = String::deserialize(d)?;
+    humantime::parse_duration(s.trim()).map_err(|e| {
+        serde::de::Error::custom(format!(
+            "`{s}` is not a duration ({e}; e.g. \"90s\", \"10m\")"
+        ))
+    })
+}
+
+/// Tool name → duration.
+fn durations<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, std::time::Duration>, D::Error> {
+    let m = BTreeMap::<String, String>::deserialize(d)?;
+    m.into_iter()
+        .map(|(k, v)| {
+            humantime::parse_duration(v.trim())
+                .map(|d| (k.clone(), d))
+                .map_err(|e| {
+                    serde::de::Error::custom(format!("{k} = `{v}` is not a duration ({e})"))
+                })
+        })
+        .collect()
+}
+
 /// The syntect theme `theme = "light"` uses when `syntax_theme` is not set.
 pub const LIGHT_SYNTAX_THEME: &str = "InspiredGitHub";
 
@@ -181,6 +301,10 @@ pub struct Config {
     pub keys: BTreeMap<String, Vec<String>>,
     pub browser: BrowserConfig,
     pub library: LibraryConfig,
+    /// Live state thresholds (issue 21).
+    pub live: LiveConfig,
+    /// Bell and desktop notifications (issue 21).
+    pub notify: NotifyConfig,
     /// Most of the width the feed takes beside the detail pane, in percent (20 to 80; `{` / `}`
     /// change it while viewing).
     pub feed_width: u16,
@@ -200,6 +324,8 @@ impl Default for Config {
             keys: BTreeMap::new(),
             browser: BrowserConfig::default(),
             library: LibraryConfig::default(),
+            live: LiveConfig::default(),
+            notify: NotifyConfig::default(),
             feed_width: crate::ui::Split::DEFAULT_SHARE,
             prices: BTreeMap::new(),
         }
@@ -507,8 +633,8 @@ pub fn parse_chord(spec: &str) -> Option<KeyChord> {
     Some(KeyChord::new(code, mods))
 }
 
-/// Warns for every user key the defaults do not have (`keys` and `browser.dirs` hold free-form
-/// content and are checked elsewhere).
+/// Warns for every user key the defaults do not have (`keys`, `prices`, `live.stuck_tools` and
+/// `browser.dirs` hold free-form content and are checked elsewhere).
 fn unknown_keys(defaults: &Table, user: &Table, prefix: &str, file: &Path, out: &mut Vec<String>) {
     for (k, v) in user {
         let path = format!("{prefix}{k}");
@@ -517,7 +643,9 @@ fn unknown_keys(defaults: &Table, user: &Table, prefix: &str, file: &Path, out: 
                 "{}: unknown key `{path}` (ignored)",
                 file.display()
             )),
-            Some(Value::Table(d)) if path != "keys" && path != "prices" => {
+            Some(Value::Table(d))
+                if path != "keys" && path != "prices" && path != "live.stuck_tools" =>
+            {
                 if let Value::Table(u) = v {
                     unknown_keys(d, u, &format!("{path}."), file, out);
                 }

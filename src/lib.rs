@@ -21,6 +21,9 @@
 //! * [`fmt`]: plurals, durations, byte sizes and fitting text to columns, for every output
 //! * [`library`]: the session library's index (SQLite, FTS5), its updates and full-text search
 //! * [`log`]: the opt-in log file (`--log-level`, `RAWPV_LOG`)
+//! * [`project`]: the sessions of the project rawpv runs in (`rawpv` alone, `--latest`)
+//! * [`notify`]: the bell and OSC 9 / OSC 777 notifications the live state
+//!   (`session::live`) rings
 //!
 //! `protocol` and `session` never import ratatui.
 
@@ -41,6 +44,8 @@ pub mod import;
 pub mod keymap;
 pub mod library;
 pub mod log;
+pub mod notify;
+pub mod project;
 pub mod protocol;
 pub mod query;
 pub mod redact;

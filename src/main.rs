@@ -105,6 +105,18 @@ async fn run(cli: Cli) -> i32 {
             })
             .await
         }
+        None if cli.open.latest => {
+            if let Err(e) = color_eyre::install() {
+                eprintln!("rawpv: {e}");
+            }
+            match Box::pin(app::run_latest(&cli.open)).await {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("rawpv: {e:?}");
+                    2
+                }
+            }
+        }
         None if cli.open.input.is_none()
             && std::io::IsTerminal::is_terminal(&std::io::stdin())
             && !cli.open.replay =>

@@ -52,6 +52,7 @@ pub mod chunks;
 pub mod folded;
 pub mod forks;
 pub mod hooks;
+pub mod live;
 pub mod query;
 pub mod sessions;
 pub mod summary;

@@ -53,8 +53,13 @@ pub struct DrawCtx<'a> {
     pub source: SourceInfo<'a>,
     /// The search's match count, for the status bar.
     pub matches: Option<status_bar::MatchStatus>,
-    /// Wall clock from the last tick; `None`: no elapsed times drawn.
+    /// The clock running calls' ages are measured against (epoch ms): the wall clock from the
+    /// last tick on a live input, the newest frame's time on a recording followed live;
+    /// `None`: no elapsed times drawn.
     pub now: Option<Timestamp>,
+    /// The live state (`crate::session::live`) of a live source: the status bar says it, the
+    /// feed marks the call it names.
+    pub live: Option<crate::session::live::Live>,
     /// The replay player and its state at the app's clock (`rawpv --replay`).
     pub replay: Option<(&'a Replay, ReplayState)>,
 }

@@ -1,7 +1,9 @@
 //! The session browser screen: `rawpv` with no input on a terminal lists the sessions under
 //! `~/.claude/projects` (and the config's `browser.dirs`); typing filters (fuzzy), Up/Down move,
 //! Enter opens the session in the viewer, and Esc (or q) in the viewer comes back to the list.
-//! Esc on an empty filter, or Ctrl-C, leaves.
+//! Esc on an empty filter, or Ctrl-C, leaves. A session whose file changed within
+//! `live.recent` is being written: it is followed (`-f`), so what the agent appends shows;
+//! `rawpv` in a project with such a session opens it first (issue 21).
 //!
 //! Each row's cost comes from a thread of its own (`crate::usage::report::costs`, through the
 //! usage cache), row by row as the sessions are read.
@@ -36,7 +38,11 @@ use crate::tui::Tui;
 ///
 /// # Errors
 /// The terminal could not be set up or written.
-pub(super) async fn run_browser(config: &Config, no_index: bool) -> color_eyre::Result<i32> {
+pub(super) async fn run_browser(
+    config: &Config,
+    no_index: bool,
+    first: Option<std::path::PathBuf>,
+) -> color_eyre::Result<i32> {
     let mut lib = (config.library.index && !no_index)
         .then(|| Library::open(config))
         .flatten();
@@ -66,6 +72,17 @@ pub(super) async fn run_browser(config: &Config, no_index: bool) -> color_eyre::
     // Polled here too: once the viewer has registered handlers, a signal nobody polls is lost.
     let mut signals = Signals::new()?;
     let mut last_reload = std::time::Instant::now();
+    // `rawpv` in a project whose session is being written now (issue 21): that session first,
+    // live; Esc or q shows the list.
+    if let Some(path) = first {
+        drop(events);
+        open_in_viewer(SourceKind::Follow(path), config, &mut tui, None).await?;
+        if crate::signals::fatal().is_some() {
+            return Ok(0);
+        }
+        tui.clear_screen()?;
+        events = EventStream::new();
+    }
     loop {
         browser.now_ms = now_ms();
         tui.draw(|f| {
@@ -202,7 +219,17 @@ pub(super) async fn run_browser(config: &Config, no_index: bool) -> color_eyre::
                     continue;
                 };
                 drop(events);
-                open_in_viewer(SourceKind::File(path), config, &mut tui, None).await?;
+                // A session still being written is followed, as `-f` does (issue 21).
+                let kind = if crate::project::file_being_written(
+                    &path,
+                    std::time::SystemTime::now(),
+                    config.live.recent,
+                ) {
+                    SourceKind::Follow(path)
+                } else {
+                    SourceKind::File(path)
+                };
+                open_in_viewer(kind, config, &mut tui, None).await?;
                 if crate::signals::fatal().is_some() {
                     // The viewer quit on a fatal signal: the browser ends with it.
                     break;
@@ -227,7 +254,8 @@ async fn open_in_viewer(
     tui: &mut Tui,
     at: Option<(usize, String)>,
 ) -> color_eyre::Result<()> {
-    let mut app = App::new(kind.label(), false);
+    let live = matches!(kind, SourceKind::Follow(_));
+    let mut app = App::new(kind.label(), live);
     app.configure(config);
     app.from_browser = true;
     if let Some((item, query)) = at {

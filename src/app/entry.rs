@@ -30,7 +30,47 @@ pub async fn run_browse(open: &OpenArgs) -> color_eyre::Result<i32> {
     };
     // The browser's own status line has no room for a note: the log says what was picked.
     let _ = pick_theme(&mut config, open);
-    browser::run_browser(&config, open.no_index).await
+    // Zero set-up (issue 21): the session of this project being written now opens first.
+    let roots = crate::browse::default_roots(&config.browser.dirs);
+    let first = crate::project::here().and_then(|(dir, home, today)| {
+        crate::project::project_sessions(&roots, &dir, home.as_deref(), today)
+            .into_iter()
+            .next()
+            .filter(|e| {
+                crate::project::being_written(e, std::time::SystemTime::now(), config.live.recent)
+            })
+            .map(|e| e.path)
+    });
+    if let Some(p) = &first {
+        tracing::info!(path = %p.display(), "this project's session is being written: opened live");
+    }
+    browser::run_browser(&config, open.no_index, first).await
+}
+
+/// `rawpv --latest`: the newest session of the project in the current directory (or its
+/// nearest parent with sessions: `crate::project`), followed as `-f` does.
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub async fn run_latest(open: &OpenArgs) -> color_eyre::Result<i32> {
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    let roots = crate::browse::default_roots(&config.browser.dirs);
+    let Some((dir, home, today)) = crate::project::here() else {
+        eprintln!("rawpv: --latest: the current directory cannot be read");
+        return Ok(2);
+    };
+    let found = crate::project::project_sessions(&roots, &dir, home.as_deref(), today);
+    let Some(newest) = found.into_iter().next() else {
+        eprintln!(
+            "rawpv: --latest: no session of {} (looked in {})",
+            crate::render::text::visible(&dir.display().to_string()),
+            crate::project::looked_in(&roots, &dir, today).join(", ")
+        );
+        return Ok(2);
+    };
+    Box::pin(run(SourceKind::Follow(newest.path), open)).await
 }
 
 /// Why the viewer cannot open `kind` at all, said before the screen is taken (like `print`):

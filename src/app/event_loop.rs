@@ -183,6 +183,9 @@ where
         if let Some(seq) = app.clipboard_out.take() {
             screen.write_raw(&seq)?;
         }
+        if let Some(seq) = app.take_attention_out() {
+            screen.write_raw(&seq)?;
+        }
         if app.suspend_requested {
             app.suspend_requested = false;
             screen.suspend()?;

@@ -244,6 +244,7 @@ impl App {
 
     /// What the widgets draw from this frame (after [`App::prepare`]).
     pub fn draw_ctx(&self) -> ui::DrawCtx<'_> {
+        let live = self.live_state();
         ui::DrawCtx {
             shown: self.view.shown,
             session: &self.session,
@@ -262,7 +263,10 @@ impl App {
                 hint: self.hint.as_deref(),
             },
             matches: self.match_status(),
-            now: self.now,
+            // Ages against the live state's clock: the wall clock when the input is live, its
+            // newest frame when it is a recording (issue 21).
+            now: live.as_ref().map_or(self.now, |l| l.clock),
+            live,
             replay: self.replay.as_ref().map(|r| (r, r.state(self.clock))),
         }
     }

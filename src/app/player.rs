@@ -42,6 +42,8 @@ impl App {
         self.theme = config.theme(crate::config::no_color_env());
         self.keymap = config.keymap();
         self.limits = config.limits.limits();
+        self.thresholds = config.live.thresholds();
+        self.notify = config.notify.resolve_env();
         self.view.feed_share = config
             .feed_width
             .clamp(crate::ui::Split::MIN_SHARE, crate::ui::Split::MAX_SHARE);

@@ -39,7 +39,12 @@ impl App {
                 }
                 for d in items {
                     let applied = self.session.apply(d);
+                    self.tracker.observe(&self.session, applied);
                     self.reconcile(applied);
+                }
+                if let Some(now) = self.now {
+                    self.tracker
+                        .saw_clock(&self.session, now, self.thresholds.recent);
                 }
                 self.compact_session();
                 self.try_open_at(false);
@@ -62,7 +67,11 @@ impl App {
                         self.load_progress = Some((bytes, total));
                         SourceStatus::Loading
                     }
-                    SourceState::Live | SourceState::Connecting { .. } => SourceStatus::Live,
+                    SourceState::Live => {
+                        self.caught_up = true;
+                        SourceStatus::Live
+                    }
+                    SourceState::Connecting { .. } => SourceStatus::Live,
                     SourceState::Reconnecting { attempt, .. } => {
                         SourceStatus::Reconnecting(attempt)
                     }
@@ -129,6 +138,8 @@ impl App {
         match why {
             Rebase::Restarted { reason } => {
                 self.session = Session::new();
+                self.tracker = crate::session::live::Tracker::new();
+                self.last_alert = None;
                 self.scan = None;
                 self.view.progress = None;
                 self.view.rows = self.view.filter.as_ref().map(|_| Vec::new());
@@ -142,6 +153,12 @@ impl App {
                 self.restart_count();
             }
             Rebase::Compacted { c, selected } => {
+                // The waits' rows moved (the calls are held by id).
+                let live_seen = self.tracker.live_seen();
+                self.tracker = crate::session::live::Tracker::rebuild(&self.session);
+                if live_seen {
+                    self.tracker.assume_live();
+                }
                 self.view.remap(&c, self.session.items.len());
                 self.scan_after_compaction(&c);
                 let new_sel = selected
@@ -179,6 +196,46 @@ impl App {
                 self.reset_detail();
             }
         }
+    }
+
+    /// Rings for the live state when it enters a kind that needs the person (`session::live`,
+    /// config `[notify]`): once per state, only on a live input that has caught up (no bell for
+    /// what a followed file held before it was opened, nor for a recording).
+    pub(super) fn attend(&mut self) {
+        if !self.live || !self.caught_up || !self.tracker.live_seen() {
+            return;
+        }
+        let Some(live) = self.live_state() else {
+            return;
+        };
+        let Some(kind) = live.attention() else {
+            self.last_alert = None;
+            return;
+        };
+        if self.last_alert.as_ref() == Some(&live.state) {
+            return;
+        }
+        self.last_alert = Some(live.state);
+        if !self.notify.wants(kind) {
+            return;
+        }
+        let words = live.describe(&self.session);
+        tracing::info!(state = %words, "attention");
+        // A file by its name (the path is on the status bar), a URL or stdin as labelled.
+        let label = &self.source_label;
+        let name = if label.contains("://") {
+            None
+        } else {
+            std::path::Path::new(label)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        };
+        let title = format!(
+            "rawpv: {}",
+            crate::fmt::truncate_keep_tail(name.as_deref().unwrap_or(label), 60)
+        );
+        let seq = self.notify.sequence(&title, &words);
+        self.attention_out.push_str(&seq);
     }
 
     pub(super) fn on_rendered(&mut self, done: RenderDone) -> bool {

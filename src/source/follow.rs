@@ -29,8 +29,10 @@ use tokio::sync::mpsc;
 use super::lines::{LineDecoder, MAX_LINE_BYTES};
 use super::{SourceError, SourceMsg, SourceState, send_decoded};
 
-/// How often a followed file is checked for new bytes, truncation and rotation.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(150);
+/// How often a followed file is checked for new bytes, truncation and rotation: short enough
+/// that a written record is on screen within 100 ms at p99 (issue 21 item 5, BENCHMARKS.md
+/// "Live latency"); a poll is three cheap system calls (a read at the end, two `stat`s).
+pub const POLL_INTERVAL: Duration = Duration::from_millis(30);
 /// Read buffer size, in bytes.
 const READ_CHUNK: usize = 256 * 1024;
 

@@ -135,6 +135,14 @@ pub fn render_feed(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
                 build_row_with(ctx.session, item, width, ctx.theme, ctx.now, fold, cols)
             }
         };
+        // The call the live state is about says so in its badge (issue 21).
+        if let Some(l) = &ctx.live
+            && l.attention().is_some()
+            && let Some(Item::Invocation(k)) = ctx.session.items.get(item)
+            && l.call() == Some(*k)
+        {
+            mark_live(&mut line, l.word(), ctx.theme.finding_warning, cols.badge);
+        }
         if let Some(re) = &ctx.search {
             line = super::highlight_matches(line, re, ctx.theme.search_match);
         }
@@ -421,6 +429,16 @@ pub fn build_row_with(
     }
 }
 
+/// Index of the status badge among a call row's spans ([`build_invocation_row`]).
+const BADGE_SPAN: usize = 9;
+
+/// Puts the live state's word (`waiting`, `stuck`, `looping`) in a call row's badge.
+pub fn mark_live(line: &mut Line<'static>, word: &str, style: Style, badge_w: usize) {
+    if let Some(span) = line.spans.get_mut(BADGE_SPAN) {
+        *span = Span::styled(fit_right(word, badge_w), style);
+    }
+}
+
 fn build_invocation_row(
     session: &Session,
     inv: &Invocation,
@@ -466,6 +484,7 @@ fn build_invocation_row(
     } else {
         fit(&summary, room_left)
     };
+    // The badge is span BADGE_SPAN (`mark_live` replaces it).
     Line::from(vec![
         Span::styled(clock(inv.requested_at), theme.dim),
         Span::raw(" "),

@@ -1,5 +1,6 @@
-//! Status bar: source and its state, counts, filter and search (with the selected match's rank
-//! and the match count, `match 3/17`), key hints (two rows).
+//! Status bar: source and its state (on a live source, the live state of `session::live`:
+//! `live · waiting for you: permission for Deploy 40.0s`), counts, filter and search (with the
+//! selected match's rank and the match count, `match 3/17`), key hints (two rows).
 //!
 //! Who calls it: [`crate::ui::draw`]. Hints are generated from the keymap's bindings, so they
 //! always name the real keys. In search / filter mode the second row is the input prompt.
@@ -25,6 +26,8 @@ use crate::view::{Mode, Pane, Tab};
 const LABEL_MIN: usize = 12;
 /// Most columns of the source's name.
 const LABEL_MAX: usize = 40;
+/// Most columns of the live state's words (`waiting for you: permission for Deploy 40.0s`).
+const LIVE_MAX: usize = 48;
 
 /// What the status bar says about the search's matches (the app counts them: `App::match_status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,24 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     // scan progress). Then, by priority: the source's name (at least LABEL_MIN columns), the
     // message, the counts, the rest of the name, the token totals.
     let mut fixed = vec![Span::styled(state, state_style)];
+    // The live state (issue 21): what the agent does now, and why the bell rang.
+    if *ctx.source.status == SourceStatus::Live
+        && let Some(l) = &ctx.live
+    {
+        use crate::session::live::State;
+        let style = match l.state {
+            State::Waiting { .. } | State::Stuck { .. } | State::Looping { .. } => {
+                t.finding_warning
+            }
+            State::Running { .. } => t.status_running,
+            State::Idle | State::Ended => t.dim,
+        };
+        let words = crate::render::text::visible(&l.describe(ctx.session));
+        fixed.push(Span::styled(
+            format!(" · {}", crate::fmt::truncate(&words, LIVE_MAX)),
+            style,
+        ));
+    }
     if let Some(f) = ctx.source.format {
         fixed.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }

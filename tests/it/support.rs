@@ -4,6 +4,7 @@ pub mod cdp;
 pub mod corpus;
 pub mod exports;
 pub mod headless;
+pub mod pty;
 pub mod transcripts;
 
 /// A fake HOME holding one Claude Code project with `tests/fixtures/tui_session.jsonl` as its
