@@ -27,6 +27,7 @@
 //! dropped; never panics.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
@@ -106,9 +107,15 @@ struct Use {
     answered: bool,
     /// Next `sequence` for progress chunks.
     chunks: u64,
+    /// Lines the last progress chunk drew (the next one draws over them).
+    progress_rows: usize,
     /// The record's `sessionId`: a hook ties to the call only within the same session.
     session: Option<Box<str>>,
 }
+
+/// Lines of a `bash_progress` record's output tail drawn in its chunk (the emulator's cursor-up
+/// reaches `render::ansi::EDIT_WINDOW` lines back).
+const PROGRESS_TAIL_LINES: usize = 40;
 
 /// The record → frame mapper; keeps the state pairing needs (tool uses seen, timestamps).
 #[derive(Debug)]
@@ -465,7 +472,9 @@ impl Mapper {
     }
 
     /// A `bash_progress` record of a call still running → a `tool.invoke.stream` chunk of type
-    /// `progress` (`"12s · 210 lines\n"`; the output tail Claude Code shows is kept as `output`).
+    /// `progress`: the output tail Claude Code shows (its last [`PROGRESS_TAIL_LINES`] lines),
+    /// then `"12s · 210 lines\n"`, drawn over the previous chunk's lines (the tail is also kept
+    /// as `output`).
     /// Returns false when the record is not one (it is then kept as an `x-` frame).
     fn progress_chunk(
         &mut self,
@@ -490,11 +499,28 @@ impl Mapper {
         u.chunks += 1;
         let name = u.name.clone();
         let num = |k: &str| data.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-        let chunk = format!(
-            "{}s · {} lines\n",
+        // The output's tail Claude Code shows is a snapshot, not a delta: each chunk draws over
+        // the lines the previous one drew (cursor up, erase below), so the stream, through the
+        // terminal emulator, shows the latest tail and progress line (issue 21 item 2).
+        let mut chunk = String::new();
+        if u.progress_rows > 0 {
+            let _ = write!(chunk, "\x1b[{}A\r\x1b[J", u.progress_rows);
+        }
+        let drawn = chunk.len();
+        if let Some(tail) = data.get("output").and_then(Value::as_str) {
+            let lines: Vec<&str> = tail.lines().collect();
+            for l in &lines[lines.len().saturating_sub(PROGRESS_TAIL_LINES)..] {
+                chunk.push_str(l);
+                chunk.push('\n');
+            }
+        }
+        let _ = writeln!(
+            chunk,
+            "{}s · {} lines",
             num("elapsedTimeSeconds"),
             num("totalLines")
         );
+        u.progress_rows = chunk[drawn..].matches('\n').count();
         let mut extra = Map::new();
         if let Some(o) = data.get("output") {
             extra.insert("output".into(), o.clone());
@@ -639,6 +665,7 @@ impl Mapper {
                 input: keep.then(|| input.clone()),
                 answered: false,
                 chunks: 0,
+                progress_rows: 0,
                 session: session_of(rec).map(Box::from),
             },
         );

@@ -3,7 +3,8 @@
 //! a session waiting for permission, one with a stuck call and one looping each say so on
 //! the status bar and in the feed, and leave the bell and OSC 9 bytes for the terminal, once;
 //! an old recording followed is idle by the clock while its ages stay those of its last frame;
-//! a running call's stream shows a `docker pull` redraw in its final state.
+//! a running call's stream shows a `docker pull` redraw in its final state, and a Claude Code
+//! call's `bash_progress` tail its latest one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -159,4 +160,68 @@ async fn a_running_calls_stream_shows_a_progress_redraw_in_its_final_state() {
     assert!(!screen.contains('␛'), "{screen}");
     assert_snapshot!("live_progress_stream", term.backend());
     cancel.cancel();
+}
+
+/// A Claude Code `bash_progress` record carries a snapshot of the output's tail, not a delta:
+/// the running call's stream shows the latest tail and progress line, as the terminal would.
+#[test]
+fn a_claude_code_bash_progress_tail_shows_its_latest_state() {
+    use serde_json::json;
+    let rec = |n: u32, kind: &str, extra: serde_json::Value| {
+        let mut r = json!({
+            "parentUuid": if n == 1 { serde_json::Value::Null } else { json!(format!("u{}", n - 1)) },
+            "isSidechain": false, "userType": "external", "cwd": "/w", "sessionId": "s",
+            "version": "2.1.39", "type": kind, "uuid": format!("u{n}"),
+            "timestamp": format!("2026-12-02T10:00:0{n}.000Z"),
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        r.to_string()
+    };
+    let progress = |n: u32, secs: u32, output: &str| {
+        rec(
+            n,
+            "progress",
+            json!({"parentToolUseID": "toolu_1", "toolUseID": "bash-progress-1",
+                   "data": {"type": "bash_progress", "output": output, "fullOutput": output,
+                            "elapsedTimeSeconds": secs, "totalLines": secs * 10}}),
+        )
+    };
+    let lines = [
+        rec(
+            1,
+            "user",
+            json!({"message": {"role": "user", "content": "build it"}}),
+        ),
+        rec(
+            2,
+            "assistant",
+            json!({"message": {"model": "m", "id": "msg_1", "type": "message", "role": "assistant",
+                   "stop_reason": null, "content": [{"type": "tool_use", "id": "toolu_1",
+                   "name": "Bash", "input": {"command": "mix compile"}}]}}),
+        ),
+        progress(3, 2, "==> fine\nCompiling 1 file (.ex)\nGenerated fine app"),
+        progress(
+            4,
+            3,
+            "Generated fine app\n==> bunt\nCompiling 2 files (.ex)",
+        ),
+    ];
+    let s = rawpv::session::Session::from_decoded(
+        rawpv::import::load_bytes(lines.join("\n").as_bytes()).items,
+    );
+    let inv = s.invocation("toolu_1").unwrap();
+    let theme = rawpv::theme::Theme::dark();
+    let (shown, _) = rawpv::detail::stream::build_stream_lines(&inv.stream, &theme, 100);
+    let text: Vec<String> = shown.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "Generated fine app",
+            "==> bunt",
+            "Compiling 2 files (.ex)",
+            "3s · 30 lines"
+        ]
+    );
 }
