@@ -98,6 +98,30 @@ async fn waiting_for_permission_says_so_and_rings_once() {
 }
 
 #[tokio::test]
+async fn a_kind_turned_off_says_its_state_and_rings_nothing() {
+    let name = "live_waiting_permission.ndjson";
+    let (mut app, _dir, cancel) = follow(name).await;
+    let config = rawpv::config::load_str(
+        "[notify]\nwaiting = false\ndesktop = \"osc777\"\n",
+        Path::new("config.toml"),
+    )
+    .unwrap()
+    .config;
+    assert!(!config.notify.waiting && config.notify.stuck);
+    assert_eq!(config.notify.desktop, rawpv::notify::Desktop::Osc777);
+    app.set_notify(Notify {
+        waiting: config.notify.waiting,
+        ..Notify::default()
+    });
+    assert_eq!(tick_after(&mut app, 2000), None);
+    assert_eq!(
+        app.live_state().unwrap().describe(app.session()),
+        "waiting for you: permission for Deploy 2.0s"
+    );
+    cancel.cancel();
+}
+
+#[tokio::test]
 async fn a_call_far_past_its_tools_durations_is_stuck() {
     let name = "live_stuck_call.ndjson";
     let (mut app, _dir, cancel) = follow(name).await;
