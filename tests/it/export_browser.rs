@@ -153,7 +153,8 @@ async fn the_hostile_page_runs_nothing_and_shows_every_string() {
 /// an empty left half, and keeps the context on both sides; switched off, the unified rows
 /// come back. Turns are sections folded by a class (a `<details>` holding 100,000 calls took
 /// Chromium 47 s to lay out: attack 10 #26), so no call sits inside a `<details>`, and the
-/// turn's button hides and shows its calls.
+/// turn's button hides and shows its calls; a turn's rows sit in blocks the browser lays out
+/// only on screen (`.blk`, `content-visibility: auto`: 2.4 s to open 100,000 calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn side_by_side_is_drawn_from_the_unified_rows_and_turns_fold() {
     let Some(bin) = cdp::chromium() else { return };
@@ -177,6 +178,8 @@ async fn side_by_side_is_drawn_from_the_unified_rows_and_turns_fold() {
             r"(async () => {
   await new Promise(r => setTimeout(r, 50));
   const inDetails = document.querySelectorAll('details .call').length;
+  const outsideBlocks = document.querySelectorAll('.turn > .tb > :not(.blk)').length;
+  const blocks = document.querySelectorAll('.turn > .tb > .blk').length > 0;
   const turn = document.querySelector('.turn');
   const first = turn.querySelector('.call');
   turn.querySelector(':scope > .tt > button').click();
@@ -197,7 +200,7 @@ async fn side_by_side_is_drawn_from_the_unified_rows_and_turns_fold() {
   await window.rawpvIdle();
   const after = edit.querySelectorAll(':scope > .detail .ln.sbs').length;
   const unified = edit.querySelectorAll(':scope > .detail .ln').length;
-  return {inDetails, folded, unfolded, sideRows: rows.length > 5, pairLeft: pair[0].slice(0, 6),
+  return {inDetails, outsideBlocks, blocks, folded, unfolded, sideRows: rows.length > 5, pairLeft: pair[0].slice(0, 6),
           pairRight: pair[1].slice(0, 6), lone: lone[1].slice(0, 6), ctx: !!ctx, after,
           unified: unified > rows.length};
 })()",
@@ -205,7 +208,7 @@ async fn side_by_side_is_drawn_from_the_unified_rows_and_turns_fold() {
         .await;
     assert_eq!(
         r,
-        serde_json::json!({"inDetails": 0, "folded": true, "unfolded": true, "sideRows": true,
+        serde_json::json!({"inDetails": 0, "outsideBlocks": 0, "blocks": true, "folded": true, "unfolded": true, "sideRows": true,
                            "pairLeft": "276 \u{2502}-", "pairRight": "276 \u{2502}+",
                            "lone": "277 \u{2502}+", "ctx": true, "after": 0, "unified": true}),
     );
