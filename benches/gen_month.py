@@ -10,7 +10,12 @@ Grep; about 1 in 12 fails) written as Claude Code streams it (two records per me
 with partial output tokens, the second with the final usage, same message and request id), then
 its result; every fourth session runs a subagent whose records are inline `isSidechain`. Models:
 claude-opus-4-6, claude-sonnet-4-5-20250929, claude-haiku-4-5-20251001. Text varies (words drawn
-from a seeded generator), so sizes and parse work are real. 150 sessions are about 60 MB."""
+from a seeded generator), so sizes and parse work are real. 150 sessions are about 60 MB.
+
+For the library's benchmark (issue 27) two variables make a corpus whose words vary as real text
+does: VOCAB=N draws words from N made-up words (syllables from the seed) with Zipf's law
+(weight 1/rank) instead of the 48 words above, and SCALE=K gives each session K times the
+turns. `VOCAB=50000 SCALE=7 benches/gen_month.py HOME 500` is about 1 GB in 500 files."""
 import json, random, sys, uuid, os
 
 home = sys.argv[1]
@@ -19,7 +24,24 @@ rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
 WORDS = ("the a file test build error fix add remove parser config session token cost model "
          "render view feed turn call result output input cache read write index search query "
          "rust cargo clippy format branch commit merge review patch diff line column width").split()
-def words(n): return " ".join(rnd.choice(WORDS) for _ in range(n))
+VOCAB = int(os.environ.get("VOCAB", "0"))
+SCALE = int(os.environ.get("SCALE", "1"))
+if VOCAB:
+    SYL = ["ka", "to", "ri", "men", "sal", "vo", "de", "qu", "ix", "lo", "pra", "sun", "ter", "ba",
+           "nel", "os", "fi", "gra", "u", "wen", "zor", "hy", "ca", "mi"]
+    seen = set()
+    while len(seen) < VOCAB:
+        seen.add("".join(rnd.choice(SYL) for _ in range(rnd.randint(1, 4))))
+    WORDS = sorted(seen)
+    rnd.shuffle(WORDS)
+    CUM = []
+    acc = 0.0
+    for k in range(len(WORDS)):
+        acc += 1.0 / (k + 1)
+        CUM.append(acc)
+    def words(n): return " ".join(rnd.choices(WORDS, cum_weights=CUM, k=n))
+else:
+    def words(n): return " ".join(rnd.choice(WORDS) for _ in range(n))
 MODELS = ["claude-opus-4-6", "claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001"]
 PROJECTS = ["/home/me/src/rawpv", "/home/me/src/site", "/home/me/work/api", "/home/me/work/infra",
             "/home/me/notes", "/home/me/src/lib-x"]
@@ -66,7 +88,7 @@ for s in range(N):
         out = words(rnd.randint(20, 400))
         rec("user", side, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": out, "is_error": err}]},
             toolUseResult=("Error: " + out) if err else {"stdout": out, "stderr": "", "interrupted": False})
-    for turn in range(rnd.randint(6, 20)):
+    for turn in range(rnd.randint(6, 20) * SCALE):
         rec("user", message={"role": "user", "content": words(rnd.randint(5, 60))})
         for _ in range(rnd.randint(2, 8)):
             exchange(False, model)

@@ -4,7 +4,7 @@
 //! indexing thread (`crate::app::browser`, again whenever the watcher sees a change).
 //!
 //! What a file gives ([`read`]): the file is folded by the same decoders and reducer as the
-//! viewer (`crate::source::file::fold_path`, outputs left in the file), then one
+//! viewer (outputs kept in memory while it is indexed, so each is parsed once), then one
 //! [`SessionRow`] (issue 27 item 3), one [`CallRow`] per call and one [`Doc`] per prompt, agent
 //! text, thinking block and call ([`doc_text`]: the text the viewer's search reads, outputs
 //! read back from the file).
@@ -12,7 +12,8 @@
 //! Invariants:
 //! * A file is read again only when its [`Stamp`] (device, inode, size, mtime) changed; then it
 //!   is read whole (a Claude Code transcript's records are ordered by their parent links, so an
-//!   appended record can move earlier ones) and its rows replaced in one transaction.
+//!   appended record can move earlier ones) and its rows replaced in one transaction (with
+//!   other files' in a batch: at most [`BATCH_BYTES`] of files or [`BATCH_TIME`] apart).
 //! * Files the store knows that no longer exist are removed, words and all.
 //! * Decoding runs on worker threads (all cores but the writer's), writing on the caller's;
 //!   files are read newest first, so the sessions a user looks at first are there first.
@@ -24,6 +25,11 @@ use serde_json::Value;
 
 use super::store::{CallRow, Doc, SessionRow, Stamp, Store};
 use crate::session::{Item, MessageKind, Session};
+
+/// File bytes written to the index in one transaction at most (a cold index's batches).
+pub const BATCH_BYTES: u64 = 32 << 20;
+/// A batch is written at least this often, so rows appear while a cold index runs.
+pub const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// How far an update got (for the status bar and the benchmark).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -114,6 +120,46 @@ fn version_and_branch(path: &Path) -> (Option<String>, Option<String>) {
     (version, branch)
 }
 
+/// Folds `path` with every input and output in memory (no backing file): the indexer reads
+/// each call's text once, instead of reading each output back from the file as a viewer's
+/// session does (`source::file::fold_path`). The same decoders and reducer, so the same text
+/// (`tests/it/skip_outputs.rs` holds the two ways equal). Memory: the session's outputs, for
+/// as long as one file is indexed.
+fn fold_whole(path: &Path) -> std::io::Result<(Session, crate::import::Format)> {
+    use crate::source::file::{FileEvent, ReadOptions, read_path_with};
+    let (tx, rx) = std::sync::mpsc::sync_channel::<FileEvent>(8);
+    let owned = path.to_path_buf();
+    let reader = std::thread::spawn(move || {
+        read_path_with(
+            &owned,
+            ReadOptions {
+                defer_outputs: false,
+            },
+            |ev| match ev {
+                FileEvent::Batch(_) | FileEvent::Format(_) => tx.send(ev).is_ok(),
+                FileEvent::Progress { .. } => true,
+            },
+        )
+    });
+    let mut session = Session::new();
+    for ev in rx {
+        match ev {
+            FileEvent::Format(f) => session.reparse = crate::import::reparse_for(f),
+            FileEvent::Batch(batch) => {
+                for d in batch {
+                    session.apply(d);
+                }
+            }
+            FileEvent::Progress { .. } => {}
+        }
+    }
+    let format = reader
+        .join()
+        .map_err(|_| std::io::Error::other("the file reader thread panicked"))??;
+    session.finish();
+    Ok((session, format))
+}
+
 /// What the library keeps of one file (module docs); `project` is the directory's project,
 /// used when the session names no `cwd`. An unreadable file gives a row with its `error`.
 pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) {
@@ -129,7 +175,7 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
         row.error = Some(e);
         return (row, Vec::new(), Vec::new());
     }
-    let (s, format) = match crate::source::file::fold_path(path) {
+    let (s, format) = match fold_whole(path) {
         Ok(x) => x,
         Err(e) => {
             row.error = Some(format!("cannot read {shown}: {e}"));
@@ -346,17 +392,32 @@ pub fn update(
         }
         drop(tx);
         let mut result = Ok(());
-        for (row, calls, docs) in rx {
+        let mut batch: Vec<super::store::Indexed> = Vec::new();
+        let mut batch_bytes = 0u64;
+        let mut since = std::time::Instant::now();
+        let mut rx = rx.into_iter().peekable();
+        while let Some(one) = rx.next() {
             if result.is_err() {
                 continue;
             }
-            p.files_done += 1;
-            p.bytes_done += row.stamp.size;
-            if let Err(e) = store.put(&row, &calls, &docs) {
+            batch_bytes += one.0.stamp.size;
+            batch.push(one);
+            // Written in batches (one transaction, FTS5 flushes its postings once), at least
+            // every BATCH_TIME so rows appear as they are read.
+            let last = rx.peek().is_none();
+            if !last && batch_bytes < BATCH_BYTES && since.elapsed() < BATCH_TIME {
+                continue;
+            }
+            if let Err(e) = store.put_many(&batch) {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 result = Err(e);
                 continue;
             }
+            p.files_done += batch.len();
+            p.bytes_done += batch_bytes;
+            batch.clear();
+            batch_bytes = 0;
+            since = std::time::Instant::now();
             if !progress(&p) {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }

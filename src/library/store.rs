@@ -152,6 +152,9 @@ pub struct Candidate {
     pub ts: Option<i64>,
 }
 
+/// What one file gives the index: its session row, calls and documents.
+pub type Indexed = (SessionRow, Vec<CallRow>, Vec<Doc>);
+
 /// Which sessions a listing or search keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
@@ -168,7 +171,11 @@ pub trait Store {
     /// Every indexed file with its stamp and indexed size.
     fn stamps(&self) -> Result<Vec<(PathBuf, Stamp)>, String>;
     /// Replaces everything kept of `row.path` by `row`, `calls` and `docs`, in one transaction.
-    fn put(&mut self, row: &SessionRow, calls: &[CallRow], docs: &[Doc]) -> Result<(), String>;
+    fn put(&mut self, row: &SessionRow, calls: &[CallRow], docs: &[Doc]) -> Result<(), String> {
+        self.put_many(&[(row.clone(), calls.to_vec(), docs.to_vec())])
+    }
+    /// [`Store::put`] of several files in one transaction (a cold index writes in batches).
+    fn put_many(&mut self, files: &[Indexed]) -> Result<(), String>;
     /// Forgets `path` (its session, calls and words).
     fn remove(&mut self, path: &Path) -> Result<(), String>;
     /// The sessions `filter` keeps, last activity first.
@@ -248,6 +255,10 @@ fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
     if from == 0 {
         let tx = conn.transaction().map_err(|e| err(&e))?;
         tx.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        // Postings buffered in memory before a segment is written (1 MiB by default): fewer,
+        // larger segments for a cold index of many files.
+        tx.execute_batch("INSERT INTO words(words, rank) VALUES ('hashsize', 33554432);")
+            .map_err(|e| err(&e))?;
         tx.execute_batch(&format!(
             "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;"
         ))
@@ -573,89 +584,13 @@ impl Store for SqliteStore {
         rows.collect::<Result<_, _>>().map_err(|e| err(&e))
     }
 
-    fn put(&mut self, row: &SessionRow, calls: &[CallRow], docs: &[Doc]) -> Result<(), String> {
+    fn put_many(&mut self, files: &[Indexed]) -> Result<(), String> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| err(&e))?;
-        let path = path_text(&row.path);
-        let old: Option<i64> = tx
-            .query_row("SELECT id FROM files WHERE path = ?1", [&path], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|e| err(&e))?;
-        if let Some(id) = old {
-            delete_file(&tx, id).map_err(|e| err(&e))?;
-        }
-        let s = row.stamp;
-        tx.execute(
-            "INSERT INTO files(path, dev, ino, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![path, s.dev as i64, s.ino as i64, s.size as i64, s.mtime_ns],
-        )
-        .map_err(|e| err(&e))?;
-        let id = tx.last_insert_rowid();
-        tx.execute(
-            "INSERT INTO sessions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
-             ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-            params![
-                id,
-                row.format,
-                row.agent,
-                row.session_id,
-                row.project,
-                row.title,
-                row.first_ts,
-                row.last_ts,
-                row.calls as i64,
-                row.errors as i64,
-                row.cancelled as i64,
-                list(&row.tools),
-                list(&row.models),
-                row.tokens_in as i64,
-                row.tokens_out as i64,
-                row.tokens_cache_read as i64,
-                row.tokens_cache_write as i64,
-                row.subagents as i64,
-                row.compactions as i64,
-                row.agent_version,
-                row.git_branch,
-                row.error,
-            ],
-        )
-        .map_err(|e| err(&e))?;
-        {
-            let mut st = tx
-                .prepare_cached("INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
-                .map_err(|e| err(&e))?;
-            for c in calls {
-                st.execute(params![
-                    id,
-                    c.item,
-                    c.line as i64,
-                    c.tool,
-                    c.status,
-                    c.summary,
-                    c.started,
-                    c.ended
-                ])
-                .map_err(|e| err(&e))?;
-            }
-            let mut doc = tx
-                .prepare_cached(
-                    "INSERT INTO docs(file_id, item, line, kind, tool, ts) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(|e| err(&e))?;
-            let mut words = tx
-                .prepare_cached("INSERT INTO words(rowid, text) VALUES (?1, ?2)")
-                .map_err(|e| err(&e))?;
-            for d in docs {
-                doc.execute(params![id, d.item, d.line as i64, d.kind, d.tool, d.ts])
-                    .map_err(|e| err(&e))?;
-                let rowid = tx.last_insert_rowid();
-                words.execute(params![rowid, d.text]).map_err(|e| err(&e))?;
-            }
+        for (row, calls, docs) in files {
+            put_one(&tx, row, calls, docs).map_err(|e| err(&e))?;
         }
         tx.commit().map_err(|e| err(&e))
     }
@@ -715,6 +650,85 @@ impl Store for SqliteStore {
             .map_err(|e| err(&e))?;
         rows.collect::<Result<_, _>>().map_err(|e| err(&e))
     }
+}
+
+/// Writes one file's rows inside the caller's transaction, replacing its old ones.
+fn put_one(
+    tx: &rusqlite::Transaction<'_>,
+    row: &SessionRow,
+    calls: &[CallRow],
+    docs: &[Doc],
+) -> rusqlite::Result<()> {
+    let path = path_text(&row.path);
+    let old: Option<i64> = tx
+        .query_row("SELECT id FROM files WHERE path = ?1", [&path], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if let Some(id) = old {
+        delete_file(tx, id)?;
+    }
+    let s = row.stamp;
+    tx.execute(
+        "INSERT INTO files(path, dev, ino, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![path, s.dev as i64, s.ino as i64, s.size as i64, s.mtime_ns],
+    )?;
+    let id = tx.last_insert_rowid();
+    tx.execute(
+        "INSERT INTO sessions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
+             ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+        params![
+            id,
+            row.format,
+            row.agent,
+            row.session_id,
+            row.project,
+            row.title,
+            row.first_ts,
+            row.last_ts,
+            row.calls as i64,
+            row.errors as i64,
+            row.cancelled as i64,
+            list(&row.tools),
+            list(&row.models),
+            row.tokens_in as i64,
+            row.tokens_out as i64,
+            row.tokens_cache_read as i64,
+            row.tokens_cache_write as i64,
+            row.subagents as i64,
+            row.compactions as i64,
+            row.agent_version,
+            row.git_branch,
+            row.error,
+        ],
+    )?;
+    {
+        let mut st =
+            tx.prepare_cached("INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?;
+        for c in calls {
+            st.execute(params![
+                id,
+                c.item,
+                c.line as i64,
+                c.tool,
+                c.status,
+                c.summary,
+                c.started,
+                c.ended
+            ])?;
+        }
+        let mut doc = tx.prepare_cached(
+            "INSERT INTO docs(file_id, item, line, kind, tool, ts) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        let mut words = tx.prepare_cached("INSERT INTO words(rowid, text) VALUES (?1, ?2)")?;
+        for d in docs {
+            doc.execute(params![id, d.item, d.line as i64, d.kind, d.tool, d.ts])?;
+            let rowid = tx.last_insert_rowid();
+            words.execute(params![rowid, d.text])?;
+        }
+    }
+    Ok(())
 }
 
 /// Deletes file `id`'s rows and postings (inside the caller's transaction).
