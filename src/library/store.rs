@@ -8,8 +8,10 @@
 //! Where: `library.sqlite` in the platform cache directory (`~/.cache/rawpv` on Linux), mode
 //! 0600 (it holds the words of every session). Schema: `PRAGMA user_version` is
 //! [`SCHEMA_VERSION`] and `PRAGMA application_id` is [`APPLICATION_ID`]; an older version is
-//! migrated in place ([`migrate`]), a newer one or a foreign file is moved aside. WAL journal and
-//! a busy timeout of [`BUSY_TIMEOUT`]: several rawpv processes index and read the same file.
+//! migrated in place ([`migrate`]), a foreign file is moved aside, and a newer one is left as it
+//! is for the rawpv that made it (open fails and says so). WAL journal and a busy timeout of
+//! [`BUSY_TIMEOUT`]: several rawpv processes index and read the same file; an index already at
+//! this schema opens without the write lock, so a reader never waits for another's indexing.
 //!
 //! Invariants:
 //! * One file's rows (its file, session, calls, documents and their words) are written in one
@@ -20,7 +22,9 @@
 //!   when a hit is shown (`super::search`). Removing a file ([`Store::remove`]) deletes its
 //!   postings (`contentless_delete`); the pages they were on are merged away by FTS5 in time.
 //! * A damaged, truncated or foreign file is never an error: [`SqliteStore::open`] moves it aside
-//!   (`library.sqlite.bad-<epoch s>`) and starts a new one, saying so in [`Opened::notes`].
+//!   (`library.sqlite.bad-<epoch s>`) and starts a new one, saying so in [`Opened::notes`]. A
+//!   file merely locked by another process past the busy timeout is sound: it is never moved
+//!   aside; open fails with a message that says it is in use (attack 11 #2).
 
 use std::path::{Path, PathBuf};
 
@@ -300,6 +304,35 @@ fn truncated(path: &Path) -> bool {
     valid && wal_len == 0 && len < pages * page
 }
 
+/// Why an index file could not be opened, which decides what [`SqliteStore::open`] does.
+#[derive(Debug)]
+enum Refusal {
+    /// Damaged, truncated or foreign: moved aside and rebuilt.
+    Bad(String),
+    /// Locked by another process past the busy timeout (`SQLITE_BUSY` / `SQLITE_LOCKED`): left.
+    InUse(String),
+    /// A schema newer than this binary's: left for the rawpv that made it.
+    Newer(String),
+}
+
+impl Refusal {
+    /// A SQLite error sorted: busy and locked are "in use", the rest is damage.
+    fn of(e: &rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                Self::InUse(e.to_string())
+            }
+            _ => Self::Bad(e.to_string()),
+        }
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            Self::Bad(s) | Self::InUse(s) | Self::Newer(s) => s,
+        }
+    }
+}
+
 impl SqliteStore {
     /// Opens (creating) the index at `path` (module docs: a bad file is moved aside).
     ///
@@ -313,7 +346,21 @@ impl SqliteStore {
         }
         match Self::try_open(path) {
             Ok(s) => return Ok(Opened { store: s, notes }),
-            Err(why) => {
+            // Held by another process (attack 11 #2) or made by a newer rawpv (#10): the file is
+            // sound, so it is left as it is and this run says why it cannot use it.
+            Err(Refusal::InUse(why)) => {
+                return Err(format!(
+                    "the library index {} is in use by another process ({why}); try again, or use --no-index",
+                    path.display()
+                ));
+            }
+            Err(Refusal::Newer(why)) => {
+                return Err(format!(
+                    "the library index {} was made by a newer rawpv ({why}); it is left as it is: use --no-index, or the newer rawpv",
+                    path.display()
+                ));
+            }
+            Err(Refusal::Bad(why)) => {
                 let aside = aside_name(path);
                 let moved = std::fs::rename(path, &aside);
                 for ext in ["-wal", "-shm"] {
@@ -338,7 +385,8 @@ impl SqliteStore {
                 }
             }
         }
-        let store = Self::try_open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let store =
+            Self::try_open(path).map_err(|e| format!("{}: {}", path.display(), e.text()))?;
         Ok(Opened { store, notes })
     }
 
@@ -355,44 +403,51 @@ impl SqliteStore {
         })
     }
 
-    fn try_open(path: &Path) -> Result<Self, String> {
+    fn try_open(path: &Path) -> Result<Self, Refusal> {
         if truncated(path) {
-            return Err("the file is truncated".into());
+            return Err(Refusal::Bad("the file is truncated".into()));
         }
-        create_private(path)?;
-        let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+        create_private(path).map_err(Refusal::Bad)?;
+        let mut conn = Connection::open(path).map_err(|e| Refusal::of(&e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| Refusal::of(&e))?;
         conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refusal::of(&e))?;
         conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refusal::of(&e))?;
         let app: i32 = conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refusal::of(&e))?;
         let version: i32 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refusal::of(&e))?;
         let tables: i64 = conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refusal::of(&e))?;
         if app != APPLICATION_ID && tables > 0 {
-            return Err("not a rawpv library index".into());
+            return Err(Refusal::Bad("not a rawpv library index".into()));
         }
-        if app == APPLICATION_ID || tables == 0 {
+        if version > SCHEMA_VERSION && app == APPLICATION_ID {
+            return Err(Refusal::Newer(format!(
+                "schema version {version}, this rawpv's is {SCHEMA_VERSION}"
+            )));
+        }
+        // An index already at this schema needs no write lock to open: a reader never waits for
+        // another process's indexing (WAL readers do not block on a writer; attack 11 #3).
+        if (app == APPLICATION_ID && version < SCHEMA_VERSION) || tables == 0 {
             // Another process may be creating it at this moment: take the write lock first.
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Refusal::of(&e))?;
             let version_now: i32 = tx
                 .pragma_query_value(None, "user_version", |r| r.get(0))
-                .map_err(|e| e.to_string())?;
-            tx.commit().map_err(|e| e.to_string())?;
-            let _ = version;
-            migrate(&mut conn, version_now)?;
+                .map_err(|e| Refusal::of(&e))?;
+            tx.commit().map_err(|e| Refusal::of(&e))?;
+            migrate(&mut conn, version_now).map_err(Refusal::Bad)?;
         }
         // Every table must be readable (a damaged page says so here, not in the middle of use).
         conn.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refusal::of(&e))?;
         Ok(Self {
             conn,
             path: path.to_path_buf(),

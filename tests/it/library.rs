@@ -449,3 +449,31 @@ fn two_instances_at_once_both_answer() {
         assert_eq!(hits(&doc), want);
     }
 }
+
+/// Attack 11 #2: an index merely locked by another process (a writer holding its lock) is not
+/// damage: a run that has nothing to write reads it at once (an index at this schema opens
+/// without the write lock), and the file is never moved aside.
+#[test]
+fn a_locked_index_is_read_and_never_moved_aside() {
+    let Some(home) = corpus_home() else {
+        return;
+    };
+    let h = home.path();
+    let (code, before, err) = rawpv(h, &["sessions"]);
+    assert_eq!(code, 0, "{err}");
+    let db = h.join(".cache/rawpv/library.sqlite");
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let (code, after, err) = rawpv(h, &["sessions"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(after, before);
+    assert!(!err.contains("could not be used"), "{err}");
+    let aside: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".bad-"))
+        .collect();
+    assert_eq!(aside, Vec::<String>::new());
+    holder.execute_batch("COMMIT;").unwrap();
+}
