@@ -184,17 +184,15 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
                 e.agent.label(),
                 f.calls,
             );
-            let rest = w.saturating_sub(crate::fmt::width(&head));
-            let mut line = Line::from(vec![
-                Span::styled(head, theme.dim),
-                Span::raw(crate::fmt::truncate(&prompt, rest)),
-            ]);
-            if offset + row == state.selected {
-                line = line.style(theme.selected);
-            }
-            let y = list.y + row as u16;
-            buf.set_style(Rect::new(list.x, y, list.width, 1), line.style);
-            line.render(Rect::new(list.x, y, list.width, 1), buf);
+            session_row(
+                buf,
+                list,
+                row,
+                head,
+                &prompt,
+                offset + row == state.selected,
+                theme,
+            );
             continue;
         }
         // Below 100 columns the size gives way to the prompt (the cost stays).
@@ -210,18 +208,40 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             project,
             crate::fmt::fit_right(&cost, 9),
         );
-        let rest = w.saturating_sub(crate::fmt::width(&head));
-        let mut line = Line::from(vec![
-            Span::styled(head, theme.dim),
-            Span::raw(crate::fmt::truncate(&prompt, rest)),
-        ]);
-        if offset + row == state.selected {
-            line = line.style(theme.selected);
-        }
-        let y = list.y + row as u16;
-        buf.set_style(Rect::new(list.x, y, list.width, 1), line.style);
-        line.render(Rect::new(list.x, y, list.width, 1), buf);
+        session_row(
+            buf,
+            list,
+            row,
+            head,
+            &prompt,
+            offset + row == state.selected,
+            theme,
+        );
     }
+}
+
+/// One session row at `row` of `list`: the dim `head` (time, agent, project, figures) and the
+/// title cut to the rest of the width; the whole row in the selection style when `selected`.
+fn session_row(
+    buf: &mut Buffer,
+    list: Rect,
+    row: usize,
+    head: String,
+    title: &str,
+    selected: bool,
+    theme: &Theme,
+) {
+    let rest = usize::from(list.width).saturating_sub(crate::fmt::width(&head));
+    let mut line = Line::from(vec![
+        Span::styled(head, theme.dim),
+        Span::raw(crate::fmt::truncate(title, rest)),
+    ]);
+    if selected {
+        line = line.style(theme.selected);
+    }
+    let area = Rect::new(list.x, list.y + row as u16, list.width, 1);
+    buf.set_style(area, line.style);
+    line.render(area, buf);
 }
 
 /// The hits of the browser's full-text search, one line each: time, project, tool (or the
