@@ -7,7 +7,9 @@
 //! from its own connection when told something changed; tests drive it with a real watcher.
 //!
 //! Invariants: the thread has its own connection (SQLite WAL: readers are never blocked by it);
-//! it never touches the terminal; dropping [`Live`] stops it at its next file or wake-up.
+//! it never touches the terminal; dropping [`Live`] stops it at its next file or wake-up; an
+//! index file replaced under it (moved aside by another rawpv, deleted) is opened again before
+//! the next update, so it never writes a file nobody reads.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -80,17 +82,20 @@ fn run(
     wake: &std::sync::mpsc::Sender<()>,
     stop: &AtomicBool,
 ) {
-    let mut store = match SqliteStore::open(db) {
+    let open = || match SqliteStore::open(db) {
         Ok(o) => {
             for n in o.notes {
                 let _ = tx.send(Update::Note(n));
             }
-            o.store
+            Some((o.store, file_id(db)))
         }
         Err(e) => {
             let _ = tx.send(Update::Failed(e));
-            return;
+            None
         }
+    };
+    let Some((mut store, mut id)) = open() else {
+        return;
     };
     // The watcher wakes this thread; without one, the poll does.
     let waker = wake.clone();
@@ -125,6 +130,18 @@ fn run(
         if stop.load(Ordering::Relaxed) {
             return;
         }
+        // Another rawpv found the index damaged and moved it aside (or a user deleted it):
+        // this connection would go on writing a file nobody reads, so it opens the new one.
+        if file_id(db) != id {
+            let _ = tx.send(Update::Note(format!(
+                "the library index {} was replaced by another process: opened again",
+                db.display()
+            )));
+            let Some((s, i)) = open() else {
+                return;
+            };
+            (store, id) = (s, i);
+        }
         let inputs = index::list(paths);
         let result = index::update(&mut store, &inputs, |p| {
             let _ = tx.send(Update::Progress(*p));
@@ -147,5 +164,20 @@ fn run(
             std::thread::sleep(SETTLE);
             while woken.try_recv().is_ok() {}
         }
+    }
+}
+
+/// The index file's identity (device and inode), to see it replaced; `None` where there is
+/// none to read (then it is never seen replaced).
+fn file_id(db: &std::path::Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(db).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = db;
+        Some((0, 0))
     }
 }

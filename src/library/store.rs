@@ -24,7 +24,12 @@
 //! * A damaged, truncated or foreign file is never an error: [`SqliteStore::open`] moves it aside
 //!   (`library.sqlite.bad-<epoch s>`) and starts a new one, saying so in [`Opened::notes`]. A
 //!   file merely locked by another process past the busy timeout is sound: it is never moved
-//!   aside; open fails with a message that says it is in use (attack 11 #2).
+//!   aside; open fails with a message that says it is in use (attack 11 #2). Only evidence
+//!   that holds whatever another connection is doing counts as damage: SQLite's "not a
+//!   database" or "corrupt", a foreign `application_id`, or a file shorter than its header
+//!   says while no other connection has it open (no `-shm`: a checkpoint writes the header
+//!   before the pages after it). Any other error (I/O, a `-shm` being made or removed by
+//!   another process's open or close) is tried again, then reported, and the file is left.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +41,9 @@ pub const SCHEMA_VERSION: i32 = 1;
 pub const APPLICATION_ID: i32 = 0x5257_5056;
 /// How long a writer waits for another process's transaction.
 pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How often an open that failed for a reason other than damage or a lock is tried again
+/// (50 ms apart).
+const OTHER_TRIES: usize = 4;
 /// The index file's name.
 pub const FILE: &str = "library.sqlite";
 
@@ -249,7 +257,7 @@ CREATE VIRTUAL TABLE words USING fts5(
 ";
 
 /// Brings a database at `from` (0: empty) to [`SCHEMA_VERSION`]. Each step is one
-/// transaction; a version this build does not know is refused (the caller moves it aside).
+/// transaction; a version this build does not know is refused (`try_open` has said so first).
 fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
     if from > SCHEMA_VERSION {
         return Err(format!(
@@ -274,7 +282,20 @@ fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
 }
 
 /// Whether the file at `path` is shorter than its header says (a cut copy, a full disk).
+///
+/// Never while another connection may be writing it (its `-shm` exists, or a `-wal` holds
+/// frames): a checkpoint writes page 1, with the new page count, before the pages after it,
+/// and empties the WAL last, so a look in between sees a short file and an empty WAL.
 fn truncated(path: &Path) -> bool {
+    let side = |ext: &str| {
+        let mut s = path.as_os_str().to_owned();
+        s.push(ext);
+        PathBuf::from(s)
+    };
+    let wal_len = || std::fs::metadata(side("-wal")).map_or(0, |m| m.len());
+    if side("-shm").exists() || wal_len() > 0 {
+        return false;
+    }
     let mut bytes = Vec::with_capacity(100);
     let Ok(f) = std::fs::File::open(path) else {
         return false;
@@ -298,10 +319,7 @@ fn truncated(path: &Path) -> bool {
     ]));
     // The header's page count is valid only when it was written with the change counter.
     let valid = bytes[24..28] == bytes[92..96];
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let wal_len = std::fs::metadata(PathBuf::from(wal)).map_or(0, |m| m.len());
-    valid && wal_len == 0 && len < pages * page
+    valid && len < pages * page && !side("-shm").exists() && wal_len() == 0
 }
 
 /// Why an index file could not be opened, which decides what [`SqliteStore::open`] does.
@@ -313,22 +331,26 @@ enum Refusal {
     InUse(String),
     /// A schema newer than this binary's: left for the rawpv that made it.
     Newer(String),
+    /// Any other error (I/O, permissions, a `-shm` another process is making or removing):
+    /// tried again, then reported; the file is left.
+    Other(String),
 }
 
 impl Refusal {
-    /// A SQLite error sorted: busy and locked are "in use", the rest is damage.
+    /// A SQLite error sorted: busy and locked are "in use", "not a database" and "corrupt"
+    /// are damage, the rest is [`Refusal::Other`].
     fn of(e: &rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode as C;
         match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-                Self::InUse(e.to_string())
-            }
-            _ => Self::Bad(e.to_string()),
+            Some(C::DatabaseBusy | C::DatabaseLocked) => Self::InUse(e.to_string()),
+            Some(C::NotADatabase | C::DatabaseCorrupt) => Self::Bad(e.to_string()),
+            _ => Self::Other(e.to_string()),
         }
     }
 
     fn text(&self) -> &str {
         match self {
-            Self::Bad(s) | Self::InUse(s) | Self::Newer(s) => s,
+            Self::Bad(s) | Self::InUse(s) | Self::Newer(s) | Self::Other(s) => s,
         }
     }
 }
@@ -344,8 +366,22 @@ impl SqliteStore {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        match Self::try_open(path) {
+        let mut tried = Self::try_open(path);
+        for _ in 0..OTHER_TRIES {
+            if !matches!(tried, Err(Refusal::Other(_))) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            tried = Self::try_open(path);
+        }
+        match tried {
             Ok(s) => return Ok(Opened { store: s, notes }),
+            Err(Refusal::Other(why)) => {
+                return Err(format!(
+                    "the library index {} cannot be opened ({why}); it is left as it is: try again, or use --no-index",
+                    path.display()
+                ));
+            }
             // Held by another process (attack 11 #2) or made by a newer rawpv (#10): the file is
             // sound, so it is left as it is and this run says why it cannot use it.
             Err(Refusal::InUse(why)) => {
@@ -407,7 +443,7 @@ impl SqliteStore {
         if truncated(path) {
             return Err(Refusal::Bad("the file is truncated".into()));
         }
-        create_private(path).map_err(Refusal::Bad)?;
+        create_private(path).map_err(Refusal::Other)?;
         let mut conn = Connection::open(path).map_err(|e| Refusal::of(&e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| Refusal::of(&e))?;
@@ -443,7 +479,7 @@ impl SqliteStore {
                 .pragma_query_value(None, "user_version", |r| r.get(0))
                 .map_err(|e| Refusal::of(&e))?;
             tx.commit().map_err(|e| Refusal::of(&e))?;
-            migrate(&mut conn, version_now).map_err(Refusal::Bad)?;
+            migrate(&mut conn, version_now).map_err(Refusal::Other)?;
         }
         // Every table must be readable (a damaged page says so here, not in the middle of use).
         conn.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
@@ -872,6 +908,107 @@ mod tests {
         assert_eq!(o.notes.len(), 1, "{:?}", o.notes);
         assert!(o.notes[0].contains("moved to"), "{:?}", o.notes);
         assert!(o.store.sessions(&Filter::default()).unwrap().is_empty());
+    }
+
+    /// The session browser and the indexing thread share one index (the library's `Live`):
+    /// opens while the other connection writes and folds its WAL back (`checkpoint`) never take
+    /// the file for damage. A checkpoint writes page 1 (the header with the new page count)
+    /// before the pages after it and empties the WAL last, so a look at the file between the
+    /// two saw "shorter than its header says" with an empty WAL, and moved the index aside
+    /// under the writer (CI, session 10: the writer went on in the moved file, the reader saw
+    /// an empty new one).
+    #[test]
+    fn opens_during_writes_and_checkpoints_never_move_the_index_aside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("library.sqlite");
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let writer = sc.spawn(|| {
+                let mut s = SqliteStore::open(&p).unwrap().store;
+                let text = "alpha beta gamma ".repeat(2000);
+                let mut n = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && n < 2000 {
+                    let docs: Vec<Doc> = (0..20).map(|i| doc(i, &text)).collect();
+                    s.put(&row(&format!("/s{n}"), i64::from(n)), &[], &docs)
+                        .unwrap();
+                    s.checkpoint();
+                    n += 1;
+                }
+                n
+            });
+            let mut opens = 0;
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < std::time::Duration::from_secs(2) {
+                let o = SqliteStore::open(&p).unwrap();
+                assert_eq!(o.notes, Vec::<String>::new(), "after {opens} opens");
+                opens += 1;
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            assert!(writer.join().unwrap() > 0);
+        });
+        let aside: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".bad-"))
+            .collect();
+        assert_eq!(aside, Vec::<String>::new());
+    }
+
+    /// A file shorter than its header says is damage only while nobody else has it open: with
+    /// a `-shm` beside it, or frames in its `-wal`, another connection may be in the middle of
+    /// a checkpoint. And only "not a database" or "corrupt" from SQLite is damage.
+    #[test]
+    fn a_short_file_is_truncated_only_when_nobody_has_it_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("library.sqlite");
+        let mut s = SqliteStore::open(&p).unwrap().store;
+        let docs: Vec<Doc> = (0..50).map(|i| doc(i, &"alpha ".repeat(500))).collect();
+        s.put(&row("/a", 1), &[], &docs).unwrap();
+        drop(s);
+        let side = |ext: &str| tmp.path().join(format!("library.sqlite{ext}"));
+        assert!(!side("-shm").exists() && !side("-wal").exists());
+        assert!(!truncated(&p));
+        let len = std::fs::metadata(&p).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+        assert!(truncated(&p));
+        std::fs::write(side("-shm"), b"").unwrap();
+        assert!(!truncated(&p));
+        std::fs::remove_file(side("-shm")).unwrap();
+        std::fs::write(side("-wal"), [0u8; 32]).unwrap();
+        assert!(!truncated(&p));
+        std::fs::write(side("-wal"), b"").unwrap();
+        assert!(truncated(&p));
+        let sqlite = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
+        let kinds: Vec<&str> = [
+            rusqlite::ffi::SQLITE_BUSY,
+            rusqlite::ffi::SQLITE_LOCKED,
+            rusqlite::ffi::SQLITE_NOTADB,
+            rusqlite::ffi::SQLITE_CORRUPT,
+            rusqlite::ffi::SQLITE_IOERR,
+            rusqlite::ffi::SQLITE_IOERR_SHMOPEN,
+            rusqlite::ffi::SQLITE_CANTOPEN,
+            rusqlite::ffi::SQLITE_PROTOCOL,
+        ]
+        .into_iter()
+        .map(|c| match Refusal::of(&sqlite(c)) {
+            Refusal::InUse(_) => "in use",
+            Refusal::Bad(_) => "bad",
+            Refusal::Newer(_) => "newer",
+            Refusal::Other(_) => "other",
+        })
+        .collect();
+        assert_eq!(
+            kinds,
+            [
+                "in use", "in use", "bad", "bad", "other", "other", "other", "other"
+            ]
+        );
     }
 
     #[test]

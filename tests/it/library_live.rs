@@ -110,6 +110,57 @@ fn an_append_updates_the_row_within_a_second_and_a_deletion_leaves_search() {
     assert!(found(&db, "parser").is_empty());
 }
 
+/// Another rawpv moved the index aside (it found it damaged) while this one's indexing thread
+/// had it open: the thread opens the new file and fills it, instead of writing on into the
+/// moved one while the browser reads an empty index.
+#[test]
+fn an_index_moved_aside_under_the_thread_is_opened_again_and_filled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("projects");
+    let dir = root.join("-home-me-p");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(FIXTURE, dir.join("s.jsonl")).unwrap();
+    let db = tmp.path().join("cache/library.sqlite");
+    let mut live = Live::start(db.clone(), vec![root], Duration::from_secs(30));
+    let idle = |live: &mut Live| {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(20) {
+            match live.rx.try_recv() {
+                Ok(Update::Idle(_)) => return true,
+                Ok(Update::Failed(e)) => panic!("{e}"),
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        false
+    };
+    assert!(idle(&mut live), "the first index");
+    assert_eq!(rows(&db).len(), 1);
+    let moved = tmp.path().join("cache/library.sqlite.bad-1");
+    std::fs::rename(&db, &moved).unwrap();
+    for ext in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(tmp.path().join(format!("cache/library.sqlite{ext}")));
+    }
+    live.poke();
+    let mut notes = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        match live.rx.try_recv() {
+            Ok(Update::Idle(_)) if db.exists() => break,
+            Ok(Update::Note(n)) => notes.push(n),
+            Ok(Update::Failed(e)) => panic!("{e}"),
+            Ok(_) => {}
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+    assert_eq!(rows(&db).len(), 1, "{notes:?}");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("replaced by another process"),
+        "{notes:?}"
+    );
+}
+
 fn draw(b: &rawpv::browse::Browser, w: u16, h: u16) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| {
