@@ -9,7 +9,8 @@
 //! Output: `search` prints one line per hit, `PATH:LINE  TIME  TOOL  SNIPPET` (the tool column
 //! is the document's kind for messages: `prompt`, `text`, `thinking`), matches in bold red when
 //! colour is on; `--json` the document of `schemas/search.v1.json`. Exit 0 when something was
-//! found, 1 when nothing was, 2 on an error (a bad pattern, an index that cannot be written).
+//! found, 1 when nothing was, 2 on an error (a bad pattern, an index that cannot be written; one
+//! another rawpv is writing is read as it is, with a warning).
 //! `sessions` prints one line per session, last activity first (`--json`:
 //! `schemas/sessions.v1.json`). Untrusted text goes through `render::text::visible`.
 
@@ -46,7 +47,16 @@ fn ready(
     } else {
         library::open_default()?
     };
-    index::update(&mut store, &inputs, |_| true)?;
+    // Another rawpv writing the index past the busy timeout (a cold index of a big library):
+    // the answer comes from what the index holds, and says so (attack 11 #3).
+    if let Err(e) = index::update(&mut store, &inputs, |_| true) {
+        if !library::store::is_busy(&e) {
+            return Err(e);
+        }
+        eprintln!(
+            "rawpv: warning: {e}; answering from what the index holds so far (newer or changed sessions may be missing)"
+        );
+    }
     Ok(store)
 }
 

@@ -14,7 +14,8 @@
 //!   is read whole (a Claude Code transcript's records are ordered by their parent links, so an
 //!   appended record can move earlier ones) and its rows replaced in one transaction (with
 //!   other files' in a batch: at most [`BATCH_BYTES`] of files or [`BATCH_TIME`] apart).
-//! * Files the store knows that no longer exist are removed, words and all.
+//! * Files the store knows that no longer exist are removed, words and all, and the store
+//!   purged ([`Store::purge`]): their text is not left in the index's bytes.
 //! * Decoding runs on worker threads (all cores but the writer's), writing on the caller's;
 //!   files are read newest first, so the sessions a user looks at first are there first.
 
@@ -284,7 +285,11 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
                 kind,
                 tool,
                 ts: ts.map(|t| t.0),
-                text,
+                // Composed, as queries are (`search::composed`, attack 11 #4).
+                text: match super::search::composed(&text) {
+                    std::borrow::Cow::Borrowed(_) => text,
+                    std::borrow::Cow::Owned(c) => c,
+                },
             });
         }
     }
@@ -355,6 +360,9 @@ pub fn update(
             Some(s) if known.get(path) == Some(&s) => {}
             Some(s) => todo.push((path.clone(), project.clone(), s)),
         }
+    }
+    if p.removed > 0 {
+        store.purge()?;
     }
     todo.sort_by(|a, b| b.2.mtime_ns.cmp(&a.2.mtime_ns).then(a.0.cmp(&b.0)));
     p.files = todo.len();

@@ -154,6 +154,11 @@ fn run(
                 }
                 let _ = tx.send(Update::Idle(p));
             }
+            // Another rawpv is writing the index (its own cold index): what is written so far
+            // is there; this thread tries again at the next change or poll (attack 11 #3).
+            Err(e) if super::store::is_busy(&e) => {
+                let _ = tx.send(Update::Note(format!("{e}: trying again")));
+            }
             Err(e) => {
                 let _ = tx.send(Update::Failed(e));
                 return;

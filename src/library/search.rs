@@ -45,12 +45,26 @@ fn is_token_char(c: char) -> bool {
     c.is_alphanumeric() || ('\u{E000}'..='\u{F8FF}').contains(&c)
 }
 
-/// The tokens of `s` (runs of token characters), lower-cased.
+/// The tokens of `s` (runs of token characters), as typed: FTS5 folds the case of a query's
+/// tokens as it folded the text's, and Rust's lower-casing would not agree with it (`İ`
+/// lower-cases to `i` and a combining dot, which FTS5 reads as a separator; attack 11 #4).
 fn tokens_of(s: &str) -> Vec<String> {
     s.split(|c: char| !is_token_char(c))
         .filter(|t| !t.is_empty())
-        .map(str::to_lowercase)
+        .map(str::to_owned)
         .collect()
+}
+
+/// `s` in Unicode's composed form (NFC), borrowed when it already is (all ASCII text, most
+/// other text). The index's words and every text searched are composed first, so `é` typed
+/// as one character finds an `e` followed by a combining accent, and back (attack 11 #4).
+pub fn composed(s: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+    if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(s.nfc().collect())
+    }
 }
 
 impl Query {
@@ -59,6 +73,8 @@ impl Query {
     /// # Errors
     /// An unclosed quote, a pattern with neither a word nor a regex, a bad regex.
     pub fn parse(pattern: &str, regex: Option<&str>) -> Result<Self, String> {
+        let typed = pattern;
+        let pattern = &*composed(pattern);
         let mut terms: Vec<(String, bool, bool)> = Vec::new(); // (text, phrase, prefix)
         let mut rest = pattern.trim();
         while !rest.is_empty() {
@@ -120,14 +136,15 @@ impl Query {
             return Err("nothing to search for: give a word or --regex".into());
         }
         Ok(Self {
-            pattern: pattern.to_owned(),
+            pattern: typed.to_owned(),
             tokens,
             checks,
             regex,
         })
     }
 
-    /// Whether `text` holds every term (and matches the regex).
+    /// Whether `text` holds every term (and matches the regex). `text` is composed
+    /// ([`composed`]) by the caller.
     pub fn matches(&self, text: &str) -> bool {
         self.checks.iter().all(|c| c.is_match(text))
             && self.regex.as_ref().is_none_or(|r| r.is_match(text))
@@ -307,6 +324,7 @@ pub fn verify(path: &std::path::Path, cands: &[Candidate], q: &Query) -> Vec<Hit
         let Some(text) = super::index::doc_text(&s, i) else {
             continue;
         };
+        let text = composed(&text);
         if !q.matches(&text) {
             continue;
         }

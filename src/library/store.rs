@@ -20,7 +20,8 @@
 //! * The words of a document are kept only as the full-text index's postings (an FTS5
 //!   contentless table with `detail=none`): the text itself is read back from the session file
 //!   when a hit is shown (`super::search`). Removing a file ([`Store::remove`]) deletes its
-//!   postings (`contentless_delete`); the pages they were on are merged away by FTS5 in time.
+//!   postings (`contentless_delete`), and [`Store::purge`] after the update makes them and its
+//!   rows unrecoverable from the file's bytes (segments merged, `secure_delete`, WAL emptied).
 //! * A damaged, truncated or foreign file is never an error: [`SqliteStore::open`] moves it aside
 //!   (`library.sqlite.bad-<epoch s>`) and starts a new one, saying so in [`Opened::notes`]. A
 //!   file merely locked by another process past the busy timeout is sound: it is never moved
@@ -190,6 +191,10 @@ pub trait Store {
     fn put_many(&mut self, files: &[Indexed]) -> Result<(), String>;
     /// Forgets `path` (its session, calls and words).
     fn remove(&mut self, path: &Path) -> Result<(), String>;
+    /// Makes what [`Store::remove`] forgot unrecoverable from the store's own bytes (a deleted
+    /// session's text must not outlive it, issue 27 item 1; attack 11 #1). The indexer calls
+    /// it after an update that removed files.
+    fn purge(&mut self) -> Result<(), String>;
     /// The sessions `filter` keeps, last activity first.
     fn sessions(&self, filter: &Filter) -> Result<Vec<SessionRow>, String>;
     /// The documents holding every token of `tokens` (a token ending in `*` is a prefix),
@@ -211,8 +216,24 @@ pub struct Opened {
     pub notes: Vec<String>,
 }
 
-fn err(e: &dyn std::fmt::Display) -> String {
-    format!("library index: {e}")
+fn err(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            format!("library index: {BUSY} ({e})")
+        }
+        _ => format!("library index: {e}"),
+    }
+}
+
+/// Part of a [`Store`] error's text when another process held the index's write lock past
+/// [`BUSY_TIMEOUT`] (see [`is_busy`]).
+pub const BUSY: &str = "written by another rawpv at this moment";
+
+/// Whether a [`Store`] (or `super::index::update`) error is only another process's lock: the
+/// index is sound and holds what was written so far, so a reader answers from it and an
+/// indexer tries again later (attack 11 #3).
+pub fn is_busy(error: &str) -> bool {
+    error.contains(BUSY)
 }
 
 /// The default index file: `library.sqlite` in the platform cache directory.
@@ -451,6 +472,10 @@ impl SqliteStore {
             .map_err(|e| Refusal::of(&e))?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| Refusal::of(&e))?;
+        // Deleted rows and freed pages are overwritten with zeros (a removed session's words
+        // and call summaries do not stay in the file's free space; `Store::purge`).
+        conn.pragma_update(None, "secure_delete", "ON")
+            .map_err(|e| Refusal::of(&e))?;
         let app: i32 = conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
             .map_err(|e| Refusal::of(&e))?;
@@ -684,6 +709,19 @@ impl Store for SqliteStore {
             put_one(&tx, row, calls, docs).map_err(|e| err(&e))?;
         }
         tx.commit().map_err(|e| err(&e))
+    }
+
+    /// FTS5 keeps a removed document's postings (a tombstone marks them) until its segments
+    /// are merged: `optimize` merges them all, so they go; deleted rows' cells and freed pages
+    /// are zeroed as they are freed (`secure_delete`, set at open); the WAL, which holds the
+    /// old page images, is folded back and emptied.
+    fn purge(&mut self) -> Result<(), String> {
+        self.conn
+            .execute_batch("INSERT INTO words(words) VALUES ('optimize');")
+            .map_err(|e| err(&e))?;
+        self.conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(|e| err(&e))
     }
 
     fn remove(&mut self, path: &Path) -> Result<(), String> {

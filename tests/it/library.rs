@@ -477,3 +477,153 @@ fn a_locked_index_is_read_and_never_moved_aside() {
     assert_eq!(aside, Vec::<String>::new());
     holder.execute_batch("COMMIT;").unwrap();
 }
+
+/// Attack 11 #4: a word is found however its letters are encoded and cased. `İ` (which Rust
+/// lower-cases to `i` and a combining dot, a separator to the index) and `é` typed as one
+/// character against a text holding `e` and a combining accent (NFD, as macOS file names
+/// and some editors write it), and back.
+#[test]
+fn words_are_found_whatever_their_unicode_form() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let api = h.join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    let prompt = |ts: u32, text: &str| {
+        format!(
+            "{}\n",
+            serde_json::json!({
+                "type": "control.prompt.request",
+                "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
+                "payload": {"input_type": "text", "text": text},
+            })
+        )
+    };
+    let file = api.join("s.jsonl");
+    std::fs::write(
+        &file,
+        prompt(1, "yarın İstanbul'a gidiyoruz") + &prompt(2, "un cafe\u{301} au lait, merci"),
+    )
+    .unwrap();
+    let snippet_of = |args: &[&str]| -> Vec<(String, String)> {
+        let (code, doc) = search_json(h, args);
+        assert_eq!(code, 0, "{args:?} found nothing: {doc}");
+        doc["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| {
+                let snippet = hit["snippet"].as_str().unwrap().to_owned();
+                let mark = &hit["matches"][0];
+                let (from, to) = (
+                    mark[0].as_u64().unwrap() as usize,
+                    mark[1].as_u64().unwrap() as usize,
+                );
+                (snippet[from..to].to_owned(), snippet)
+            })
+            .collect()
+    };
+    let istanbul = vec![(
+        "İstanbul".to_owned(),
+        "yarın İstanbul'a gidiyoruz".to_owned(),
+    )];
+    assert_eq!(snippet_of(&["İstanbul"]), istanbul);
+    // A prefix marks what it matched.
+    assert_eq!(
+        snippet_of(&["İst*"]),
+        vec![("İst".to_owned(), istanbul[0].1.clone())]
+    );
+    let cafe = vec![("café".to_owned(), "un café au lait, merci".to_owned())];
+    assert_eq!(snippet_of(&["café"]), cafe);
+    assert_eq!(snippet_of(&["cafe\u{301}"]), cafe);
+    assert_eq!(snippet_of(&["CAFÉ"]), cafe);
+}
+
+/// Attack 11 #1: a deleted session's text does not outlive it in the index's bytes (the
+/// full-text postings, the call rows, the WAL), not only in its answers.
+#[test]
+fn a_deleted_sessions_words_leave_the_index_file() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let api = h.join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    let line = |ts: u32, text: &str| {
+        format!(
+            "{}\n",
+            serde_json::json!({
+                "type": "control.prompt.request",
+                "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
+                "payload": {"input_type": "text", "text": text},
+            })
+        )
+    };
+    // Two sessions, so the index is not simply emptied; the secret is in one.
+    std::fs::write(api.join("keep.jsonl"), line(1, "an ordinary prompt")).unwrap();
+    let gone = api.join("gone.jsonl");
+    std::fs::write(&gone, line(2, "the password is qzvkwxhorsebatterystaple")).unwrap();
+    let (code, doc) = search_json(h, &["qzvkwxhorsebatterystaple"]);
+    assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
+    let db = h.join(".cache/rawpv/library.sqlite");
+    let bytes_hold = |needle: &[u8]| -> Vec<String> {
+        std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                std::fs::read(e.path())
+                    .unwrap()
+                    .windows(needle.len())
+                    .any(|w| w == needle)
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    // The term's tail (FTS5 may store a term as a suffix of the one before it).
+    assert_ne!(bytes_hold(b"batterystaple"), Vec::<String>::new());
+    std::fs::remove_file(&gone).unwrap();
+    let (code, doc) = search_json(h, &["qzvkwxhorsebatterystaple"]);
+    assert_eq!((code, hits(&doc).len()), (1, 0), "{doc}");
+    assert_eq!(bytes_hold(b"batterystaple"), Vec::<String>::new());
+    assert_eq!(bytes_hold(b"gone.jsonl"), Vec::<String>::new());
+    let (code, doc) = search_json(h, &["ordinary"]);
+    assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
+}
+
+/// Attack 11 #3: while another process holds the index's write lock (its own long indexing)
+/// past the busy timeout, `rawpv search` answers from what the index holds and says so; it
+/// does not fail. Once the lock is gone the new session is indexed.
+#[test]
+fn a_search_while_another_rawpv_writes_answers_from_the_index() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let api = h.join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    let line = |ts: u32, text: &str| {
+        format!(
+            "{}\n",
+            serde_json::json!({
+                "type": "control.prompt.request",
+                "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
+                "payload": {"input_type": "text", "text": text},
+            })
+        )
+    };
+    std::fs::write(api.join("old.jsonl"), line(1, "an aardvark prompt")).unwrap();
+    let (code, doc) = search_json(h, &["aardvark"]);
+    assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
+    std::fs::write(api.join("new.jsonl"), line(2, "a narwhal prompt")).unwrap();
+    let db = h.join(".cache/rawpv/library.sqlite");
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE;").unwrap();
+    let dir = api.to_str().unwrap();
+    let (code, out, err) = rawpv(h, &["search", "--json", "--dir", dir, "aardvark"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("written by another rawpv") && err.contains("what the index holds"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(hits(&doc).len(), 1, "{doc}");
+    holder.execute_batch("COMMIT;").unwrap();
+    drop(holder);
+    let (code, doc) = search_json(h, &["narwhal"]);
+    assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
+}
