@@ -115,6 +115,36 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         Paragraph::new(lines).render(list, buf);
         return;
     }
+    let w = usize::from(list.width);
+    // The project column: as wide as the widest project, from 8 columns up to a third of the
+    // row (at least 24); a wider one keeps its tail. From the index, below 100 columns: a
+    // short date, a narrower project, no tokens; no cost column while none is known.
+    let project_w = state.project_cols.clamp(8, (w / 3).max(24));
+    let narrow = w < 100;
+    let cols = Columns {
+        when_w: if narrow { 11 } else { 16 },
+        project_w: if narrow {
+            state.project_cols.clamp(8, (w / 5).max(16))
+        } else {
+            project_w
+        },
+        tokens: !narrow,
+        cost: !(state.costs_done && state.costs.is_empty()),
+    };
+    // The column names over the rows, when there is room for a row under them.
+    let list = if list.height >= 3 {
+        let by_index = state.entries.iter().any(|e| e.facts.is_some());
+        let head = if by_index {
+            cols.index_head()
+        } else {
+            file_head(project_w, !narrow)
+        };
+        Line::styled(crate::fmt::truncate(&head, w), theme.hint)
+            .render(Rect::new(list.x, list.y, list.width, 1), buf);
+        Rect::new(list.x, list.y + 1, list.width, list.height - 1)
+    } else {
+        list
+    };
     let h = usize::from(list.height);
     if h == 0 {
         return;
@@ -126,10 +156,6 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
     } else {
         state.offset
     };
-    let w = usize::from(list.width);
-    // The project column: as wide as the widest project, from 8 columns up to a third of the
-    // row (at least 24); a wider one keeps its tail.
-    let project_w = state.project_cols.clamp(8, (w / 3).max(24));
     for (row, &i) in state.visible.iter().skip(offset).take(h).enumerate() {
         let Some(e) = state.entries.get(i) else {
             continue;
@@ -144,8 +170,6 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             None => "…".to_owned(),
         };
         if let Some(f) = &e.facts {
-            // Narrow: a short date, a narrower project, no cost column while none is known.
-            let narrow = w < 100;
             let when = f.last_ts.or_else(|| e.started.map(|t| t.0));
             let when = if narrow {
                 when.and_then(chrono::DateTime::from_timestamp_millis)
@@ -153,23 +177,16 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             } else {
                 when_label(when)
             };
-            let project = if narrow {
-                crate::fmt::fit_path(
-                    &state.project(e),
-                    state.project_cols.clamp(8, (w / 5).max(16)),
-                )
-            } else {
-                project.clone()
-            };
-            let cost = if state.costs_done && state.costs.is_empty() {
-                String::new()
-            } else {
+            let project = crate::fmt::fit_path(&state.project(e), cols.project_w);
+            let cost = if cols.cost {
                 format!(" {:>8}", crate::fmt::fit_right(&cost, 8))
+            } else {
+                String::new()
             };
             let mark = if state.is_live(e) { "●" } else { " " };
             let tokens = f.tokens_in + f.tokens_out + f.tokens_cache_read + f.tokens_cache_write;
             // Below 100 columns the tokens give way to the title (calls, errors, cost stay).
-            let tokens = if w >= 100 {
+            let tokens = if cols.tokens {
                 format!(" {:>7}", crate::ui::status_bar::short_count(tokens))
             } else {
                 String::new()
@@ -196,10 +213,10 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             continue;
         }
         // Below 100 columns the size gives way to the prompt (the cost stays).
-        let size = if w >= 100 {
-            format!(" {:>9}", crate::fmt::bytes(e.size))
-        } else {
+        let size = if narrow {
             String::new()
+        } else {
+            format!(" {:>9}", crate::fmt::bytes(e.size))
         };
         let head = format!(
             "{}  {:<6} {}{size} {:>9}  ",
@@ -218,6 +235,59 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             theme,
         );
     }
+}
+
+/// The widths of the session rows drawn from the index (`render_browser`).
+struct Columns {
+    when_w: usize,
+    project_w: usize,
+    tokens: bool,
+    cost: bool,
+}
+
+impl Columns {
+    /// The names over the index's rows, each as wide as its column: `when mark agent project
+    /// calls↳ errors✗ tokens cost  title`.
+    fn index_head(&self) -> String {
+        let tokens = if self.tokens {
+            format!(" {:>7}", "tokens")
+        } else {
+            String::new()
+        };
+        let cost = if self.cost {
+            format!(" {:>8}", "cost")
+        } else {
+            String::new()
+        };
+        format!(
+            "{:<ww$}   {:<6} {:<pw$} {:>5}{:>4}{tokens}{cost}  title",
+            if self.when_w >= 13 {
+                "last activity"
+            } else {
+                "last active"
+            },
+            "agent",
+            "project",
+            "calls",
+            "err",
+            ww = self.when_w,
+            pw = self.project_w,
+        )
+    }
+}
+
+/// The names over the rows of a file scan (no index): `started agent project size cost
+/// first prompt`.
+fn file_head(project_w: usize, size: bool) -> String {
+    let size = if size {
+        format!(" {:>9}", "size")
+    } else {
+        String::new()
+    };
+    format!(
+        "{:<16}  {:<6} {:<project_w$}{size} {:>9}  first prompt",
+        "started", "agent", "project", "cost"
+    )
 }
 
 /// One session row at `row` of `list`: the dim `head` (time, agent, project, figures) and the

@@ -609,7 +609,7 @@ fn the_browser_shows_each_sessions_cost() {
         assert!(t.cost.nanos > 0, "{}", p.display());
     }
     for w in [120u16, 80] {
-        let mut term = Terminal::new(TestBackend::new(w, 14)).unwrap();
+        let mut term = Terminal::new(TestBackend::new(w, 20)).unwrap();
         term.draw(|f| {
             let area = f.area();
             rawpv::ui::browser::render_browser(
@@ -628,12 +628,14 @@ fn the_browser_shows_each_sessions_cost() {
                     .collect()
             })
             .collect();
+        // The border, the filter line and the column names, then the rows.
+        assert!(rows[2].contains("cost"), "{:?}", rows[2]);
         for (k, &i) in b.visible.iter().enumerate() {
             let want = b.costs[&b.entries[i].path].label();
             assert!(
-                rows[k + 2].contains(&want),
+                rows[k + 3].contains(&want),
                 "{w}: {want} in {:?}",
-                rows[k + 2]
+                rows[k + 3]
             );
         }
     }
