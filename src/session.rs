@@ -217,6 +217,10 @@ pub struct Message {
     pub redacted: bool,
     pub timestamp: Option<Timestamp>,
     pub line: u64,
+    /// The line of the latest frame that continued it (a delta, the `.done`); `line` while it
+    /// is one frame's text (the library's search reads such a message back from its line
+    /// alone, `crate::library::search`).
+    pub last_line: u64,
     pub delegation_chain: Vec<Delegation>,
     /// The frame's envelope metadata (importers put e.g. `isMeta`, `uuid` here).
     pub metadata: Map<String, Value>,
@@ -1923,6 +1927,7 @@ impl Session {
                     }
                     m.done = done;
                     m.redacted |= redacted;
+                    m.last_line = m.last_line.max(frame.origin.line);
                     if done {
                         // Deltas grew the text by doubling; a closed message keeps its length.
                         m.text.shrink_to_fit();
@@ -1947,6 +1952,7 @@ impl Session {
             redacted,
             timestamp: frame.envelope.timestamp,
             line: frame.origin.line,
+            last_line: frame.origin.line,
             delegation_chain: chain,
             metadata,
         })));

@@ -56,6 +56,46 @@ pub fn doc_text(session: &Session, i: usize) -> Option<String> {
     }
 }
 
+/// [`super::store::Doc::recipe`] of item `i`, the `ordinal`-th document of its kind on its
+/// line: a message made by one frame; a call whose request, result and stream chunks (at most
+/// 64; RAWP files only, `streams`: a Claude Code progress record finds its call through the
+/// records between) are on known lines. `None` otherwise (the search then reads the whole
+/// file).
+fn recipe(session: &Session, i: usize, ordinal: u32, streams: bool) -> Option<String> {
+    let mut extra: Vec<u64> = Vec::new();
+    match session.items.get(i)? {
+        Item::Message(m) => {
+            if m.line == 0 || m.last_line != m.line {
+                return None;
+            }
+        }
+        Item::Invocation(k) => {
+            let inv = &session.invocations[*k];
+            if inv.request_line == 0
+                || inv.stream.len() > 64
+                || (!streams && !inv.stream.is_empty())
+            {
+                return None;
+            }
+            extra.extend(inv.result_line);
+            extra.extend(inv.stream.chunks().map(|c| c.line));
+            if extra.contains(&0) {
+                return None;
+            }
+            extra.sort_unstable();
+            extra.dedup();
+            extra.retain(|&l| l != inv.request_line);
+        }
+        Item::Event(_) => return None,
+    }
+    let mut r = ordinal.to_string();
+    for (n, l) in extra.iter().enumerate() {
+        r.push(if n == 0 { ':' } else { ',' });
+        r.push_str(&l.to_string());
+    }
+    Some(r)
+}
+
 /// The kind of document item `i` is (`prompt`, `text`, `thinking`, `call`).
 pub fn doc_kind(session: &Session, i: usize) -> Option<&'static str> {
     match session.items.get(i)? {
@@ -211,6 +251,12 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
     let mut agents: HashSet<&str> = HashSet::new();
     let mut calls = Vec::new();
     let mut docs = Vec::new();
+    // Whether documents can be read back from their own lines (`Doc::recipe`): a format of
+    // one record a line, and no subagent files (their records' lines are another file's).
+    let by_line = super::search::by_line(format)
+        && (format != crate::import::Format::ClaudeCode
+            || crate::import::cc_files::subagent_files(path, row.session_id.as_deref()).is_empty());
+    let mut ordinals: HashMap<(&'static str, u64), u32> = HashMap::new();
     for (i, item) in s.items.iter().enumerate() {
         match item {
             Item::Event(f) => {
@@ -266,7 +312,22 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
                 });
             }
         }
+        // The k-th document of its kind on its line (empty messages count: the search's
+        // decode of the same lines makes them too).
+        let ordinal = doc_kind(&s, i).and_then(|kind| {
+            let line = match item {
+                Item::Message(m) => m.line,
+                Item::Invocation(k) => s.invocations[*k].request_line,
+                Item::Event(_) => return None,
+            };
+            let n = ordinals.entry((kind, line)).or_default();
+            *n += 1;
+            Some(*n - 1)
+        });
         if let (Some(kind), Some(text)) = (doc_kind(&s, i), doc_text(&s, i)) {
+            let recipe = ordinal
+                .filter(|_| by_line)
+                .and_then(|k| recipe(&s, i, k, format == crate::import::Format::RawpNdjson));
             let (line, ts, tool) = match item {
                 Item::Message(m) => (m.line, m.timestamp, String::new()),
                 Item::Invocation(k) => {
@@ -290,6 +351,7 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
                     std::borrow::Cow::Borrowed(_) => text,
                     std::borrow::Cow::Owned(c) => c,
                 },
+                recipe,
             });
         }
     }
@@ -314,11 +376,13 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
         ..Default::default()
     }];
     let (kept, _) = crate::usage::report::dedupe(&facts);
+    // Saturating: a hostile file's counts near u64::MAX must not wrap (or panic in a debug
+    // build, as a fixture of absurd usage did).
     for (_, u) in kept {
-        row.tokens_in += u.tokens.input;
-        row.tokens_out += u.tokens.output;
-        row.tokens_cache_read += u.tokens.cache_read;
-        row.tokens_cache_write += u.tokens.cache_write;
+        row.tokens_in = row.tokens_in.saturating_add(u.tokens.input);
+        row.tokens_out = row.tokens_out.saturating_add(u.tokens.output);
+        row.tokens_cache_read = row.tokens_cache_read.saturating_add(u.tokens.cache_read);
+        row.tokens_cache_write = row.tokens_cache_write.saturating_add(u.tokens.cache_write);
     }
     (row, calls, docs)
 }

@@ -284,27 +284,32 @@ pub fn search(
     filter: &Filter,
     limit: Option<usize>,
 ) -> Result<Vec<Hit>, String> {
-    let cands = if q.tokens.is_empty() {
-        store.all_docs(filter)?
-    } else {
-        store.candidates(&q.tokens, filter)?
+    // The candidates come sorted by session, then file order, so one file's are consecutive:
+    // each file's are verified when the next file's begin, and the rows stop being read once
+    // `limit` hits are verified.
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut group: Vec<Candidate> = Vec::new();
+    let full = |hits: &Vec<Hit>| limit.is_some_and(|l| hits.len() >= l);
+    let mut each = |c: Candidate| {
+        if group.first().is_some_and(|g| g.path != c.path) {
+            let need = limit.map(|l| l - hits.len());
+            hits.extend(verify_some(&group, q, need));
+            group.clear();
+            if full(&hits) {
+                return false;
+            }
+        }
+        group.push(c);
+        true
     };
-    // Grouped by file, the order kept.
-    let mut order: Vec<PathBuf> = Vec::new();
-    let mut by_file: BTreeMap<PathBuf, Vec<Candidate>> = BTreeMap::new();
-    for c in cands {
-        if !by_file.contains_key(&c.path) {
-            order.push(c.path.clone());
-        }
-        by_file.entry(c.path.clone()).or_default().push(c);
+    if q.tokens.is_empty() {
+        store.each_doc(filter, &mut each)?;
+    } else {
+        store.each_candidate(&q.tokens, filter, &mut each)?;
     }
-    let mut hits = Vec::new();
-    for path in order {
-        if limit.is_some_and(|l| hits.len() >= l) {
-            break;
-        }
-        let cands = by_file.remove(&path).unwrap_or_default();
-        hits.extend(verify(&path, &cands, q));
+    if !group.is_empty() && !full(&hits) {
+        let need = limit.map(|l| l - hits.len());
+        hits.extend(verify_some(&group, q, need));
     }
     if let Some(l) = limit {
         hits.truncate(l);
@@ -312,19 +317,152 @@ pub fn search(
     Ok(hits)
 }
 
-/// The hits among `cands` (documents of `path`): the file is folded again and each
-/// candidate's text checked.
-pub fn verify(path: &std::path::Path, cands: &[Candidate], q: &Query) -> Vec<Hit> {
-    let Ok((s, _)) = crate::source::file::fold_path(path) else {
+/// The hits among `cands` (one file's documents, in file order), at least `need` of them when
+/// there are (all when `None`): verified a slice at a time, so a word in every call of a big
+/// file reads back only the calls a screen of hits needs.
+fn verify_some(cands: &[Candidate], q: &Query, need: Option<usize>) -> Vec<Hit> {
+    let Some(first) = cands.first() else {
         return Vec::new();
     };
+    let Some(need) = need else {
+        return verify(&first.path, cands, q);
+    };
     let mut out = Vec::new();
-    for c in cands {
-        let i = c.item as usize;
-        let Some(text) = super::index::doc_text(&s, i) else {
+    let mut at = 0;
+    while at < cands.len() && out.len() < need {
+        let n = (need - out.len()).max(16);
+        let slice = &cands[at..(at + n).min(cands.len())];
+        at += slice.len();
+        if slice.iter().any(|c| c.recipe.is_none()) {
+            // The whole file is folded anyway: all its candidates at once.
+            out.extend(verify(&first.path, &cands[at - slice.len()..], q));
+            break;
+        }
+        out.extend(verify(&first.path, slice, q));
+    }
+    out
+}
+
+/// Whether a file of `format` holds one record a line that its decoder reads on its own (so
+/// a document can be read back from its lines: [`texts_by_line`]).
+pub fn by_line(format: crate::import::Format) -> bool {
+    use crate::import::Format as F;
+    matches!(
+        format,
+        F::RawpNdjson
+            | F::ClaudeCode
+            | F::ClaudeStreamJson
+            | F::CodexRollout
+            | F::CodexExec
+            | F::GeminiStreamJson
+    )
+}
+
+/// A document to read back from its lines: its `line`, `kind` and recipe
+/// ([`super::store::Doc::recipe`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ByLine<'a> {
+    pub line: u64,
+    pub kind: &'a str,
+    pub recipe: &'a str,
+}
+
+/// The texts of `docs` of the file at `path` ([`super::index::doc_text`], composed), read from
+/// their own lines only: those lines, in file order and with their own numbers, go through the
+/// format's decoder and the reducer, and each document is the `ordinal`-th of its kind on its
+/// line there. `None` when the file cannot be read, is not of a [`by_line`] format, a recipe
+/// does not parse, or a document is not found (the file changed): the caller folds the whole
+/// file. The library's oracle test holds these texts equal to the whole file's for every
+/// corpus session.
+pub fn texts_by_line(path: &std::path::Path, docs: &[ByLine<'_>]) -> Option<Vec<Option<String>>> {
+    use std::collections::{BTreeSet, HashMap};
+    let mut wanted: Vec<(u64, &str, u32)> = Vec::with_capacity(docs.len());
+    let mut lines: BTreeSet<u64> = BTreeSet::new();
+    for d in docs {
+        let (ordinal, extra) = d.recipe.split_once(':').unwrap_or((d.recipe, ""));
+        wanted.push((d.line, d.kind, ordinal.parse().ok()?));
+        lines.insert(d.line);
+        for l in extra.split(',').filter(|l| !l.is_empty()) {
+            lines.insert(l.parse().ok()?);
+        }
+    }
+    let last = *lines.last()?;
+    let bytes = std::fs::read(path).ok()?;
+    let format = crate::import::detect(&bytes[..bytes.len().min(64 * 1024)]);
+    if !by_line(format) {
+        return None;
+    }
+    let mut dec = crate::import::decoder_for(format);
+    let mut items = Vec::new();
+    let mut n = 0u64;
+    for raw in bytes.split(|&b| b == b'\n') {
+        n += 1;
+        if n > last {
+            break;
+        }
+        if !lines.contains(&n) {
+            continue;
+        }
+        let raw = crate::import::without_bom(n, raw.strip_suffix(b"\r").unwrap_or(raw));
+        let text = crate::import::line_text(raw, n, &mut items);
+        dec.line(n, &text, &mut items);
+    }
+    dec.finish(&mut items);
+    let s = crate::session::Session::from_decoded(items);
+    let mut at: HashMap<(&str, u64, u32), usize> = HashMap::new();
+    let mut count: HashMap<(&str, u64), u32> = HashMap::new();
+    for (i, item) in s.items.iter().enumerate() {
+        let Some(kind) = super::index::doc_kind(&s, i) else {
             continue;
         };
-        let text = composed(&text);
+        let line = match item {
+            crate::session::Item::Message(m) => m.line,
+            crate::session::Item::Invocation(k) => s.invocations[*k].request_line,
+            crate::session::Item::Event(_) => continue,
+        };
+        let k = count.entry((kind, line)).or_default();
+        at.insert((kind, line, *k), i);
+        *k += 1;
+    }
+    wanted
+        .iter()
+        .map(|&(line, kind, ordinal)| {
+            let i = *at.get(&(kind, line, ordinal))?;
+            Some(super::index::doc_text(&s, i).map(|t| composed(&t).into_owned()))
+        })
+        .collect()
+}
+
+/// The hits among `cands` (documents of `path`): each candidate's text read back from its own
+/// lines when every candidate has a recipe ([`texts_by_line`]), else from the whole file
+/// folded again, and checked.
+pub fn verify(path: &std::path::Path, cands: &[Candidate], q: &Query) -> Vec<Hit> {
+    let by_line: Option<Vec<ByLine<'_>>> = cands
+        .iter()
+        .map(|c| {
+            Some(ByLine {
+                line: c.line,
+                kind: &c.kind,
+                recipe: c.recipe.as_deref()?,
+            })
+        })
+        .collect();
+    let texts = if let Some(t) = by_line.and_then(|d| texts_by_line(path, &d)) {
+        t
+    } else {
+        let Ok((s, _)) = crate::source::file::fold_path(path) else {
+            return Vec::new();
+        };
+        cands
+            .iter()
+            .map(|c| super::index::doc_text(&s, c.item as usize).map(|t| composed(&t).into_owned()))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (c, text) in cands.iter().zip(texts) {
+        let Some(text) = text else {
+            continue;
+        };
         if !q.matches(&text) {
             continue;
         }

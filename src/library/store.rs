@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 /// `PRAGMA application_id`: "RWPV". A database without it (and not empty) is foreign.
 pub const APPLICATION_ID: i32 = 0x5257_5056;
 /// How long a writer waits for another process's transaction.
@@ -152,6 +152,11 @@ pub struct Doc {
     pub ts: Option<i64>,
     /// The words to index (not kept: read back from the file when shown).
     pub text: String,
+    /// How the search reads this document's text back from its own lines instead of the whole
+    /// file (`super::search::texts_by_line`): `ORDINAL` or `ORDINAL:LINE,LINE…`, the k-th
+    /// document of its kind on `line` and the other lines its text comes from; `None`: only
+    /// the whole file gives it back (schema 2).
+    pub recipe: Option<String>,
 }
 
 /// A document whose words matched: where it is.
@@ -163,6 +168,8 @@ pub struct Candidate {
     pub kind: String,
     pub tool: String,
     pub ts: Option<i64>,
+    /// [`Doc::recipe`] (`None` also for documents indexed by schema 1).
+    pub recipe: Option<String>,
 }
 
 /// What one file gives the index: its session row, calls and documents.
@@ -199,9 +206,29 @@ pub trait Store {
     fn sessions(&self, filter: &Filter) -> Result<Vec<SessionRow>, String>;
     /// The documents holding every token of `tokens` (a token ending in `*` is a prefix),
     /// of the sessions `filter` keeps, newest session first, in file order.
-    fn candidates(&self, tokens: &[String], filter: &Filter) -> Result<Vec<Candidate>, String>;
-    /// Every document of the sessions `filter` keeps (a search without words).
-    fn all_docs(&self, filter: &Filter) -> Result<Vec<Candidate>, String>;
+    fn candidates(&self, tokens: &[String], filter: &Filter) -> Result<Vec<Candidate>, String> {
+        let mut out = Vec::new();
+        self.each_candidate(tokens, filter, &mut |c| {
+            out.push(c);
+            true
+        })?;
+        Ok(out)
+    }
+    /// [`Store::candidates`] one at a time, in the same order, until `each` returns `false`
+    /// (a search that has its screen of hits reads no further rows).
+    fn each_candidate(
+        &self,
+        tokens: &[String],
+        filter: &Filter,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String>;
+    /// Every document of the sessions `filter` keeps (a search without words), one at a time
+    /// as [`Store::each_candidate`].
+    fn each_doc(
+        &self,
+        filter: &Filter,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String>;
 }
 
 /// The SQLite store.
@@ -268,7 +295,7 @@ CREATE TABLE calls(
 CREATE TABLE docs(
   id INTEGER PRIMARY KEY,
   file_id INTEGER NOT NULL, item INTEGER NOT NULL, line INTEGER NOT NULL,
-  kind TEXT NOT NULL, tool TEXT NOT NULL, ts INTEGER
+  kind TEXT NOT NULL, tool TEXT NOT NULL, ts INTEGER, recipe TEXT
 );
 CREATE INDEX docs_file ON docs(file_id);
 CREATE VIRTUAL TABLE words USING fts5(
@@ -293,12 +320,20 @@ fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
         tx.execute_batch("INSERT INTO words(words, rank) VALUES ('hashsize', 33554432);")
             .map_err(|e| err(&e))?;
         tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;"
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
         ))
         .map_err(|e| err(&e))?;
         tx.commit().map_err(|e| err(&e))?;
     }
-    // Later versions: `if from <= 1 { ALTER …; user_version = 2 }`, and so on.
+    // Schema 2: a document's recipe (`Doc::recipe`); a schema-1 document has none, so the
+    // search reads its whole file, as schema 1 did, until the file is indexed again.
+    if from == 1 {
+        let tx = conn.transaction().map_err(|e| err(&e))?;
+        tx.execute_batch("ALTER TABLE docs ADD COLUMN recipe TEXT; PRAGMA user_version = 2;")
+            .map_err(|e| err(&e))?;
+        tx.commit().map_err(|e| err(&e))?;
+    }
+    // Later versions: `if from <= 2 { ALTER …; user_version = 3 }`, and so on.
     Ok(())
 }
 
@@ -675,6 +710,7 @@ fn candidate(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
         kind: r.get(3)?,
         tool: r.get(4)?,
         ts: r.get(5)?,
+        recipe: r.get(6)?,
     })
 }
 
@@ -749,35 +785,58 @@ impl Store for SqliteStore {
         rows.collect::<Result<_, _>>().map_err(|e| err(&e))
     }
 
-    fn candidates(&self, tokens: &[String], filter: &Filter) -> Result<Vec<Candidate>, String> {
+    fn each_candidate(
+        &self,
+        tokens: &[String],
+        filter: &Filter,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String> {
         let (cond, mut vals) = filter_sql(filter, true);
         vals.insert(0, rusqlite::types::Value::Text(fts_query(tokens)));
         let sql = format!(
-            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts \
+            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts, d.recipe \
              FROM words w JOIN docs d ON d.id = w.rowid \
              JOIN sessions s ON s.file_id = d.file_id JOIN files f ON f.id = d.file_id \
              WHERE words MATCH ? {cond} \
              ORDER BY coalesce(s.last_ts, 0) DESC, f.path, d.item"
         );
-        let mut st = self.conn.prepare_cached(&sql).map_err(|e| err(&e))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(vals), candidate)
-            .map_err(|e| err(&e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+        self.each_row(&sql, vals, each)
     }
 
-    fn all_docs(&self, filter: &Filter) -> Result<Vec<Candidate>, String> {
+    fn each_doc(
+        &self,
+        filter: &Filter,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String> {
         let (cond, vals) = filter_sql(filter, true);
         let sql = format!(
-            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts \
+            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts, d.recipe \
              FROM docs d JOIN sessions s ON s.file_id = d.file_id JOIN files f ON f.id = d.file_id \
              WHERE 1 {cond} ORDER BY coalesce(s.last_ts, 0) DESC, f.path, d.item"
         );
-        let mut st = self.conn.prepare_cached(&sql).map_err(|e| err(&e))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(vals), candidate)
+        self.each_row(&sql, vals, each)
+    }
+}
+
+impl SqliteStore {
+    /// Runs `sql` (selecting [`candidate`]'s columns) and hands each row to `each` until it
+    /// returns `false`.
+    fn each_row(
+        &self,
+        sql: &str,
+        vals: Vec<rusqlite::types::Value>,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String> {
+        let mut st = self.conn.prepare_cached(sql).map_err(|e| err(&e))?;
+        let mut rows = st
+            .query(rusqlite::params_from_iter(vals))
             .map_err(|e| err(&e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+        while let Some(r) = rows.next().map_err(|e| err(&e))? {
+            if !each(candidate(r).map_err(|e| err(&e))?) {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -847,12 +906,20 @@ fn put_one(
             ])?;
         }
         let mut doc = tx.prepare_cached(
-            "INSERT INTO docs(file_id, item, line, kind, tool, ts) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO docs(file_id, item, line, kind, tool, ts, recipe) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut words = tx.prepare_cached("INSERT INTO words(rowid, text) VALUES (?1, ?2)")?;
         for d in docs {
-            doc.execute(params![id, d.item, d.line as i64, d.kind, d.tool, d.ts])?;
+            doc.execute(params![
+                id,
+                d.item,
+                d.line as i64,
+                d.kind,
+                d.tool,
+                d.ts,
+                d.recipe
+            ])?;
             let rowid = tx.last_insert_rowid();
             words.execute(params![rowid, d.text])?;
         }
@@ -896,6 +963,7 @@ mod tests {
             tool: "Bash".into(),
             ts: None,
             text: text.into(),
+            recipe: None,
         }
     }
 
@@ -1046,6 +1114,42 @@ mod tests {
             [
                 "in use", "in use", "bad", "bad", "other", "other", "other", "other"
             ]
+        );
+    }
+
+    /// An index of schema 1 (documents without recipes) is migrated in place: its rows stay,
+    /// its documents have no recipe (the search reads their whole files), new ones have one.
+    #[test]
+    fn a_schema_1_index_is_migrated_and_keeps_its_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("library.sqlite");
+        let mut s = SqliteStore::open(&path).unwrap().store;
+        s.put(&row("/a", 1), &[], &[doc(0, "alpha")]).unwrap();
+        drop(s);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("ALTER TABLE docs DROP COLUMN recipe; PRAGMA user_version = 1;")
+            .unwrap();
+        drop(conn);
+        let o = SqliteStore::open(&path).unwrap();
+        assert_eq!(o.notes, Vec::<String>::new());
+        let mut s = o.store;
+        let version: i32 = s
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let mut d = doc(1, "alpha");
+        d.recipe = Some("0:7".into());
+        s.put(&row("/b", 2), &[], &[d]).unwrap();
+        let got: Vec<(String, Option<String>)> = s
+            .candidates(&["alpha".into()], &Filter::default())
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.path.display().to_string(), c.recipe))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("/b".into(), Some("0:7".into())), ("/a".into(), None)]
         );
     }
 

@@ -184,7 +184,9 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
                 String::new()
             };
             let mark = if state.is_live(e) { "●" } else { " " };
-            let tokens = f.tokens_in + f.tokens_out + f.tokens_cache_read + f.tokens_cache_write;
+            let tokens = [f.tokens_out, f.tokens_cache_read, f.tokens_cache_write]
+                .into_iter()
+                .fold(f.tokens_in, u64::saturating_add);
             // Below 100 columns the tokens give way to the title (calls, errors, cost stay).
             let tokens = if cols.tokens {
                 format!(" {:>7}", crate::ui::status_bar::short_count(tokens))

@@ -13,6 +13,7 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 use crate::support::corpus;
+use rawpv::library::search;
 
 /// The fake HOME (module docs); `None` when the corpus is absent.
 fn corpus_home() -> Option<tempfile::TempDir> {
@@ -626,4 +627,84 @@ fn a_search_while_another_rawpv_writes_answers_from_the_index() {
     drop(holder);
     let (code, doc) = search_json(h, &["narwhal"]);
     assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
+}
+
+/// Every document the index can read back from its own lines (`Doc::recipe`) has, read that
+/// way (`search::texts_by_line`: only those lines decoded), exactly the text of the whole file
+/// folded: for every corpus session and every fixture, all formats. This is what lets a
+/// search verify its candidates without folding their whole files.
+#[test]
+fn documents_read_from_their_lines_equal_the_whole_files() {
+    let mut files = Vec::new();
+    for sub in [
+        "claude-code",
+        "codex",
+        "gemini",
+        "anthropic-api",
+        "diffs",
+        "terminal",
+    ] {
+        let Some(f) = corpus::files(sub) else {
+            return;
+        };
+        files.extend(f);
+    }
+    let mut dirs = vec![PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures"
+    ))];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut by_line, mut whole, mut with_recipes) = (0usize, 0usize, 0usize);
+    for f in &files {
+        let (_, _, docs) = rawpv::library::index::read(f, "");
+        let wanted: Vec<(usize, search::ByLine<'_>)> = docs
+            .iter()
+            .enumerate()
+            .filter_map(|(n, d)| {
+                Some((
+                    n,
+                    search::ByLine {
+                        line: d.line,
+                        kind: d.kind,
+                        recipe: d.recipe.as_deref()?,
+                    },
+                ))
+            })
+            .collect();
+        whole += docs.len() - wanted.len();
+        if wanted.is_empty() {
+            continue;
+        }
+        with_recipes += 1;
+        let lines: Vec<search::ByLine<'_>> = wanted.iter().map(|w| w.1).collect();
+        let texts = search::texts_by_line(f, &lines)
+            .unwrap_or_else(|| panic!("{}: not read back by line", f.display()));
+        for ((n, w), text) in wanted.iter().zip(texts) {
+            assert_eq!(
+                text.as_deref(),
+                Some(docs[*n].text.as_str()),
+                "{}: line {} {} (recipe {})",
+                f.display(),
+                w.line,
+                w.kind,
+                w.recipe
+            );
+            by_line += 1;
+        }
+    }
+    println!("{by_line} documents read by line in {with_recipes} files, {whole} only whole");
+    assert!(
+        with_recipes > 200 && by_line > 1000,
+        "{by_line} {with_recipes}"
+    );
 }
