@@ -168,6 +168,11 @@ fn sanitize(s: &str) -> String {
 /// isolates and marks, zero-width spaces, word joiner, BOM, soft hyphen) that text shown to a
 /// user must make visible (issue 9). ZWJ (U+200D) is not included: emoji sequences use it.
 pub fn is_invisible_format(c: char) -> bool {
+    // Below the soft hyphen (the lowest listed) nothing is: most text is ASCII, and this is
+    // asked of every character shown (the export cleans every string with it).
+    if c < '\u{AD}' {
+        return false;
+    }
     matches!(
         c,
         '\u{200B}' | '\u{200C}' | '\u{200E}' | '\u{200F}'

@@ -1198,11 +1198,23 @@ impl Session {
     /// attached (no row), a second request or result is an event row of its own, and the
     /// findings are the same. Returns the new index of row `upto`.
     pub fn drop_written(&mut self, upto: usize) -> usize {
+        self.drop_written_except(upto, |_| false).0
+    }
+
+    /// [`Self::drop_written`] that also keeps the rows before `upto` for which `keep` is true
+    /// (`rawpv export`: rows not written yet, such as a subagent's calls inside a call still
+    /// open), and returns the index maps with the new index of row `upto`.
+    pub fn drop_written_except(
+        &mut self,
+        upto: usize,
+        keep_row: impl Fn(usize) -> bool,
+    ) -> (usize, Option<Compaction>) {
         let upto = upto.min(self.items.len());
         let mut keep = vec![true; self.items.len()];
         let pinned = self.pinned_rows(upto);
         for (i, it) in self.items[..upto].iter().enumerate() {
             keep[i] = match it {
+                _ if keep_row(i) => true,
                 Item::Invocation(k) => {
                     let inv = &self.invocations[*k];
                     if inv.status.is_open() {
@@ -1221,8 +1233,7 @@ impl Session {
             };
         }
         let at = keep[..upto].iter().filter(|k| **k).count();
-        self.retain_rows(&keep);
-        at
+        (at, self.retain_rows(&keep))
     }
 
     /// Which of the first `n` rows a compaction keeps whatever they hold: catalog publishes and

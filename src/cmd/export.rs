@@ -17,7 +17,8 @@
 use std::io::Write;
 
 use crate::cli::InputArgs;
-use crate::export::{Depth, Format, Options};
+use crate::export::{Depth, Format, Options, PathError};
+use crate::source::SourceKind;
 
 /// What the command was asked.
 #[derive(Debug, Clone)]
@@ -43,15 +44,6 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
         eprintln!("rawpv: {e}");
         return 2;
     }
-    let Some((session, file_format)) = super::load_session_or_say(input).await else {
-        return 2;
-    };
-    if file_format == crate::import::Format::NotSession {
-        eprintln!(
-            "rawpv: the input is not a session: no line of it is a JSON record, a diff or a terminal capture"
-        );
-        return 2;
-    }
     let title = std::path::Path::new(&input.input)
         .file_name()
         .map_or_else(|| input.input.clone(), |n| n.to_string_lossy().into_owned());
@@ -61,11 +53,40 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
         max_lines: args.max_lines,
         title,
     };
-    let result = tokio::task::spawn_blocking({
-        let output = args.output.clone();
-        move || write_to(&output, &session, format, &opts)
-    })
-    .await;
+    let output = args.output.clone();
+    // A file is written as it folds (`crate::export::write_path`); other inputs (stdin, a
+    // stream's snapshot, the demo) are read whole first.
+    let result = if let SourceKind::File(path) = super::source_kind(input) {
+        let shown = crate::render::text::visible(&path.display().to_string());
+        if let Some(e) = crate::import::not_a_session(&path, &shown) {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+        tokio::task::spawn_blocking(move || {
+            write_to(&output, |out| {
+                crate::export::write_path(out, &path, format, &opts).map_err(|e| match e {
+                    PathError::Write(e) => Failure::Write(e),
+                    PathError::Read(e) => Failure::Other(format!("cannot read {shown}: {e}")),
+                    PathError::NotSession => Failure::Other(NOT_A_SESSION.to_owned()),
+                })
+            })
+        })
+        .await
+    } else {
+        let Some((session, file_format)) = super::load_session_or_say(input).await else {
+            return 2;
+        };
+        if file_format == crate::import::Format::NotSession {
+            eprintln!("rawpv: {NOT_A_SESSION}");
+            return 2;
+        }
+        tokio::task::spawn_blocking(move || {
+            write_to(&output, |out| {
+                crate::export::write(out, &session, format, &opts).map_err(Failure::Write)
+            })
+        })
+        .await
+    };
     match result {
         // stdout closed early: nothing more to say (and nothing true to summarise).
         Ok(Ok(None)) => 0,
@@ -166,16 +187,29 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
-/// Writes the export to `output` (`-`: stdout); returns the report and the bytes written, or
-/// `None` when stdout was closed before the end (a reader such as `head` had enough).
+/// Said when the input holds no session.
+const NOT_A_SESSION: &str =
+    "the input is not a session: no line of it is a JSON record, a diff or a terminal capture";
+
+/// Why an export's writer stopped.
+#[derive(Debug)]
+pub enum Failure {
+    /// Writing the output failed (a closed stdout is no failure: see [`write_to`]).
+    Write(std::io::Error),
+    /// Anything else, phrased for the user (the input cannot be read).
+    Other(String),
+}
+
+/// Writes the export `job` makes to `output` (`-`: stdout); returns the report and the bytes
+/// written, or `None` when stdout was closed before the end (a reader such as `head` had
+/// enough).
 ///
 /// # Errors
-/// The file cannot be created, written or renamed into place (phrased for the user).
+/// The file cannot be created, written or renamed into place, or `job` failed otherwise
+/// (phrased for the user).
 pub fn write_to(
     output: &str,
-    session: &crate::session::Session,
-    format: Format,
-    opts: &Options,
+    job: impl FnOnce(&mut dyn Write) -> Result<crate::export::Report, Failure>,
 ) -> Result<Option<(crate::export::Report, u64)>, String> {
     if output == "-" {
         let stdout = std::io::stdout();
@@ -183,14 +217,15 @@ pub fn write_to(
             inner: std::io::BufWriter::new(stdout.lock()),
             bytes: 0,
         };
-        let r = crate::export::write(&mut out, session, format, opts).and_then(|r| {
-            out.flush()?;
+        let r = job(&mut out).and_then(|r| {
+            out.flush().map_err(Failure::Write)?;
             Ok(r)
         });
         return match r {
             Ok(r) => Ok(Some((r, out.bytes))),
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(Failure::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(None),
+            Err(Failure::Write(e)) => Err(e.to_string()),
+            Err(Failure::Other(e)) => Err(e),
         };
     }
     let path = std::path::Path::new(output);
@@ -205,12 +240,15 @@ pub fn write_to(
         inner: std::io::BufWriter::new(tmp),
         bytes: 0,
     };
-    let report = crate::export::write(&mut out, session, format, opts)
+    let report = job(&mut out)
         .and_then(|r| {
-            out.flush()?;
+            out.flush().map_err(Failure::Write)?;
             Ok(r)
         })
-        .map_err(|e| format!("cannot write {shown}: {e}"))?;
+        .map_err(|e| match e {
+            Failure::Write(e) => format!("cannot write {shown}: {e}"),
+            Failure::Other(e) => e,
+        })?;
     let bytes = out.bytes;
     let tmp = out
         .inner

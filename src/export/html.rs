@@ -25,14 +25,15 @@
 //! allows only the page's own style and script element (a fresh nonce per export) and `data:`
 //! images; nothing is fetched from the network.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Write;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 
-use super::{Options, Report, Summary, clean};
+use super::spool::{Hole, Pieces, Spool};
+use super::{Options, Ords, Report, Summary, clean};
 use crate::detail::DetailOpts;
 use crate::detail::build::{DetailSource, build_detail_lines};
 use crate::redact::Redactor;
@@ -104,8 +105,42 @@ pub fn json_str(out: &mut String, s: &str) {
 /// The classes of the styles used on the page: one per distinct (fg, bg, modifiers).
 #[derive(Debug, Default)]
 struct Styles {
-    index: HashMap<(Option<Color>, Option<Color>, u16), usize>,
+    index: HashMap<StyleKey, usize, std::hash::BuildHasherDefault<StyleHasher>>,
     list: Vec<(Option<Color>, Option<Color>, Modifier)>,
+}
+
+type StyleKey = (Option<Color>, Option<Color>, u16);
+
+/// A multiply-and-rotate hasher for [`Styles`]' keys: a few small integers each, looked up
+/// once per styled run of every detail (SipHash was 2 % of an export's CPU). Keys come from
+/// our renderers' styles, so there is nothing to flood.
+#[derive(Debug, Default, Clone, Copy)]
+struct StyleHasher(u64);
+
+impl std::hash::Hasher for StyleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl Styles {
@@ -351,44 +386,38 @@ pub fn markdown_html(text: &str) -> String {
     out
 }
 
-/// What the page knows of each feed row before it is written.
-struct Plan {
-    /// Rows nested inside call K (its subagent's calls and messages), by call index.
-    nested: HashMap<usize, Vec<usize>>,
-    /// Rows written inside another one (not at the top of their turn).
-    inner: Vec<bool>,
+/// A turn of the feed being written: its header is a hole, filled with the counts once every
+/// row of the turn is final and the next turn has begun.
+#[derive(Debug)]
+struct TurnState {
+    hole: Hole,
+    /// Top-level rows written or held so far.
+    rows: usize,
+    calls: usize,
+    errors: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+    /// Rows of the turn not counted yet (not final).
+    pending: usize,
+    /// `Prompt N · first line` when the first row is a prompt.
+    prompt: Option<String>,
+    closed: bool,
 }
 
-fn plan(session: &Session) -> Plan {
-    let mut nested: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut inner = vec![false; session.items.len()];
-    for (idx, item) in session.items.iter().enumerate() {
-        let parent = match item {
-            Item::Invocation(k) => session.invocations[*k].parent,
-            Item::Message(m) => m
-                .delegation_chain
-                .last()
-                .and_then(|d| session.invocation_index(&d.invocation_id)),
-            Item::Event(_) => None,
-        };
-        // Only into a call written before it (the page is written in order).
-        if let Some(p) = parent
-            && session.invocations[p].item < idx
-        {
-            nested.entry(p).or_default().push(idx);
-            inner[idx] = true;
-        }
-    }
-    Plan { nested, inner }
+/// A top-level row not final yet (a call still open, or one whose subagent's calls are): a hole
+/// in the feed, filled once it is.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    ord: u64,
+    hole: Hole,
 }
 
-struct Writer<'a> {
-    session: &'a Session,
+struct Writer {
     red: Option<Redactor>,
     styles: Styles,
-    plan: Plan,
     theme: Theme,
-    /// The packed chunks of the details ([`Writer::flush_chunk`]), written after the feed.
+    /// The packed chunks of the details ([`Writer::flush_chunk`]) not yet moved to the page's
+    /// data spool.
     data: String,
     /// Details not packed yet: `"K":{…},` entries of the chunk being filled.
     pending: String,
@@ -401,7 +430,591 @@ struct Writer<'a> {
     statuses: std::collections::BTreeSet<String>,
 }
 
-impl Writer<'_> {
+/// A page being written as its session folds ([`write`] for a whole session; `rawpv export` of
+/// a file steps it after each folded batch and drops the rows written, [`Page::compact`]).
+///
+/// Rows are written in feed order as soon as they are final (a call with its result, and its
+/// subagent's calls nested in it); a row not final yet is a hole filled when it is, so rows after
+/// a call that never ends are still written and dropped. The header figures, the style classes,
+/// the filters' lists, the catalog and the findings are written at the end ([`Page::finish`]),
+/// before the feed and the details, which wait in spools ([`super::spool`]).
+pub struct Page {
+    w: Writer,
+    title: String,
+    feed: Pieces,
+    data: Spool,
+    summary: Summary,
+    ords: Ords,
+    /// First row not swept yet; rows before it are written, held or counted.
+    next: usize,
+    /// Rows looked at for nesting (`inner`, `nested`).
+    scanned: usize,
+    /// Rows written inside another one (a subagent's calls and messages in their Task), by ord.
+    inner: HashSet<u64>,
+    /// The rows nested in a row not written yet, by the row's ord.
+    nested: HashMap<u64, Vec<u64>>,
+    /// Rows written that are still in the session.
+    written: HashSet<u64>,
+    held: Vec<Held>,
+    /// Rows swept before they were final: (ord, turn), counted once they are.
+    uncounted: Vec<(u64, usize)>,
+    turns: Vec<TurnState>,
+    /// Turns whose header is not filled yet.
+    unfilled: Vec<usize>,
+    prompt_no: usize,
+    /// Calls with findings: (session, id) → ord, for the findings' links once they are dropped.
+    targets: HashMap<(u32, Box<str>), u64>,
+}
+
+fn is_final(session: &Session, idx: usize) -> bool {
+    match &session.items[idx] {
+        Item::Invocation(k) => !session.invocations[*k].status.is_open(),
+        // A closed message is never continued (deltas go to open ones).
+        Item::Message(m) => m.done,
+        Item::Event(_) => true,
+    }
+}
+
+impl Page {
+    /// A page titled `opts.title`, redacted unless `opts.redact` is off.
+    pub fn new(opts: &Options) -> Self {
+        let mut w = Writer {
+            red: opts.redact.then(Redactor::new),
+            styles: Styles::default(),
+            theme: page_theme(),
+            data: String::new(),
+            pending: String::new(),
+            chunk_no: 0,
+            image_bytes: 0,
+            calls: 0,
+            tools: std::collections::BTreeSet::new(),
+            statuses: std::collections::BTreeSet::new(),
+        };
+        let title = w.text(&opts.title);
+        Self {
+            w,
+            title,
+            feed: Pieces::default(),
+            data: Spool::default(),
+            summary: Summary::default(),
+            ords: Ords::default(),
+            next: 0,
+            scanned: 0,
+            inner: HashSet::new(),
+            nested: HashMap::new(),
+            written: HashSet::new(),
+            held: Vec::new(),
+            uncounted: Vec::new(),
+            turns: Vec::new(),
+            unfilled: Vec::new(),
+            prompt_no: 0,
+            targets: HashMap::new(),
+        }
+    }
+
+    /// Appends `s` to the feed (its markers counted).
+    fn emit(&mut self, s: &str) -> std::io::Result<()> {
+        if let Some(r) = self.w.red.as_mut() {
+            r.tally(s);
+        }
+        self.feed.push(s)
+    }
+
+    /// Writes the rows of `session` that are final (every row when `last`: the session is
+    /// whole, or has ended).
+    ///
+    /// # Errors
+    /// Writing a spool failed.
+    pub fn step(&mut self, session: &Session, last: bool) -> std::io::Result<()> {
+        self.ords.extend(session);
+        self.scan(session);
+        while self.next < session.items.len() {
+            let idx = self.next;
+            let ord = self.ords.items[idx];
+            if crate::session::query::is_turn_start(session, idx) || self.turns.is_empty() {
+                self.close_turn()?;
+                let hole = self.feed.hole();
+                self.turns.push(TurnState {
+                    hole,
+                    rows: 0,
+                    calls: 0,
+                    errors: 0,
+                    start: None,
+                    end: None,
+                    pending: 0,
+                    prompt: None,
+                    closed: false,
+                });
+                self.unfilled.push(self.turns.len() - 1);
+            }
+            let t = self.turns.len() - 1;
+            if last || is_final(session, idx) {
+                self.count(session, idx, t);
+            } else {
+                self.uncounted.push((ord, t));
+                self.turns[t].pending += 1;
+            }
+            let quiet = crate::session::query::is_quiet(session, idx)
+                && !matches!(session.items[idx], Item::Invocation(_));
+            if !self.inner.contains(&ord) && !quiet {
+                let i = self.turns[t].rows;
+                self.turns[t].rows += 1;
+                if i % BLOCK_ROWS == 0 {
+                    self.emit(if i == 0 {
+                        "<div class=\"blk\">\n"
+                    } else {
+                        "</div><div class=\"blk\">\n"
+                    })?;
+                }
+                if i == 0
+                    && let Item::Message(m) = &session.items[idx]
+                    && m.kind == MessageKind::Prompt
+                {
+                    self.prompt_no += 1;
+                    let line = self.w.text(&crate::session::summary::message_line(m));
+                    let line: String = line.chars().take(PROMPT_LINE_CHARS).collect();
+                    self.turns[t].prompt =
+                        Some(format!("Prompt {} · {}", self.prompt_no, esc(&line)));
+                }
+                if last || self.ready(session, idx) {
+                    let mut doc = String::new();
+                    self.row(session, &mut doc, idx);
+                    self.emit(&doc)?;
+                } else {
+                    let hole = self.feed.hole();
+                    self.held.push(Held { ord, hole });
+                }
+            }
+            self.next += 1;
+            self.move_data()?;
+        }
+        if last {
+            self.close_turn()?;
+        }
+        self.resolve(session, last)?;
+        Ok(())
+    }
+
+    /// Marks which new rows nest in a call not written yet (a subagent's, in its Task call).
+    fn scan(&mut self, session: &Session) {
+        for idx in self.scanned..session.items.len() {
+            let parent = match &session.items[idx] {
+                Item::Invocation(k) => session.invocations[*k].parent,
+                Item::Message(m) => m
+                    .delegation_chain
+                    .last()
+                    .and_then(|d| session.invocation_index(&d.invocation_id)),
+                Item::Event(_) => None,
+            };
+            // Only into a call written after it (the page is written in order).
+            if let Some(p) = parent
+                && let Some(&pord) = self.ords.items.get(session.invocations[p].item)
+                && session.invocations[p].item < idx
+                && !self.written.contains(&pord)
+            {
+                let ord = self.ords.items[idx];
+                self.nested.entry(pord).or_default().push(ord);
+                self.inner.insert(ord);
+            }
+        }
+        self.scanned = session.items.len();
+    }
+
+    /// Whether row `idx` and every row nested in it are final.
+    fn ready(&self, session: &Session, idx: usize) -> bool {
+        if !is_final(session, idx) {
+            return false;
+        }
+        let ord = self.ords.items[idx];
+        self.nested.get(&ord).is_none_or(|kids| {
+            kids.iter().all(|&c| {
+                self.ords
+                    .index_of(c)
+                    .is_none_or(|ci| self.ready(session, ci))
+            })
+        })
+    }
+
+    /// Counts final row `idx` into turn `t` and the header's figures.
+    fn count(&mut self, session: &Session, idx: usize, t: usize) {
+        self.summary.add(session, idx);
+        let turn = &mut self.turns[t];
+        let ts = match &session.items[idx] {
+            Item::Invocation(k) => {
+                let inv = &session.invocations[*k];
+                turn.calls += 1;
+                turn.errors += usize::from(inv.status.is_failure());
+                inv.ended_at.or(inv.requested_at)
+            }
+            Item::Message(m) => m.timestamp,
+            Item::Event(f) => f.envelope.timestamp,
+        };
+        if let Some(crate::protocol::Timestamp(ms)) = ts {
+            turn.start = Some(turn.start.map_or(ms, |s| s.min(ms)));
+            turn.end = Some(turn.end.map_or(ms, |e| e.max(ms)));
+        }
+    }
+
+    /// Ends the turn being written (if any).
+    fn close_turn(&mut self) -> std::io::Result<()> {
+        let Some(t) = self.turns.last_mut().filter(|t| !t.closed) else {
+            return Ok(());
+        };
+        t.closed = true;
+        let rows = t.rows;
+        if rows > 0 {
+            self.emit("</div>")?;
+        }
+        self.emit("</div></section>\n")
+    }
+
+    /// Fills the holes whose rows are final now (all of them when `last`), counts the rows
+    /// that are, and fills the headers of the turns that are complete.
+    fn resolve(&mut self, session: &Session, last: bool) -> std::io::Result<()> {
+        let held = std::mem::take(&mut self.held);
+        for h in held {
+            let idx = self.ords.index_of(h.ord);
+            match idx {
+                Some(idx) if last || self.ready(session, idx) => {
+                    let mut doc = String::new();
+                    self.row(session, &mut doc, idx);
+                    if let Some(r) = self.w.red.as_mut() {
+                        r.tally(&doc);
+                    }
+                    self.feed.fill(h.hole, doc);
+                    self.move_data()?;
+                }
+                Some(_) => self.held.push(h),
+                None => {}
+            }
+        }
+        let uncounted = std::mem::take(&mut self.uncounted);
+        for (ord, t) in uncounted {
+            match self.ords.index_of(ord) {
+                Some(idx) if last || is_final(session, idx) => {
+                    self.count(session, idx, t);
+                    self.turns[t].pending -= 1;
+                }
+                Some(_) => self.uncounted.push((ord, t)),
+                None => self.turns[t].pending -= 1,
+            }
+        }
+        let unfilled = std::mem::take(&mut self.unfilled);
+        for n in unfilled {
+            let t = &self.turns[n];
+            if !(t.closed && t.pending == 0) {
+                self.unfilled.push(n);
+                continue;
+            }
+            let head = match &t.prompt {
+                Some(p) => p.clone(),
+                None if n == 0 => "Before the first prompt".to_owned(),
+                None => "Branch".to_owned(),
+            };
+            let mut counts = vec![crate::fmt::plural(t.calls, "call")];
+            if t.errors > 0 {
+                counts.push(crate::fmt::plural(t.errors, "error"));
+            }
+            if let (Some(a), Some(b)) = (t.start, t.end) {
+                counts.push(crate::fmt::duration_ms((b - a) as f64));
+            }
+            // A section, not a `<details>`: Chromium lays out a `<details>` holding 100,000
+            // rows in time quadratic in them (attack 10 #26: 73 s to open such a page); the
+            // page's script folds a turn by a class.
+            let text = format!(
+                "<section class=\"turn\" id=\"t{n}\"><h2 class=\"tt\"><button type=\"button\" \
+                 aria-expanded=\"true\"><span class=\"th\">{head}</span> \
+                 <span class=\"tc{}\">{}</span></button></h2><div class=\"tb\">\n",
+                if t.errors > 0 { " bad" } else { "" },
+                esc(&counts.join(" · "))
+            );
+            if let Some(r) = self.w.red.as_mut() {
+                r.tally(&text);
+            }
+            let hole = t.hole;
+            self.feed.fill(hole, text);
+        }
+        Ok(())
+    }
+
+    /// Moves the packed details to the data spool.
+    fn move_data(&mut self) -> std::io::Result<()> {
+        if !self.w.data.is_empty() {
+            self.data.push(&self.w.data)?;
+            self.w.data.clear();
+        }
+        Ok(())
+    }
+
+    /// Drops the rows written from `session` (`Session::drop_written_except`: finished calls
+    /// keep a folded record for later frames naming them), keeping those not written yet, once
+    /// they are half the feed (amortised O(1) a row).
+    pub fn compact(&mut self, session: &mut Session) {
+        if self.next < 4096 || self.next * 2 < session.items.len() || session.ended {
+            return;
+        }
+        let held: HashSet<u64> = self.held.iter().map(|h| h.ord).collect();
+        let unwritten = |i: usize| {
+            let ord = self.ords.items[i];
+            !self.written.contains(&ord) && (held.contains(&ord) || self.inner.contains(&ord))
+        };
+        let (at, map) = session.drop_written_except(self.next, unwritten);
+        self.next = at;
+        self.scanned = session.items.len();
+        if let Some(map) = map {
+            self.ords.remap(&map);
+            let ords = &self.ords;
+            self.written.retain(|o| ords.index_of(*o).is_some());
+            self.inner.retain(|o| ords.index_of(*o).is_some());
+            self.nested.retain(|o, _| ords.index_of(*o).is_some());
+        }
+    }
+
+    /// Writes the page to `out`: the head, header, controls, catalog and findings of `session`
+    /// (whole or ended: every row stepped with `last`), then the feed and the details.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn finish(mut self, session: &Session, out: &mut dyn Write) -> std::io::Result<Report> {
+        self.step(session, true)?;
+        self.summary.finish(session);
+        self.w.flush_chunk();
+        self.move_data()?;
+        let nonce = nonce();
+        let title = self.title.clone();
+        let mut doc = String::with_capacity(64 * 1024);
+        let _ = write!(
+            doc,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+             style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src data:; \
+             base-uri 'none'; form-action 'none'\">\n\
+             <meta name=\"referrer\" content=\"no-referrer\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"generator\" content=\"rawpv {}\">\n\
+             <title>{} · rawpv</title>\n<style nonce=\"{nonce}\">\n{CSS}",
+            env!("CARGO_PKG_VERSION"),
+            esc(&title)
+        );
+        // The style classes are known once every detail is rendered (above).
+        doc.push_str(&self.w.styles.css());
+        doc.push_str("</style></head>\n<body>\n");
+        write_header(&mut doc, &title, &self.summary);
+        write_controls(&mut doc, &self.w.tools, &self.w.statuses);
+        let shown_from = doc.len();
+        write_catalog(&mut doc, session, &mut self.w);
+        self.write_findings(&mut doc, session);
+        let _ = writeln!(
+            doc,
+            "<main id=\"feed\" data-calls=\"{}\">\n<p id=\"shown\" class=\"dim\"></p>",
+            self.w.calls
+        );
+        if let Some(r) = self.w.red.as_mut() {
+            r.tally(&doc[shown_from..]);
+        }
+        out.write_all(doc.as_bytes())?;
+        drop(doc);
+        self.feed.copy_to(out)?;
+        let mut tail = String::from("</main>\n");
+        if let Some(r) = &self.w.red {
+            let _ = writeln!(tail, "<footer><p>{}</p></footer>", esc(&r.summary()));
+        }
+        let _ = writeln!(
+            tail,
+            "<div id=\"data\" hidden data-g=\"{}\">",
+            self.w.styles.of(self.w.theme.diff_gutter)
+        );
+        out.write_all(tail.as_bytes())?;
+        self.data.copy_to(out)?;
+        let _ = writeln!(
+            out,
+            "</div>\n<script nonce=\"{nonce}\">\n{JS}</script>\n</body></html>"
+        );
+        Ok(Report {
+            redacted: self.w.red,
+            calls: self.w.calls,
+        })
+    }
+
+    fn row(&mut self, session: &Session, doc: &mut String, idx: usize) {
+        let ord = self.ords.items[idx];
+        self.written.insert(ord);
+        match &session.items[idx] {
+            Item::Invocation(k) => {
+                let k = *k;
+                let inv = &session.invocations[k];
+                let kord = self.ords.invs[k];
+                if inv.findings > 0 {
+                    self.targets
+                        .entry((inv.session, inv.invocation_id.as_str().into()))
+                        .or_insert(kord);
+                }
+                let w = &mut self.w;
+                w.calls += 1;
+                let tool = w.text(&inv.tool_name);
+                let status = inv.status.word(session.ended).to_owned();
+                w.tools.insert(tool.clone());
+                w.statuses.insert(status.clone());
+                // Redacted before and after the rewrites (attack 10 #24).
+                let raw = super::redacted(w.red.as_mut(), &inv.summary);
+                let summary = crate::render::ansi::visible_plain(
+                    &crate::session::summary::shown_as(session, inv, &raw),
+                );
+                let summary = w.text(&summary);
+                let time = inv
+                    .requested_at
+                    .map(crate::protocol::Timestamp::clock)
+                    .unwrap_or_default();
+                let dur = inv
+                    .duration_ms()
+                    .map(crate::fmt::duration_ms)
+                    .unwrap_or_default();
+                let class = status_class(&inv.status);
+                let z = w.chunk_no;
+                let _ = write!(
+                    doc,
+                    "<div class=\"call\" id=\"c{kord}\" data-z=\"{z}\" data-tool=\"{}\" data-status=\"{}\">\
+                     <button class=\"row\" type=\"button\" aria-expanded=\"false\">\
+                     <span class=\"t\">{}</span><span class=\"tool\">{}</span>\
+                     <span class=\"sum\">{}</span><span class=\"st {class}\">{}</span>\
+                     <span class=\"dur\">{}</span>",
+                    esc(&tool),
+                    esc(&status),
+                    esc(&time),
+                    esc(&tool),
+                    esc(&summary),
+                    esc(&status),
+                    esc(&dur),
+                );
+                if inv.findings > 0 {
+                    let _ = write!(
+                        doc,
+                        "<span class=\"fc\">{}</span>",
+                        crate::fmt::plural(inv.findings, "finding")
+                    );
+                }
+                doc.push_str("</button><div class=\"detail\" hidden></div>");
+                w.detail(session, idx, &kord.to_string());
+                if let Some(children) = self.nested.remove(&ord) {
+                    doc.push_str("<div class=\"sub\">");
+                    for c in children {
+                        if let Some(ci) = self.ords.index_of(c) {
+                            self.row(session, doc, ci);
+                        }
+                    }
+                    doc.push_str("</div>");
+                }
+                doc.push_str("</div>\n");
+            }
+            Item::Message(m) => {
+                let time = m
+                    .timestamp
+                    .map(crate::protocol::Timestamp::clock)
+                    .unwrap_or_default();
+                let (kind, who) = match m.kind {
+                    MessageKind::Prompt if m.delegation_chain.is_empty() => ("prompt", "Prompt"),
+                    MessageKind::Prompt => ("prompt", "Subagent prompt"),
+                    MessageKind::AgentText if m.delegation_chain.is_empty() => ("agent", "Agent"),
+                    MessageKind::AgentText => ("agent", "Subagent"),
+                    MessageKind::Thinking => ("thinking", "Thinking"),
+                };
+                let body = if m.redacted {
+                    "<p><em>(redacted by the producer)</em></p>".to_owned()
+                } else {
+                    let t = self.w.text(&m.text);
+                    markdown_html(&t)
+                };
+                if m.kind == MessageKind::Thinking {
+                    let _ = writeln!(
+                        doc,
+                        "<details class=\"msg thinking\"><summary><span class=\"t\">{}</span> \
+                         {who}</summary><div class=\"md\">{body}</div></details>",
+                        esc(&time)
+                    );
+                } else {
+                    let _ = writeln!(
+                        doc,
+                        "<div class=\"msg {kind}\"><div class=\"who\"><span class=\"t\">{}</span> \
+                         {who}</div><div class=\"md\">{body}</div></div>",
+                        esc(&time)
+                    );
+                }
+            }
+            Item::Event(f) => {
+                let w = &mut self.w;
+                let words = match w.red.as_mut() {
+                    Some(r) => crate::session::summary::event_line(&r.frame(f)),
+                    None => crate::session::summary::event_line(f),
+                };
+                let words = w.text(&words);
+                let image = if crate::session::query::is_image_row(f) {
+                    w.image(session, f)
+                } else {
+                    String::new()
+                };
+                let kind = clean(f.frame_type.as_str());
+                let time = f
+                    .envelope
+                    .timestamp
+                    .map(crate::protocol::Timestamp::clock)
+                    .unwrap_or_default();
+                let err = crate::session::query::is_error(session, idx);
+                let _ = writeln!(
+                    doc,
+                    "<div class=\"ev{}\" id=\"e{ord}\"><span class=\"t\">{}</span>\
+                     <span class=\"et\">{}</span> <span class=\"ew\">{}</span>{image}</div>",
+                    if err { " err" } else { "" },
+                    esc(&time),
+                    esc(&kind),
+                    esc(words.lines().next().unwrap_or("")),
+                );
+            }
+        }
+    }
+
+    fn write_findings(&mut self, doc: &mut String, session: &Session) {
+        if session.findings.is_empty() {
+            return;
+        }
+        let _ = write!(
+            doc,
+            "<details id=\"findings\"><summary>{}</summary><ul>",
+            esc(&crate::fmt::plural(session.findings.len(), "finding"))
+        );
+        for f in &session.findings {
+            // The call's place: a call still in the session (the first session holding the id),
+            // else one written with findings and dropped since.
+            let target = f.invocation_id.as_deref().and_then(|id| {
+                session
+                    .invocation_index(id)
+                    .and_then(|k| self.ords.invs.get(k).copied())
+                    .or_else(|| {
+                        (0..session.sessions.len() as u32)
+                            .find_map(|sid| self.targets.get(&(sid, Box::from(id))).copied())
+                    })
+            });
+            let msg = self.w.text(&f.message);
+            let _ = write!(
+                doc,
+                "<li class=\"{}\"><span class=\"lvl\">{}</span> <code>{}</code> {} \
+                 <span class=\"dim\">line {} ({})</span>",
+                f.level.as_str(),
+                f.level.as_str(),
+                esc(f.code),
+                esc(&msg),
+                f.line,
+                esc(f.spec)
+            );
+            if let Some(k) = target {
+                let _ = write!(doc, " <a href=\"#c{k}\" class=\"goto\">the call</a>");
+            }
+            doc.push_str("</li>");
+        }
+        doc.push_str("</ul></details>\n");
+    }
+}
+
+impl Writer {
     fn text(&mut self, s: &str) -> String {
         let s = match self.red.as_mut() {
             Some(r) => r.text(s).into_owned(),
@@ -411,8 +1024,8 @@ impl Writer<'_> {
     }
 
     /// The detail of row `idx` as JSON (`{"u": lines, "s": side-by-side lines}`), into `data`.
-    fn detail(&mut self, idx: usize, id: &str) {
-        let Some(mut src) = DetailSource::from_session(self.session, idx) else {
+    fn detail(&mut self, session: &Session, idx: usize, id: &str) {
+        let Some(mut src) = DetailSource::from_session(session, idx) else {
             return;
         };
         if let Some(r) = self.red.as_mut() {
@@ -483,12 +1096,12 @@ impl Writer<'_> {
     /// a `data:` URL when it is a PNG, JPEG, GIF or WebP of at most [`MAX_IMAGE_BYTES`] and the
     /// page's images stay under [`MAX_PAGE_IMAGE_BYTES`]; otherwise nothing (the row's text
     /// already says its type, size and pixel size). The bytes are read back from the file.
-    fn image(&mut self, f: &crate::protocol::Frame) -> String {
+    fn image(&mut self, session: &Session, f: &crate::protocol::Frame) -> String {
         use base64::Engine;
         let Some(span) = f.origin.span else {
             return String::new();
         };
-        let Ok(text) = self.session.line_text(span) else {
+        let Ok(text) = session.line_text(span) else {
             return String::new();
         };
         let mut out = String::new();
@@ -511,131 +1124,6 @@ impl Writer<'_> {
         }
         out
     }
-
-    fn row(&mut self, doc: &mut String, idx: usize) {
-        let session = self.session;
-        match &session.items[idx] {
-            Item::Invocation(k) => {
-                let k = *k;
-                let inv = &session.invocations[k];
-                self.calls += 1;
-                let tool = self.text(&inv.tool_name);
-                let status = inv.status.word(session.ended).to_owned();
-                self.tools.insert(tool.clone());
-                self.statuses.insert(status.clone());
-                // Redacted before and after the rewrites (attack 10 #24).
-                let raw = super::redacted(self.red.as_mut(), &inv.summary);
-                let summary = crate::render::ansi::visible_plain(
-                    &crate::session::summary::shown_as(session, inv, &raw),
-                );
-                let summary = self.text(&summary);
-                let time = inv
-                    .requested_at
-                    .map(crate::protocol::Timestamp::clock)
-                    .unwrap_or_default();
-                let dur = inv
-                    .duration_ms()
-                    .map(crate::fmt::duration_ms)
-                    .unwrap_or_default();
-                let class = status_class(&inv.status);
-                let z = self.chunk_no;
-                let _ = write!(
-                    doc,
-                    "<div class=\"call\" id=\"c{k}\" data-z=\"{z}\" data-tool=\"{}\" data-status=\"{}\">\
-                     <button class=\"row\" type=\"button\" aria-expanded=\"false\">\
-                     <span class=\"t\">{}</span><span class=\"tool\">{}</span>\
-                     <span class=\"sum\">{}</span><span class=\"st {class}\">{}</span>\
-                     <span class=\"dur\">{}</span>",
-                    esc(&tool),
-                    esc(&status),
-                    esc(&time),
-                    esc(&tool),
-                    esc(&summary),
-                    esc(&status),
-                    esc(&dur),
-                );
-                if inv.findings > 0 {
-                    let _ = write!(
-                        doc,
-                        "<span class=\"fc\">{}</span>",
-                        crate::fmt::plural(inv.findings, "finding")
-                    );
-                }
-                doc.push_str("</button><div class=\"detail\" hidden></div>");
-                self.detail(idx, &k.to_string());
-                if let Some(children) = self.plan.nested.get(&k).cloned() {
-                    doc.push_str("<div class=\"sub\">");
-                    for c in children {
-                        self.row(doc, c);
-                    }
-                    doc.push_str("</div>");
-                }
-                doc.push_str("</div>\n");
-            }
-            Item::Message(m) => {
-                let time = m
-                    .timestamp
-                    .map(crate::protocol::Timestamp::clock)
-                    .unwrap_or_default();
-                let (kind, who) = match m.kind {
-                    MessageKind::Prompt if m.delegation_chain.is_empty() => ("prompt", "Prompt"),
-                    MessageKind::Prompt => ("prompt", "Subagent prompt"),
-                    MessageKind::AgentText if m.delegation_chain.is_empty() => ("agent", "Agent"),
-                    MessageKind::AgentText => ("agent", "Subagent"),
-                    MessageKind::Thinking => ("thinking", "Thinking"),
-                };
-                let body = if m.redacted {
-                    "<p><em>(redacted by the producer)</em></p>".to_owned()
-                } else {
-                    let t = self.text(&m.text);
-                    markdown_html(&t)
-                };
-                if m.kind == MessageKind::Thinking {
-                    let _ = writeln!(
-                        doc,
-                        "<details class=\"msg thinking\"><summary><span class=\"t\">{}</span> \
-                         {who}</summary><div class=\"md\">{body}</div></details>",
-                        esc(&time)
-                    );
-                } else {
-                    let _ = writeln!(
-                        doc,
-                        "<div class=\"msg {kind}\"><div class=\"who\"><span class=\"t\">{}</span> \
-                         {who}</div><div class=\"md\">{body}</div></div>",
-                        esc(&time)
-                    );
-                }
-            }
-            Item::Event(f) => {
-                let words = match self.red.as_mut() {
-                    Some(r) => crate::session::summary::event_line(&r.frame(f)),
-                    None => crate::session::summary::event_line(f),
-                };
-                let words = self.text(&words);
-                let image = if crate::session::query::is_image_row(f) {
-                    self.image(f)
-                } else {
-                    String::new()
-                };
-                let kind = clean(f.frame_type.as_str());
-                let time = f
-                    .envelope
-                    .timestamp
-                    .map(crate::protocol::Timestamp::clock)
-                    .unwrap_or_default();
-                let err = crate::session::query::is_error(session, idx);
-                let _ = writeln!(
-                    doc,
-                    "<div class=\"ev{}\" id=\"e{idx}\"><span class=\"t\">{}</span>\
-                     <span class=\"et\">{}</span> <span class=\"ew\">{}</span>{image}</div>",
-                    if err { " err" } else { "" },
-                    esc(&time),
-                    esc(&kind),
-                    esc(words.lines().next().unwrap_or("")),
-                );
-            }
-        }
-    }
 }
 
 fn status_class(s: &crate::session::CallStatus) -> &'static str {
@@ -646,52 +1134,6 @@ fn status_class(s: &crate::session::CallStatus) -> &'static str {
         CallStatus::Requested | CallStatus::Streaming => "open",
         CallStatus::Failed | CallStatus::TimedOut | CallStatus::Other(_) => "bad",
     }
-}
-
-/// The turns: for each, the rows at its top level (a prompt first), and its counts.
-struct Turn {
-    rows: Vec<usize>,
-    calls: usize,
-    errors: usize,
-    start: Option<i64>,
-    end: Option<i64>,
-}
-
-fn turns(session: &Session, plan: &Plan) -> Vec<Turn> {
-    let mut out: Vec<Turn> = Vec::new();
-    for idx in 0..session.items.len() {
-        let starts = crate::session::query::is_turn_start(session, idx);
-        if starts || out.is_empty() {
-            out.push(Turn {
-                rows: Vec::new(),
-                calls: 0,
-                errors: 0,
-                start: None,
-                end: None,
-            });
-        }
-        let Some(t) = out.last_mut() else { continue };
-        let ts = match &session.items[idx] {
-            Item::Invocation(k) => {
-                let inv = &session.invocations[*k];
-                t.calls += 1;
-                t.errors += usize::from(inv.status.is_failure());
-                inv.ended_at.or(inv.requested_at)
-            }
-            Item::Message(m) => m.timestamp,
-            Item::Event(f) => f.envelope.timestamp,
-        };
-        if let Some(crate::protocol::Timestamp(ms)) = ts {
-            t.start = Some(t.start.map_or(ms, |s| s.min(ms)));
-            t.end = Some(t.end.map_or(ms, |e| e.max(ms)));
-        }
-        let quiet = crate::session::query::is_quiet(session, idx)
-            && !matches!(session.items[idx], Item::Invocation(_));
-        if !plan.inner[idx] && !quiet {
-            t.rows.push(idx);
-        }
-    }
-    out
 }
 
 /// The terminal's dark theme with the diff gutter in a style of its own (dim, and a blink the
@@ -708,129 +1150,9 @@ fn page_theme() -> Theme {
 /// # Errors
 /// Writing failed.
 pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io::Result<Report> {
-    let nonce = nonce();
-    let mut w = Writer {
-        session,
-        red: opts.redact.then(Redactor::new),
-        styles: Styles::default(),
-        plan: plan(session),
-        theme: page_theme(),
-        data: String::new(),
-        pending: String::new(),
-        chunk_no: 0,
-        image_bytes: 0,
-        calls: 0,
-        tools: std::collections::BTreeSet::new(),
-        statuses: std::collections::BTreeSet::new(),
-    };
-    let title = w.text(&opts.title);
-    let summary = Summary::of(session);
-    let mut feed = String::new();
-    let turns = turns(session, &w.plan);
-    let mut prompt_no = 0;
-    for (n, t) in turns.iter().enumerate() {
-        let first_prompt = t.rows.first().and_then(|&i| match &session.items[i] {
-            Item::Message(m) if m.kind == MessageKind::Prompt => Some(m),
-            _ => None,
-        });
-        let head = if let Some(m) = first_prompt {
-            prompt_no += 1;
-            let line = w.text(&crate::session::summary::message_line(m));
-            let line: String = line.chars().take(PROMPT_LINE_CHARS).collect();
-            format!("Prompt {prompt_no} · {}", esc(&line))
-        } else if n == 0 {
-            "Before the first prompt".to_owned()
-        } else {
-            "Branch".to_owned()
-        };
-        let mut counts = vec![crate::fmt::plural(t.calls, "call")];
-        if t.errors > 0 {
-            counts.push(crate::fmt::plural(t.errors, "error"));
-        }
-        if let (Some(a), Some(b)) = (t.start, t.end) {
-            counts.push(crate::fmt::duration_ms((b - a) as f64));
-        }
-        // A section, not a `<details>`: Chromium lays out a `<details>` holding 100,000 rows in
-        // time quadratic in them (attack 10 #26: 73 s to open such a page); the page's script
-        // folds a turn by a class.
-        let _ = writeln!(
-            feed,
-            "<section class=\"turn\" id=\"t{n}\"><h2 class=\"tt\"><button type=\"button\" \
-             aria-expanded=\"true\"><span class=\"th\">{head}</span> \
-             <span class=\"tc{}\">{}</span></button></h2><div class=\"tb\">",
-            if t.errors > 0 { " bad" } else { "" },
-            esc(&counts.join(" · "))
-        );
-        for (i, &idx) in t.rows.iter().enumerate() {
-            if i % BLOCK_ROWS == 0 {
-                feed.push_str(if i == 0 {
-                    "<div class=\"blk\">\n"
-                } else {
-                    "</div><div class=\"blk\">\n"
-                });
-            }
-            w.row(&mut feed, idx);
-        }
-        if !t.rows.is_empty() {
-            feed.push_str("</div>");
-        }
-        feed.push_str("</div></section>\n");
-    }
-
-    let mut doc = String::with_capacity(feed.len() + 64 * 1024);
-    let _ = write!(
-        doc,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-         style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src data:; \
-         base-uri 'none'; form-action 'none'\">\n\
-         <meta name=\"referrer\" content=\"no-referrer\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"generator\" content=\"rawpv {}\">\n\
-         <title>{} · rawpv</title>\n<style nonce=\"{nonce}\">\n{CSS}",
-        env!("CARGO_PKG_VERSION"),
-        esc(&title)
-    );
-    // The style classes are known once every detail is rendered (above).
-    doc.push_str(&w.styles.css());
-    doc.push_str("</style></head>\n<body>\n");
-    write_header(&mut doc, &title, &summary);
-    write_controls(&mut doc, &w.tools, &w.statuses);
-    let shown_from = doc.len();
-    write_catalog(&mut doc, session, &mut w);
-    write_findings(&mut doc, session, &mut w);
-    let _ = writeln!(
-        doc,
-        "<main id=\"feed\" data-calls=\"{}\">\n<p id=\"shown\" class=\"dim\"></p>",
-        w.calls
-    );
-    if let Some(r) = w.red.as_mut() {
-        r.tally(&doc[shown_from..]);
-        r.tally(&feed);
-    }
-    out.write_all(doc.as_bytes())?;
-    out.write_all(feed.as_bytes())?;
-    drop(feed);
-    let mut tail = String::from("</main>\n");
-    if let Some(r) = &w.red {
-        let _ = writeln!(tail, "<footer><p>{}</p></footer>", esc(&r.summary()));
-    }
-    let _ = writeln!(
-        tail,
-        "<div id=\"data\" hidden data-g=\"{}\">",
-        w.styles.of(w.theme.diff_gutter)
-    );
-    out.write_all(tail.as_bytes())?;
-    w.flush_chunk();
-    out.write_all(w.data.as_bytes())?;
-    let _ = writeln!(
-        out,
-        "</div>\n<script nonce=\"{nonce}\">\n{JS}</script>\n</body></html>"
-    );
-    Ok(Report {
-        redacted: w.red,
-        calls: w.calls,
-    })
+    let mut page = Page::new(opts);
+    page.step(session, true)?;
+    page.finish(session, out)
 }
 
 fn write_header(doc: &mut String, title: &str, s: &Summary) {
@@ -914,7 +1236,7 @@ fn write_controls(
     );
 }
 
-fn write_catalog(doc: &mut String, session: &Session, w: &mut Writer<'_>) {
+fn write_catalog(doc: &mut String, session: &Session, w: &mut Writer) {
     let mut any = false;
     for (sid, _) in session.sessions.iter() {
         let Some(cat) = session.catalog_of(sid) else {
@@ -977,40 +1299,6 @@ fn write_catalog(doc: &mut String, session: &Session, w: &mut Writer<'_>) {
     if any {
         doc.push_str("</details>\n");
     }
-}
-
-fn write_findings(doc: &mut String, session: &Session, w: &mut Writer<'_>) {
-    if session.findings.is_empty() {
-        return;
-    }
-    let _ = write!(
-        doc,
-        "<details id=\"findings\"><summary>{}</summary><ul>",
-        esc(&crate::fmt::plural(session.findings.len(), "finding"))
-    );
-    for f in &session.findings {
-        let target = f
-            .invocation_id
-            .as_deref()
-            .and_then(|id| session.invocation_index(id));
-        let msg = w.text(&f.message);
-        let _ = write!(
-            doc,
-            "<li class=\"{}\"><span class=\"lvl\">{}</span> <code>{}</code> {} \
-             <span class=\"dim\">line {} ({})</span>",
-            f.level.as_str(),
-            f.level.as_str(),
-            esc(f.code),
-            esc(&msg),
-            f.line,
-            esc(f.spec)
-        );
-        if let Some(k) = target {
-            let _ = write!(doc, " <a href=\"#c{k}\" class=\"goto\">the call</a>");
-        }
-        doc.push_str("</li>");
-    }
-    doc.push_str("</ul></details>\n");
 }
 
 #[cfg(test)]

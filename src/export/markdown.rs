@@ -24,7 +24,10 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use super::{Depth, Options, Parts, Report, Summary, clean, diff_text, input_path, language_of};
+use super::spool::{Hole, Pieces};
+use super::{
+    Depth, Options, Ords, Parts, Report, Summary, clean, diff_text, input_path, language_of,
+};
 use crate::protocol::OutputType;
 use crate::redact::Redactor;
 use crate::session::{Item, MessageKind, Session};
@@ -37,26 +40,199 @@ const MAX_BLOCK_BYTES: usize = 64 * 1024;
 /// # Errors
 /// Writing failed.
 pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io::Result<Report> {
-    let mut red = opts.redact.then(Redactor::new);
-    let mut doc = String::new();
-    let title = super::redacted(red.as_mut(), &opts.title).into_owned();
-    let _ = writeln!(doc, "# {}\n", inline(&title));
-    let summary = Summary::of(session);
-    let _ = writeln!(doc, "{}\n", inline(&summary.line()));
-    let mut calls = 0usize;
-    let mut prompts = 0usize;
-    for idx in 0..session.items.len() {
-        if crate::session::query::is_quiet(session, idx) {
-            continue;
+    let mut doc = Doc::new(opts);
+    doc.step(session, true)?;
+    doc.finish(session, out)
+}
+
+/// A row swept before it was final (a call still open): a hole in the body, filled when it is.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    ord: u64,
+    hole: Hole,
+    /// The call's number (`### N.`) or the prompt's (`## Prompt N`).
+    no: usize,
+}
+
+/// A Markdown document being written as its session folds ([`write`] for a whole session;
+/// `rawpv export` of a file steps it after each folded batch and drops the rows written,
+/// [`Doc::compact`]). Rows are written in feed order once final; a row not final yet is a hole
+/// filled when it is. The title and the summary line, which need the whole input, are written
+/// at the end before the body, which waits in a spool ([`super::spool`]).
+pub struct Doc {
+    opts: Options,
+    red: Option<Redactor>,
+    title: String,
+    body: Pieces,
+    /// The body not yet in the spool.
+    buf: String,
+    summary: Summary,
+    ords: Ords,
+    /// First row not swept yet.
+    next: usize,
+    calls: usize,
+    prompts: usize,
+    held: Vec<Held>,
+}
+
+impl Doc {
+    /// A document titled `opts.title`, redacted unless `opts.redact` is off.
+    pub fn new(opts: &Options) -> Self {
+        let mut red = opts.redact.then(Redactor::new);
+        let title = super::redacted(red.as_mut(), &opts.title).into_owned();
+        Self {
+            opts: opts.clone(),
+            red,
+            title,
+            body: Pieces::default(),
+            buf: String::new(),
+            summary: Summary::default(),
+            ords: Ords::default(),
+            next: 0,
+            calls: 0,
+            prompts: 0,
+            held: Vec::new(),
         }
+    }
+
+    /// Moves the body written so far to the spool (its markers counted).
+    fn spill(&mut self) -> std::io::Result<()> {
+        if let Some(r) = self.red.as_mut() {
+            r.tally(&self.buf);
+        }
+        self.body.push(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes the rows of `session` that are final (every row when `last`).
+    ///
+    /// # Errors
+    /// Writing the spool failed.
+    pub fn step(&mut self, session: &Session, last: bool) -> std::io::Result<()> {
+        self.ords.extend(session);
+        while self.next < session.items.len() {
+            let idx = self.next;
+            self.next += 1;
+            let done = match &session.items[idx] {
+                Item::Invocation(k) => !session.invocations[*k].status.is_open(),
+                Item::Message(m) => m.done,
+                Item::Event(_) => true,
+            };
+            if last || done {
+                self.summary.add(session, idx);
+            }
+            if crate::session::query::is_quiet(session, idx) {
+                continue;
+            }
+            let no = match &session.items[idx] {
+                Item::Invocation(_) => {
+                    self.calls += 1;
+                    self.calls
+                }
+                Item::Message(m)
+                    if m.kind == MessageKind::Prompt && m.delegation_chain.is_empty() =>
+                {
+                    self.prompts += 1;
+                    self.prompts
+                }
+                _ => 0,
+            };
+            if last || done {
+                let mut buf = std::mem::take(&mut self.buf);
+                self.row(session, idx, no, &mut buf);
+                self.buf = buf;
+                if self.buf.len() > 1 << 20 {
+                    self.spill()?;
+                }
+            } else {
+                self.spill()?;
+                let hole = self.body.hole();
+                let ord = self.ords.items[idx];
+                self.held.push(Held { ord, hole, no });
+            }
+        }
+        let held = std::mem::take(&mut self.held);
+        for h in held {
+            let Some(idx) = self.ords.index_of(h.ord) else {
+                continue;
+            };
+            let done = match &session.items[idx] {
+                Item::Invocation(k) => !session.invocations[*k].status.is_open(),
+                Item::Message(m) => m.done,
+                Item::Event(_) => true,
+            };
+            if !(last || done) {
+                self.held.push(h);
+                continue;
+            }
+            self.summary.add(session, idx);
+            let mut text = String::new();
+            if !crate::session::query::is_quiet(session, idx) {
+                self.row(session, idx, h.no, &mut text);
+            }
+            if let Some(r) = self.red.as_mut() {
+                r.tally(&text);
+            }
+            self.body.fill(h.hole, text);
+        }
+        Ok(())
+    }
+
+    /// Drops the rows written from `session` once they are half the feed, as
+    /// [`super::html::Page::compact`] does.
+    pub fn compact(&mut self, session: &mut Session) {
+        if self.next < 4096 || self.next * 2 < session.items.len() || session.ended {
+            return;
+        }
+        let (at, map) = session.drop_written_except(self.next, |_| false);
+        self.next = at;
+        if let Some(map) = map {
+            self.ords.remap(&map);
+        }
+    }
+
+    /// Writes the document to `out`: the title and summary line of `session` (whole or ended),
+    /// then the body and the redaction note.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn finish(mut self, session: &Session, out: &mut dyn Write) -> std::io::Result<Report> {
+        self.step(session, true)?;
+        self.summary.finish(session);
+        if self.opts.depth == Depth::Calls {
+            self.buf.push('\n');
+        }
+        self.spill()?;
+        let mut head = String::new();
+        let _ = writeln!(head, "# {}\n", inline(&self.title));
+        let _ = writeln!(head, "{}\n", inline(&self.summary.line()));
+        if let Some(r) = self.red.as_mut() {
+            r.tally(&head);
+        }
+        out.write_all(head.as_bytes())?;
+        self.body.copy_to(out)?;
+        // The count is of the markers written (attack 10 #4).
+        if let Some(r) = self.red.as_ref() {
+            let _ = writeln!(out, "---\n\n*{}*", inline(&r.summary()));
+        }
+        Ok(Report {
+            redacted: self.red,
+            calls: self.calls,
+        })
+    }
+
+    /// Row `idx` (not quiet) into `doc`; `no` is its call's or prompt's number.
+    fn row(&mut self, session: &Session, idx: usize, no: usize, doc: &mut String) {
+        let opts = &self.opts;
+        let red = &mut self.red;
         match &session.items[idx] {
             Item::Message(m) => {
                 let sub = !m.delegation_chain.is_empty();
                 let label = match m.kind {
                     MessageKind::Prompt if !sub => {
-                        prompts += 1;
                         let time = m.timestamp.map(|t| format!(" · {}", t.clock()));
-                        let _ = writeln!(doc, "## Prompt {prompts}{}\n", time.unwrap_or_default());
+                        let _ = writeln!(doc, "## Prompt {no}{}\n", time.unwrap_or_default());
                         None
                     }
                     MessageKind::Prompt => Some("Subagent prompt"),
@@ -65,29 +241,28 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
                     MessageKind::Thinking => Some("Thinking"),
                 };
                 if m.kind == MessageKind::Thinking && opts.depth != Depth::Full {
-                    continue;
+                    return;
                 }
                 if sub && opts.depth == Depth::Prompts {
-                    continue;
+                    return;
                 }
                 if let Some(label) = label {
                     let _ = writeln!(doc, "**{label}**\n");
                 }
                 if m.redacted {
                     doc.push_str("> *(redacted by the producer)*\n\n");
-                    continue;
+                    return;
                 }
                 let text = super::redacted(red.as_mut(), &m.text);
                 let (text, cut) = cut(&clean(&text), opts.max_lines_for(m.kind));
-                quote(&mut doc, &text);
+                quote(doc, &text);
                 if let Some(note) = cut {
                     let _ = writeln!(doc, "*{note}*\n");
                 }
             }
             Item::Invocation(k) => {
-                calls += 1;
                 if opts.depth == Depth::Prompts {
-                    continue;
+                    return;
                 }
                 let inv = &session.invocations[*k];
                 let parts = Parts::of(session, inv, red.as_mut());
@@ -111,19 +286,19 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
                         line.push_str(&code_span(&summary));
                     }
                     let _ = writeln!(doc, "- {line}");
-                    continue;
+                    return;
                 }
-                let _ = writeln!(doc, "### {calls}. {}\n", head.join(" · "));
+                let _ = writeln!(doc, "### {no}. {}\n", head.join(" · "));
                 // A shell call's summary is its command, which the input block shows.
                 let command = crate::review::edits::shell_command(&parts.input);
                 if !summary.trim().is_empty() && command.as_deref() != Some(summary.as_str()) {
                     let _ = writeln!(doc, "{}\n", code_span(&summary));
                 }
-                write_call(&mut doc, &inv.tool_name, &parts, opts.max_lines);
+                write_call(doc, &inv.tool_name, &parts, opts.max_lines);
             }
             Item::Event(f) => {
                 if opts.depth == Depth::Prompts {
-                    continue;
+                    return;
                 }
                 // Words of a redacted copy, redacted again (attack 10 #24).
                 let words = match red.as_mut() {
@@ -141,27 +316,7 @@ pub fn write(out: &mut dyn Write, session: &Session, opts: &Options) -> std::io:
                 }
             }
         }
-        if doc.len() > 1 << 20 {
-            if let Some(r) = red.as_mut() {
-                r.tally(&doc);
-            }
-            out.write_all(doc.as_bytes())?;
-            doc.clear();
-        }
     }
-    if opts.depth == Depth::Calls {
-        doc.push('\n');
-    }
-    // The count is of the markers written (attack 10 #4).
-    if let Some(r) = red.as_mut() {
-        r.tally(&doc);
-        let _ = writeln!(doc, "---\n\n*{}*", inline(&r.summary()));
-    }
-    out.write_all(doc.as_bytes())?;
-    Ok(Report {
-        redacted: red,
-        calls,
-    })
 }
 
 impl Options {

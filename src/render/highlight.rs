@@ -285,38 +285,90 @@ impl CacheKey {
 
 type Lines = Vec<Vec<Span<'static>>>;
 
+/// A cached block, packed: the spans' text end to end, each span's length and style, and each
+/// line's number of spans. The spans themselves cost ~80 bytes each besides their text (a
+/// `String` allocation and a `Span`), so 8 MB of highlighted text held as spans was ~40 MB of
+/// heap (heaptrack, `rawpv export` of the 100 MB transcript); packed it is the text plus ~30
+/// bytes a span, and a hit builds the spans once (it cloned them before).
+#[derive(Debug, Default)]
+struct Packed {
+    text: String,
+    runs: Vec<(u32, Style)>,
+    lines: Vec<u32>,
+}
+
+impl Packed {
+    fn pack(lines: &Lines) -> Self {
+        let mut p = Self {
+            text: String::with_capacity(lines.iter().flatten().map(|s| s.content.len()).sum()),
+            runs: Vec::with_capacity(lines.iter().map(Vec::len).sum()),
+            lines: Vec::with_capacity(lines.len()),
+        };
+        for line in lines {
+            for sp in line {
+                p.text.push_str(&sp.content);
+                p.runs.push((
+                    u32::try_from(sp.content.len()).unwrap_or(u32::MAX),
+                    sp.style,
+                ));
+            }
+            p.lines.push(u32::try_from(line.len()).unwrap_or(u32::MAX));
+        }
+        p
+    }
+
+    fn unpack(&self) -> Lines {
+        let mut at = 0usize;
+        let mut runs = self.runs.iter();
+        self.lines
+            .iter()
+            .map(|&n| {
+                runs.by_ref()
+                    .take(n as usize)
+                    .map(|&(len, style)| {
+                        let end = (at + len as usize).min(self.text.len());
+                        let piece = self.text.get(at..end).unwrap_or_default();
+                        at = end;
+                        Span::styled(piece.to_owned(), style)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 /// Two generations: lookups search the current one, then the previous (moving a hit forward);
 /// when the current one holds [`CACHE_BYTES`] of text it becomes the previous one. An LRU in
 /// effect, without per-entry bookkeeping.
 #[derive(Default)]
 struct Cache {
-    current: std::collections::HashMap<CacheKey, (usize, Lines)>,
+    current: std::collections::HashMap<CacheKey, (usize, Packed)>,
     current_bytes: usize,
-    previous: std::collections::HashMap<CacheKey, (usize, Lines)>,
+    previous: std::collections::HashMap<CacheKey, (usize, Packed)>,
 }
 
 impl Cache {
     fn get(&mut self, key: &CacheKey) -> Option<Lines> {
-        if let Some((_, lines)) = self.current.get(key) {
-            return Some(lines.clone());
+        if let Some((_, packed)) = self.current.get(key) {
+            return Some(packed.unpack());
         }
-        let (bytes, lines) = self.previous.remove(key)?;
-        let out = lines.clone();
-        self.put(*key, bytes, lines);
+        let (bytes, packed) = self.previous.remove(key)?;
+        let out = packed.unpack();
+        self.put(*key, bytes, packed);
         Some(out)
     }
 
     fn insert(&mut self, key: CacheKey, bytes: usize, lines: &Lines) {
-        self.put(key, bytes, lines.clone());
+        self.put(key, bytes, Packed::pack(lines));
     }
 
-    fn put(&mut self, key: CacheKey, bytes: usize, lines: Lines) {
+    fn put(&mut self, key: CacheKey, bytes: usize, packed: Packed) {
         if self.current_bytes + bytes > CACHE_BYTES {
             self.previous = std::mem::take(&mut self.current);
             self.current_bytes = 0;
         }
         self.current_bytes += bytes;
-        self.current.insert(key, (bytes, lines));
+        self.current.insert(key, (bytes, packed));
     }
 }
 
@@ -352,6 +404,18 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_cached_block_comes_back_span_for_span() {
+        let theme = Theme::dark();
+        let syntax = find_syntax(None, Some("a.rs"), "").expect("rust");
+        let text = "fn main() {\n\tlet s = \"é\u{1b}x\";\n}\n\n// end";
+        let st = syn_theme().expect("theme");
+        let lines = highlight_uncached(text, syntax, st, &theme).expect("highlighted");
+        assert!(lines.iter().map(Vec::len).sum::<usize>() > 5);
+        assert_eq!(Packed::pack(&lines).unpack(), lines);
+        assert_eq!(Packed::pack(&Vec::new()).unpack(), Lines::new());
+    }
 
     #[test]
     fn finds_syntaxes() {

@@ -228,9 +228,24 @@ pub fn fold_path_into(path: &Path, session: Session) -> std::io::Result<(Session
 pub fn fold_path_each(
     path: &Path,
     session: Session,
+    each: impl FnMut(&mut Session) -> std::io::Result<()>,
+) -> std::io::Result<(Session, Format)> {
+    fold_path_each_queued(path, session, 8, each)
+}
+
+/// [`fold_path_each`] with at most `queue` decoded batches waiting for the fold (8 there): a
+/// consumer slower than the reader (`rawpv export`, which renders every call) holds that many
+/// 4 MiB batches' frames (several MB each), so it asks for fewer.
+///
+/// # Errors
+/// As [`fold_path_each`].
+pub fn fold_path_each_queued(
+    path: &Path,
+    session: Session,
+    queue: usize,
     mut each: impl FnMut(&mut Session) -> std::io::Result<()>,
 ) -> std::io::Result<(Session, Format)> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<FileEvent>(8);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<FileEvent>(queue.max(1));
     let path = path.to_owned();
     let path_for_session = path.clone();
     let reader = std::thread::spawn(move || {
