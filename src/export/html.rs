@@ -82,6 +82,14 @@ fn esc_into(out: &mut String, s: &str) {
 /// escaped as JSON wants, and `<`, `>`, `&`, U+2028, U+2029 as `\u` escapes.
 pub fn json_str(out: &mut String, s: &str) {
     out.push('"');
+    // Most runs need no escape: one pass over the bytes, then a copy (U+2028/9 start with 0xE2).
+    let plain =
+        |b: &u8| b >= &0x20 && !matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0x7f | 0xe2);
+    if s.as_bytes().iter().all(plain) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

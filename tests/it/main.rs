@@ -32,6 +32,7 @@ mod copy_keys;
 mod detail_print_tui;
 mod export_browser;
 mod export_markdown;
+mod export_stream;
 mod feed_widths;
 mod file_changes;
 mod file_two_threads;
