@@ -2,11 +2,14 @@
 //! GitHub-flavoured Markdown ([`markdown`]).
 //!
 //! Who calls it: `rawpv export` (`crate::cmd::export`) and the viewer's export key. Both writers
-//! take a finished [`Session`] and [`Options`], and read every call's input and output through
-//! [`Parts`] here, so both say the same thing: what the header figures are ([`Summary`]), which
-//! rows are shown (the viewer's: quiet rows hidden), and what text each call's input and output
-//! is (redacted by [`crate::redact`] unless `--no-redact`, made free of control characters by
-//! [`clean`]).
+//! ([`html::Page`], [`markdown::Doc`]) are stepped over a [`Session`] as it folds and write each
+//! row once it can no longer change: [`write`] steps them once over a whole session, and
+//! [`write_path`] after each batch of a file, dropping the rows written, so an export of a file
+//! holds what is still open and its spools ([`spool`]), not the folded file. Both read every
+//! call's input and output through [`Parts`] here, so both say the same thing: what the header
+//! figures are ([`Summary`]), which rows are shown (the viewer's: quiet rows hidden), and what
+//! text each call's input and output is (redacted by [`crate::redact`] unless `--no-redact`,
+//! made free of control characters by [`clean`]).
 //!
 //! Invariants: no untrusted byte reaches the output unescaped (each writer escapes for its
 //! format; [`clean`] drops escape sequences and shows other control characters as their

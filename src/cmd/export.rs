@@ -2,7 +2,9 @@
 //! [--no-redact] [--max-lines N]`: the session as a self-contained HTML page or as Markdown
 //! (`crate::export`), to share it.
 //!
-//! Who calls it: `main.rs`. The format comes from `--format`, else from the file's extension
+//! Who calls it: `main.rs`. A file is exported as it folds (`crate::export::write_path`: rows
+//! written and dropped, so memory holds the rows still open, not the file); stdin, a stream's
+//! snapshot and the demo are read whole first. The format comes from `--format`, else from the file's extension
 //! (`.html`, `.htm`, `.md`, `.markdown`); `-o -` writes to stdout (then `--format` is needed).
 //! Secrets are redacted unless `--no-redact`; what was redacted, and where the file went, is said
 //! on stderr at the end (`rawpv: wrote out.html: 42 calls, 310 KiB; redacted 2 secrets: …`).

@@ -1,7 +1,8 @@
 //! The HTML page of a session (issue 26 items 2, 4 and 6): one self-contained file that works
 //! offline.
 //!
-//! Who calls it: [`super::write`]. Layout: a header with the summary figures, the controls
+//! Who calls it: [`super::write`] and [`super::write_path`], through [`Page`], which writes the
+//! rows as the session folds (see its doc). Layout: a header with the summary figures, the controls
 //! (search, filters by tool and status, fold and side-by-side switches), the catalog and the
 //! findings (each linked to its call), then the feed: one `<section class="turn">` per turn (a
 //! prompt and what followed it; its `h2` button folds it), each call a `.call` element (`id="cK"`, K its index in

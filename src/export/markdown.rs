@@ -1,7 +1,8 @@
 //! GitHub-flavoured Markdown of a session (issue 26 item 5), for an issue, a pull request or a
 //! model's context.
 //!
-//! Who calls it: [`super::write`]. Layout: `# title`, the summary line, then the feed's rows in
+//! Who calls it: [`super::write`] and [`super::write_path`], through [`Doc`], which writes the
+//! rows as the session folds. Layout: `# title`, the summary line, then the feed's rows in
 //! order (quiet rows left out, as the viewer hides them): a prompt is a `## Prompt N` heading, a
 //! prompt's or the agent's text a block quote (each line `> `), so that whatever Markdown it
 //! holds (an unclosed fence) ends with the quote, and raw HTML in it (an unclosed `<!--`,
