@@ -121,7 +121,7 @@ struct Styles {
 type StyleKey = (Option<Color>, Option<Color>, u16);
 
 /// A multiply-and-rotate hasher for [`Styles`]' keys: a few small integers each, looked up
-/// once per styled run of every detail (SipHash was 2 % of an export's CPU). Keys come from
+/// once per styled run of every detail (`SipHash` was 2 % of an export's CPU). Keys come from
 /// our renderers' styles, so there is nothing to flood.
 #[derive(Debug, Default, Clone, Copy)]
 struct StyleHasher(u64);
@@ -568,7 +568,7 @@ impl Page {
             if !self.inner.contains(&ord) && !quiet {
                 let i = self.turns[t].rows;
                 self.turns[t].rows += 1;
-                if i % BLOCK_ROWS == 0 {
+                if i.is_multiple_of(BLOCK_ROWS) {
                     self.emit(if i == 0 {
                         "<div class=\"blk\">\n"
                     } else {
@@ -680,8 +680,8 @@ impl Page {
     /// Fills the holes whose rows are final now (all of them when `last`), counts the rows
     /// that are, and fills the headers of the turns that are complete.
     fn resolve(&mut self, session: &Session, last: bool) -> std::io::Result<()> {
-        let held = std::mem::take(&mut self.held);
-        for h in held {
+        let waiting = std::mem::take(&mut self.held);
+        for h in waiting {
             let idx = self.ords.index_of(h.ord);
             match idx {
                 Some(idx) if last || self.ready(session, idx) => {

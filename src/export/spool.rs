@@ -91,7 +91,7 @@ enum Piece {
 #[derive(Debug, Default)]
 pub struct Pieces {
     spool: Spool,
-    pieces: Vec<Piece>,
+    runs: Vec<Piece>,
     fills: Vec<Option<String>>,
 }
 
@@ -110,9 +110,9 @@ impl Pieces {
         }
         self.spool.push(s)?;
         let n = s.len() as u64;
-        match self.pieces.last_mut() {
+        match self.runs.last_mut() {
             Some(Piece::Text(m)) => *m += n,
-            _ => self.pieces.push(Piece::Text(n)),
+            _ => self.runs.push(Piece::Text(n)),
         }
         Ok(())
     }
@@ -121,7 +121,7 @@ impl Pieces {
     pub fn hole(&mut self) -> Hole {
         let h = self.fills.len();
         self.fills.push(None);
-        self.pieces.push(Piece::Hole(h));
+        self.runs.push(Piece::Hole(h));
         Hole(h)
     }
 
@@ -139,7 +139,7 @@ impl Pieces {
     pub fn copy_to(self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut r = self.spool.into_reader()?;
         let mut fills = self.fills;
-        for p in self.pieces {
+        for p in self.runs {
             match p {
                 Piece::Text(n) => {
                     let copied = std::io::copy(&mut (&mut r).take(n), out)?;

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -76,7 +77,7 @@ fn shown(page: &str) -> (String, Vec<(String, String)>) {
                 let l = l.as_array().unwrap();
                 lines.push_str(&class(&l[0]));
                 for pair in l[1..].chunks(2) {
-                    lines.push_str(&format!("[{}]{}", class(&pair[0]), pair[1]));
+                    let _ = write!(lines, "[{}]{}", class(&pair[0]), pair[1]);
                 }
                 lines.push('\n');
             }
