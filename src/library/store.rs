@@ -45,6 +45,8 @@ pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10)
 /// How often an open that failed for a reason other than damage or a lock is tried again
 /// (50 ms apart).
 const OTHER_TRIES: usize = 4;
+/// How often an open that was refused at once as "in use" is tried again (50 ms apart).
+const QUICK_BUSY_TRIES: usize = 40;
 /// The index file's name.
 pub const FILE: &str = "library.sqlite";
 
@@ -422,14 +424,30 @@ impl SqliteStore {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        let mut tried = Self::try_open(path);
-        for _ in 0..OTHER_TRIES {
-            if !matches!(tried, Err(Refusal::Other(_))) {
-                break;
+        // Tried again: an error other than damage (a `-shm` another open is making), and "in
+        // use" that came at once, without the busy timeout's wait (SQLite answers a change of
+        // journal mode, or a lock it cannot wait for without a deadlock, at once): two
+        // processes opening a new index together.
+        let (mut others, mut quick) = (0, 0);
+        let tried = loop {
+            let t0 = std::time::Instant::now();
+            let tried = Self::try_open(path);
+            let again = match &tried {
+                Err(Refusal::Other(_)) => {
+                    others += 1;
+                    others <= OTHER_TRIES
+                }
+                Err(Refusal::InUse(_)) if t0.elapsed() < BUSY_TIMEOUT / 2 => {
+                    quick += 1;
+                    quick <= QUICK_BUSY_TRIES
+                }
+                _ => false,
+            };
+            if !again {
+                break tried;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
-            tried = Self::try_open(path);
-        }
+        };
         match tried {
             Ok(s) => return Ok(Opened { store: s, notes }),
             Err(Refusal::Other(why)) => {
@@ -511,14 +529,18 @@ impl SqliteStore {
         // and call summaries do not stay in the file's free space; `Store::purge`).
         conn.pragma_update(None, "secure_delete", "ON")
             .map_err(|e| Refusal::of(&e))?;
-        let app: i32 = conn
-            .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(|e| Refusal::of(&e))?;
-        let version: i32 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(|e| Refusal::of(&e))?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        // One statement, so one snapshot: read one at a time, another process's first
+        // transaction (schema and application_id together) could come between the reads, and
+        // a new index looked foreign (tables, but no application_id) and was moved aside under
+        // its writer.
+        let (app, version, tables): (i32, i32, i64) = conn
+            .query_row(
+                "SELECT (SELECT application_id FROM pragma_application_id()), \
+                 (SELECT user_version FROM pragma_user_version()), \
+                 (SELECT count(*) FROM sqlite_master)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .map_err(|e| Refusal::of(&e))?;
         if app != APPLICATION_ID && tables > 0 {
             return Err(Refusal::Bad("not a rawpv library index".into()));
@@ -791,16 +813,21 @@ impl Store for SqliteStore {
         filter: &Filter,
         each: &mut dyn FnMut(Candidate) -> bool,
     ) -> Result<(), String> {
-        let (cond, mut vals) = filter_sql(filter, true);
-        vals.insert(0, rusqlite::types::Value::Text(fts_query(tokens)));
-        let sql = format!(
-            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts, d.recipe \
-             FROM words w JOIN docs d ON d.id = w.rowid \
-             JOIN sessions s ON s.file_id = d.file_id JOIN files f ON f.id = d.file_id \
-             WHERE words MATCH ? {cond} \
-             ORDER BY coalesce(s.last_ts, 0) DESC, f.path, d.item"
-        );
-        self.each_row(&sql, vals, each)
+        let query = fts_query(tokens);
+        // A word in many documents (`the`): sorting all of them by session before the first
+        // is handed out is most of the time, so they are read a session at a time instead.
+        let many: i64 = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM (SELECT rowid FROM words WHERE words MATCH ?1 LIMIT ?2)",
+                params![query, MANY],
+                |r| r.get(0),
+            )
+            .map_err(|e| err(&e))?;
+        if many >= MANY {
+            return self.each_candidate_by_session(&query, filter, each);
+        }
+        self.each_candidate_sorted(&query, filter, each)
     }
 
     fn each_doc(
@@ -818,7 +845,114 @@ impl Store for SqliteStore {
     }
 }
 
+/// Candidates past which a search reads them a session at a time
+/// (`SqliteStore::each_candidate_by_session`).
+const MANY: i64 = 20_000;
+
 impl SqliteStore {
+    /// [`Store::each_candidate`] for an FTS5 `query` that few documents match: all of them
+    /// joined with their sessions and sorted.
+    fn each_candidate_sorted(
+        &self,
+        query: &str,
+        filter: &Filter,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String> {
+        let (cond, mut vals) = filter_sql(filter, true);
+        vals.insert(0, rusqlite::types::Value::Text(query.to_owned()));
+        let sql = format!(
+            "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts, d.recipe \
+             FROM words w JOIN docs d ON d.id = w.rowid \
+             JOIN sessions s ON s.file_id = d.file_id JOIN files f ON f.id = d.file_id \
+             WHERE words MATCH ? {cond} \
+             ORDER BY coalesce(s.last_ts, 0) DESC, f.path, d.item"
+        );
+        self.each_row(&sql, vals, each)
+    }
+
+    /// [`Store::each_candidate`] for an FTS5 `query` that many documents match: the matching
+    /// rowids alone (no join, no sort), then the sessions in order, each with the matches
+    /// among its own documents (one range of rowids: a file's documents are written in one
+    /// transaction, each above every rowid there is), read from `docs` by that range.
+    fn each_candidate_by_session(
+        &self,
+        query: &str,
+        filter: &Filter,
+        each: &mut dyn FnMut(Candidate) -> bool,
+    ) -> Result<(), String> {
+        let mut ids: Vec<i64> = {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT rowid FROM words WHERE words MATCH ?1")
+                .map_err(|e| err(&e))?;
+            st.query_map([query], |r| r.get(0))
+                .map_err(|e| err(&e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| err(&e))?
+        };
+        ids.sort_unstable();
+        let (cond, vals) = filter_sql(filter, false);
+        let mut files = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT f.id, (SELECT min(id) FROM docs WHERE file_id = f.id), \
+                 (SELECT max(id) FROM docs WHERE file_id = f.id) \
+                 FROM files f JOIN sessions s ON s.file_id = f.id WHERE 1 {cond} \
+                 ORDER BY coalesce(s.last_ts, 0) DESC, f.path"
+            ))
+            .map_err(|e| err(&e))?;
+        let ranges: Vec<(i64, Option<i64>, Option<i64>)> = files
+            .query_map(rusqlite::params_from_iter(vals), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(|e| err(&e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| err(&e))?;
+        let tool = if filter.tool.is_some() {
+            " AND d.kind = 'call' AND lower(d.tool) = lower(?4)"
+        } else {
+            ""
+        };
+        let mut st = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT f.path, d.item, d.line, d.kind, d.tool, d.ts, d.recipe, d.id \
+                 FROM docs d JOIN files f ON f.id = d.file_id \
+                 WHERE d.id BETWEEN ?1 AND ?2 AND d.file_id = ?3{tool} ORDER BY d.item"
+            ))
+            .map_err(|e| err(&e))?;
+        for (file, lo, hi) in ranges {
+            let (Some(lo), Some(hi)) = (lo, hi) else {
+                continue;
+            };
+            let from = ids.partition_point(|&i| i < lo);
+            if ids.get(from).is_none_or(|&i| i > hi) {
+                continue;
+            }
+            let mut vals = vec![
+                rusqlite::types::Value::Integer(lo),
+                rusqlite::types::Value::Integer(hi),
+                rusqlite::types::Value::Integer(file),
+            ];
+            if let Some(t) = &filter.tool {
+                vals.push(rusqlite::types::Value::Text(t.clone()));
+            }
+            let mut rows = st
+                .query(rusqlite::params_from_iter(vals))
+                .map_err(|e| err(&e))?;
+            while let Some(r) = rows.next().map_err(|e| err(&e))? {
+                let id: i64 = r.get(7).map_err(|e| err(&e))?;
+                if ids[from..].binary_search(&id).is_err() {
+                    continue;
+                }
+                if !each(candidate(r).map_err(|e| err(&e))?) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `sql` (selecting [`candidate`]'s columns) and hands each row to `each` until it
     /// returns `false`.
     fn each_row(
@@ -1151,6 +1285,92 @@ mod tests {
             got,
             vec![("/b".into(), Some("0:7".into())), ("/a".into(), None)]
         );
+    }
+
+    /// The two ways of reading candidates (all matches sorted; a session at a time by rowid
+    /// range, for words in many documents) hand out the same candidates in the same order,
+    /// under every filter, also after files were indexed again and removed (rowids reused).
+    #[test]
+    fn candidates_by_session_equal_the_sorted_ones() {
+        let mut s = SqliteStore::memory().unwrap();
+        let call = |item: u32, tool: &str, text: &str| Doc {
+            tool: tool.into(),
+            ..doc(item, text)
+        };
+        for round in 0..2 {
+            for n in 0..6i64 {
+                let mut r = row(&format!("/s{n}"), 10 - (n % 3) + round);
+                r.project = format!("/src/p{}", n % 2);
+                let docs: Vec<Doc> = (0..5u32)
+                    .map(|i| {
+                        let word = if (i + n as u32).is_multiple_of(2) {
+                            "alpha"
+                        } else {
+                            "beta"
+                        };
+                        call(i, if i.is_multiple_of(2) { "Bash" } else { "Read" }, word)
+                    })
+                    .collect();
+                s.put(&r, &[], &docs).unwrap();
+            }
+            s.remove(Path::new("/s2")).unwrap();
+        }
+        let filters = [
+            Filter::default(),
+            Filter {
+                tool: Some("bash".into()),
+                ..Filter::default()
+            },
+            Filter {
+                project: Some("p1".into()),
+                since_ms: Some(10),
+                ..Filter::default()
+            },
+        ];
+        for f in &filters {
+            for w in ["alpha", "beta", "alp*"] {
+                let q = fts_query(&[w.to_owned()]);
+                let mut sorted = Vec::new();
+                s.each_candidate_sorted(&q, f, &mut |c| {
+                    sorted.push(c);
+                    true
+                })
+                .unwrap();
+                let mut by_session = Vec::new();
+                s.each_candidate_by_session(&q, f, &mut |c| {
+                    by_session.push(c);
+                    true
+                })
+                .unwrap();
+                assert!(!sorted.is_empty(), "{w} {f:?}");
+                assert_eq!(by_session, sorted, "{w} {f:?}");
+            }
+        }
+    }
+
+    /// Several processes (here threads) opening a new index at the same moment all get it:
+    /// SQLite refuses some of them at once, without its busy wait, while another sets the
+    /// journal mode or creates the schema, and those are tried again.
+    #[test]
+    fn simultaneous_first_opens_all_succeed() {
+        for round in 0..20 {
+            let tmp = tempfile::tempdir().unwrap();
+            let p = tmp.path().join("library.sqlite");
+            let start = std::sync::Barrier::new(6);
+            std::thread::scope(|sc| {
+                let opens: Vec<_> = (0..6)
+                    .map(|_| {
+                        sc.spawn(|| {
+                            start.wait();
+                            SqliteStore::open(&p).map(|o| o.notes)
+                        })
+                    })
+                    .collect();
+                for o in opens {
+                    assert_eq!(o.join().unwrap(), Ok(Vec::new()), "round {round}");
+                }
+            });
+        }
     }
 
     #[test]
