@@ -60,6 +60,16 @@ pub mod code {
     pub const TEXT_BEFORE_TOOL_RESULT: &str = "text-before-tool-result";
     /// A `tool_result` that does not directly follow the message holding its `tool_use` (SPEC 5).
     pub const TOOL_RESULT_NOT_NEXT: &str = "tool-result-not-next";
+    /// A `tool_use` naming a member of a declared computer or browser toolset (`screenshot`)
+    /// without `toolset_name` (SPEC 5: dispatch on both fields); the toolset is inferred when
+    /// only one is declared.
+    pub const TOOLSET_NAME_MISSING: &str = "toolset-name-missing";
+    /// A toolset member's `tool_result` without the call's `toolset_name`, or with another
+    /// (SPEC 5: "a member result that omits it is rejected").
+    pub const TOOLSET_NAME_NOT_ECHOED: &str = "toolset-name-not-echoed";
+    /// A toolset member's `tool_result` holding a block other than `text` and `image` (and, for
+    /// the browser, one `browser_state`) (SPEC 5).
+    pub const TOOLSET_RESULT_BLOCK_NOT_ALLOWED: &str = "toolset-result-block-not-allowed";
     /// Imported records repeating an earlier record's id (resumed sessions); the first is kept.
     pub const DUPLICATE_RECORD: &str = "duplicate-record";
     /// A Claude Code record with two or more branches (a rewind, a retried prompt; issue 16).

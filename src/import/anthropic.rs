@@ -688,6 +688,9 @@ struct UseInfo {
     input: Value,
     /// A server tool this call was made from (`caller.tool_id`).
     caller: Option<String>,
+    /// The computer or browser toolset this call is a member of (`toolset_name`, or inferred),
+    /// and the `toolset_name` its result must echo (the call's own, as written, when it has one).
+    toolset: Option<(String, String)>,
 }
 
 /// Maps messages to frames and checks the SPEC 5 pairing rules. Used whole
@@ -706,6 +709,8 @@ pub struct Mapper {
     categories: HashMap<String, Category>,
     /// Responses only (a stream, vercel steps): results are never in the input.
     responses_only: bool,
+    /// The current request tool list's (name, `type`) pairs (for toolset members, SPEC 5).
+    declared: Vec<(String, String)>,
 }
 
 impl Mapper {
@@ -1011,10 +1016,13 @@ impl Mapper {
                     tools.push(t);
                 }
             }
+            self.declared.clear();
             for t in &tools {
                 if let Some(c) = &t.category {
                     self.categories.insert(t.name.clone(), c.clone());
                 }
+                let ty = t.extra.get("type").and_then(Value::as_str).unwrap_or("");
+                self.declared.push((t.name.clone(), ty.to_owned()));
             }
             let body = Body::Catalog(CatalogPublish {
                 tools,
@@ -1152,6 +1160,10 @@ impl Mapper {
                 msg,
             );
         }
+        let toolset = self.toolset_of(b, &name, &id, m, out);
+        if let Some(t) = &toolset {
+            extra.insert("toolset_name".into(), json!(t));
+        }
         let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
         let req = ToolInvokeRequest {
             invocation_id: Some(id.clone()),
@@ -1175,6 +1187,13 @@ impl Mapper {
                 reported: false,
                 input,
                 caller,
+                toolset: toolset.map(|t| {
+                    let echo = b
+                        .get("toolset_name")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| t.clone(), str::to_owned);
+                    (t, echo)
+                }),
             },
         );
         if !server {
@@ -1247,12 +1266,159 @@ impl Mapper {
         }
     }
 
+    /// The toolsets the current request tool list declares (items typed `computer_*` or
+    /// `browser_*`), by name.
+    fn toolsets(&self) -> Vec<String> {
+        self.declared
+            .iter()
+            .filter(|(_, ty)| ty.starts_with("computer_") || ty.starts_with("browser_"))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// The toolset of `tool_use` block `b` naming `name` (SPEC 5, B05): its `toolset_name`
+    /// (`computer` or `browser`; another value is an unknown-enum-value error, and the call is
+    /// read as a member of the one declared toolset, if one is), or, for a name that no request
+    /// declares while one toolset is declared, that toolset with a warning that the field is
+    /// missing.
+    fn toolset_of(
+        &self,
+        b: &Value,
+        name: &str,
+        id: &str,
+        m: &Msg,
+        out: &mut Vec<Decoded>,
+    ) -> Option<String> {
+        match b.get("toolset_name") {
+            Some(Value::String(t)) if t == "computer" || t == "browser" => Some(t.clone()),
+            Some(other) => {
+                let msg = format!(
+                    "tool_use {id:?} ({name}) has toolset_name {}, not \"computer\" or \"browser\"",
+                    crate::render::text::visible(&other.to_string())
+                );
+                let sets = self.toolsets();
+                let single = (sets.len() == 1).then(|| sets[0].clone());
+                let msg = match &single {
+                    Some(t) => format!("{msg}: read as a member of the {t} toolset"),
+                    None => msg,
+                };
+                Self::finding(
+                    out,
+                    Level::Error,
+                    crate::session::check::code::UNKNOWN_ENUM_VALUE,
+                    m.line,
+                    id,
+                    msg,
+                );
+                single
+            }
+            None => {
+                let declared = self.declared.iter().any(|(n, _)| n == name);
+                let sets = self.toolsets();
+                if declared || sets.len() != 1 {
+                    return None;
+                }
+                let msg = format!(
+                    "tool_use {id:?} names {name}, which no request declares, without \
+                     toolset_name: read as a member of the {} toolset (members carry \
+                     toolset_name)",
+                    sets[0]
+                );
+                Self::finding(
+                    out,
+                    Level::Warning,
+                    code::TOOLSET_NAME_MISSING,
+                    m.line,
+                    id,
+                    msg,
+                );
+                sets.into_iter().next()
+            }
+        }
+    }
+
+    /// SPEC 5 (B10, B11) for a member's result `b`: it echoes the call's `toolset_name`, and
+    /// holds only `text` and `image` blocks (a browser result also one `browser_state`).
+    fn toolset_result(
+        b: &Value,
+        id: &str,
+        (toolset, echo): &(String, String),
+        m: &Msg,
+        out: &mut Vec<Decoded>,
+    ) {
+        let (toolset, echo) = (toolset.as_str(), echo.as_str());
+        let echoed = b.get("toolset_name").and_then(Value::as_str);
+        if echoed != Some(echo) {
+            let msg = match echoed {
+                None => format!(
+                    "tool_result for {id:?} (a {toolset} member) does not echo toolset_name \
+                     {:?}: the API rejects it",
+                    crate::render::text::visible(echo)
+                ),
+                Some(t) => format!(
+                    "tool_result for {id:?} (a {toolset} member) has toolset_name {:?}, not \
+                     {:?}: the API rejects it",
+                    crate::render::text::visible(t),
+                    crate::render::text::visible(echo)
+                ),
+            };
+            Self::finding(
+                out,
+                Level::Error,
+                code::TOOLSET_NAME_NOT_ECHOED,
+                m.line,
+                id,
+                msg,
+            );
+        }
+        let blocks = b.get("content").and_then(Value::as_array);
+        let mut states = 0;
+        let mut bad: Vec<String> = Vec::new();
+        for t in blocks
+            .into_iter()
+            .flatten()
+            .map(|x| x.get("type").and_then(Value::as_str).unwrap_or("?"))
+        {
+            match t {
+                "text" | "image" => {}
+                "browser_state" if toolset == "browser" => states += 1,
+                other => bad.push(crate::render::text::visible(other)),
+            }
+        }
+        if states > 1 {
+            bad.push(format!("{states} browser_state blocks (one at most)"));
+        }
+        if !bad.is_empty() {
+            let allowed = if toolset == "browser" {
+                "text, image and one browser_state"
+            } else {
+                "text and image"
+            };
+            let msg = format!(
+                "tool_result for {id:?} (a {toolset} member) holds {}: member results may \
+                 hold only {allowed} blocks",
+                bad.join(", ")
+            );
+            Self::finding(
+                out,
+                Level::Error,
+                code::TOOLSET_RESULT_BLOCK_NOT_ALLOWED,
+                m.line,
+                id,
+                msg,
+            );
+        }
+    }
+
     fn tool_result(&mut self, b: &Value, m: &Msg, out: &mut Vec<Decoded>) {
         let id = b
             .get("tool_use_id")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
+        if let Some(t) = self.uses.get(&id).and_then(|u| u.toolset.clone()) {
+            Self::toolset_result(b, &id, &t, m, out);
+        }
         let (name, input) = self.uses.get_mut(&id).map_or_else(
             || (String::new(), Value::Null),
             |u| {

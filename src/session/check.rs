@@ -370,7 +370,14 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
         return; // no catalog in this session: nothing to compare with
     };
     let derived = publish.derived;
-    let Some(entry) = at.catalog_entry(name) else {
+    // A computer or browser toolset member (`screenshot`) is dispatched on its toolset and
+    // name (SPEC 5): it is in the catalog when its toolset is.
+    let toolset = r
+        .extra
+        .get("toolset_name")
+        .and_then(Value::as_str)
+        .filter(|t| at.catalog_entry(t).is_some());
+    let Some(entry) = at.catalog_entry(toolset.unwrap_or(name)) else {
         let (level, whose) = if derived {
             (Level::Warning, "the derived catalog")
         } else {

@@ -59,16 +59,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("B04_bad_2.json", "missing; got none"),
     ("B04_bad_3.json", "missing; got none"),
     ("B04_bad_6.json", "missing; got none"),
-    ("B05_ok.json", "extra; got error[tool-not-in-catalog]"),
-    (
-        "B05_ok_2.json",
-        "extra; got error[tool-not-in-catalog], error[tool-not-in-catalog]",
-    ),
-    ("B05_bad.json", "severity; got error[tool-not-in-catalog]"),
-    (
-        "B05_bad_2.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
     (
         "B06_bad.json",
         "other finding; got error[tool-use-without-result]",
@@ -80,34 +70,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("B08_bad.json", "missing; got none"),
     ("B08_bad_2.json", "missing; got none"),
     ("B08_bad_3.json", "missing; got none"),
-    ("B10_ok.json", "extra; got error[tool-not-in-catalog]"),
-    (
-        "B10_bad.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
-    (
-        "B10_bad_2.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
-    ("B11_ok.json", "extra; got error[tool-not-in-catalog]"),
-    ("B11_ok_2.json", "extra; got error[tool-not-in-catalog]"),
-    ("B11_ok_3.json", "extra; got error[tool-not-in-catalog]"),
-    (
-        "B11_bad.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
-    (
-        "B11_bad_2.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
-    (
-        "B11_bad_3.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
-    (
-        "B11_bad_4.json",
-        "other finding; got error[tool-not-in-catalog]",
-    ),
     (
         "B12_bad.json",
         "several findings; got error[tool-use-without-result], error[tool-result-not-next]",
