@@ -514,6 +514,20 @@ pub struct SearchView {
     pub selected: usize,
     /// What the last run said (`no match`, a bad pattern), if anything.
     pub message: Option<String>,
+    /// The id of the query running now (`crate::library::searcher`): "searching…" is shown,
+    /// and only that query's hits are taken.
+    pub pending: Option<u64>,
+}
+
+/// What a key in the search view asks of the browser's loop ([`Browser::search_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchStep {
+    /// Handled here (or ignored).
+    Stay,
+    /// Ctrl-C: leave rawpv.
+    Quit,
+    /// Enter on a hit: open its session there.
+    Open(crate::library::search::Hit),
 }
 
 impl SearchView {
@@ -526,6 +540,22 @@ impl SearchView {
     pub fn move_by(&mut self, delta: isize) {
         let max = self.hits.len().saturating_sub(1);
         self.selected = self.selected.saturating_add_signed(delta).min(max);
+    }
+
+    /// Takes a search's outcome if it is the query running now; returns whether it was (a
+    /// superseded query's hits are dropped).
+    pub fn deliver(&mut self, found: crate::library::searcher::Found) -> bool {
+        if self.pending != Some(found.id) {
+            return false;
+        }
+        self.pending = None;
+        self.selected = 0;
+        match found.result {
+            Ok(h) if h.is_empty() => self.message = Some("no match".into()),
+            Ok(h) => self.hits = h,
+            Err(e) => self.message = Some(e),
+        }
+        true
     }
 }
 
@@ -546,6 +576,72 @@ impl Browser {
         };
         b.measure();
         b
+    }
+
+    /// Handles a key while the full-text search is shown (`code`, with Ctrl when `ctrl`):
+    /// typing edits the query (and supersedes a search running), Enter runs it on `searcher`
+    /// (at most `limit` hits; "searching…" until its hits arrive, [`SearchView::deliver`]),
+    /// Esc closes the search (cancelling it); with the hits listed, `/` edits the query again,
+    /// arrows move, Enter opens the selected hit. Does nothing without a search shown.
+    pub fn search_key(
+        &mut self,
+        code: crossterm::event::KeyCode,
+        ctrl: bool,
+        searcher: &crate::library::searcher::Searcher,
+        limit: Option<usize>,
+    ) -> SearchStep {
+        use crossterm::event::KeyCode;
+        let Some(sv) = self.search.as_mut() else {
+            return SearchStep::Stay;
+        };
+        if ctrl && code == KeyCode::Char('c') {
+            return SearchStep::Quit;
+        }
+        if code == KeyCode::Esc {
+            if sv.pending.is_some() {
+                searcher.cancel();
+            }
+            self.search = None;
+            return SearchStep::Stay;
+        }
+        let edited = if sv.editing {
+            match code {
+                KeyCode::Enter => {
+                    sv.editing = false;
+                    sv.selected = 0;
+                    sv.hits.clear();
+                    sv.message = None;
+                    sv.pending = Some(searcher.submit(&sv.query, limit));
+                    false
+                }
+                KeyCode::Backspace => sv.query.pop().is_some(),
+                KeyCode::Char(c) if !ctrl => {
+                    sv.query.push(c);
+                    true
+                }
+                _ => false,
+            }
+        } else {
+            match code {
+                KeyCode::Char('/') => sv.editing = true,
+                KeyCode::Up => sv.move_by(-1),
+                KeyCode::Down => sv.move_by(1),
+                KeyCode::PageUp => sv.move_by(-10),
+                KeyCode::PageDown => sv.move_by(10),
+                KeyCode::Enter => {
+                    if let Some(hit) = sv.selected_hit() {
+                        return SearchStep::Open(hit.clone());
+                    }
+                }
+                _ => {}
+            }
+            false
+        };
+        // A new query in the making: the one running answers an old question.
+        if edited && sv.pending.take().is_some() {
+            searcher.cancel();
+        }
+        SearchStep::Stay
     }
 
     /// A browser over the library index's rows (last activity first).

@@ -16,6 +16,7 @@
 pub mod index;
 pub mod live;
 pub mod search;
+pub mod searcher;
 pub mod store;
 
 use std::path::PathBuf;

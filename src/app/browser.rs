@@ -12,8 +12,10 @@
 //! rows are the index's, drawn at once from what is already indexed; an indexing thread
 //! (`crate::library::live::Live`) reads what is new or changed and then watches the session
 //! directories, and the rows are read again as it reports (at most every [`RELOAD_EVERY`]), its
-//! progress in the status line. `/` types a full-text search, Enter runs it and lists the hits;
-//! Enter on a hit opens the session at that row with the words highlighted; Esc goes back.
+//! progress in the status line. `/` types a full-text search, Enter runs it on a thread of its
+//! own (`crate::library::searcher`; "searching…" meanwhile, typing or Esc supersedes it) and
+//! lists the hits; Enter on a hit opens the session at that row with the words highlighted; Esc
+//! goes back.
 //!
 //! Who calls it: [`crate::app::run_browse`] (from `main.rs`). Invariants: one terminal owner; the
 //! list's input stream is dropped while the viewer runs (the viewer reads its own); a fatal
@@ -46,6 +48,10 @@ pub(super) async fn run_browser(
     let mut lib = (config.library.index && !no_index)
         .then(|| Library::open(config))
         .flatten();
+    // The full-text search's thread, with its own connection to the index.
+    let mut searcher = lib
+        .as_ref()
+        .map(|l| crate::library::searcher::Searcher::start(l.db.clone()));
     // A cold index (nothing in it yet): the files as a scan lists them, until indexed.
     let mut pending: Vec<browse::SessionEntry> = Vec::new();
     let mut browser = match &lib {
@@ -134,6 +140,19 @@ pub(super) async fn run_browser(
                 }
                 continue;
             }
+            found = async {
+                match searcher.as_mut() {
+                    Some(s) => s.rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                // The search thread ended (it never does before the browser): nothing to take.
+                let Some(found) = found else { continue };
+                if let Some(sv) = browser.search.as_mut() {
+                    sv.deliver(found);
+                }
+                continue;
+            }
             sig = signals.recv() => {
                 match sig {
                     Sig::Fatal(_) => break,
@@ -154,34 +173,16 @@ pub(super) async fn run_browser(
             continue;
         }
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        if let (Some(sv), Some(l)) = (browser.search.as_mut(), lib.as_ref()) {
-            if ctrl && k.code == KeyCode::Char('c') {
-                break;
-            }
-            if sv.editing {
-                match k.code {
-                    KeyCode::Esc => browser.search = None,
-                    KeyCode::Enter => l.run_search(sv),
-                    KeyCode::Backspace => {
-                        sv.query.pop();
-                    }
-                    KeyCode::Char(c) if !ctrl => sv.query.push(c),
-                    _ => {}
-                }
-                continue;
-            }
-            match k.code {
-                KeyCode::Esc => browser.search = None,
-                KeyCode::Char('/') => sv.editing = true,
-                KeyCode::Up => sv.move_by(-1),
-                KeyCode::Down => sv.move_by(1),
-                KeyCode::PageUp => sv.move_by(-10),
-                KeyCode::PageDown => sv.move_by(10),
-                KeyCode::Enter => {
-                    let Some(hit) = sv.selected_hit().cloned() else {
-                        continue;
-                    };
-                    let highlight = highlight_of(&sv.query);
+        if let (Some(_), Some(s)) = (browser.search.as_ref(), searcher.as_ref()) {
+            match browser.search_key(k.code, ctrl, s, Some(MAX_HITS)) {
+                browse::SearchStep::Stay => {}
+                browse::SearchStep::Quit => break,
+                browse::SearchStep::Open(hit) => {
+                    let highlight = browser
+                        .search
+                        .as_ref()
+                        .map(|sv| highlight_of(&sv.query))
+                        .unwrap_or_default();
                     drop(events);
                     let at = Some((hit.item as usize, highlight));
                     open_in_viewer(SourceKind::File(hit.path), config, &mut tui, at).await?;
@@ -191,7 +192,6 @@ pub(super) async fn run_browser(
                     tui.clear_screen()?;
                     events = EventStream::new();
                 }
-                _ => {}
             }
             continue;
         }
@@ -285,6 +285,8 @@ fn now_ms() -> i64 {
 struct Library {
     store: crate::library::SqliteStore,
     live: crate::library::live::Live,
+    /// The index file (the search thread opens its own connection).
+    db: std::path::PathBuf,
 }
 
 impl Library {
@@ -294,10 +296,11 @@ impl Library {
         let db = crate::library::store::default_path()?;
         let opened = crate::library::SqliteStore::open(&db).ok()?;
         let paths = crate::library::roots(&config.browser.dirs);
-        let live = crate::library::live::Live::start(db, paths, crate::library::live::POLL);
+        let live = crate::library::live::Live::start(db.clone(), paths, crate::library::live::POLL);
         Some(Self {
             store: opened.store,
             live,
+            db,
         })
     }
 
@@ -307,27 +310,6 @@ impl Library {
         self.store
             .sessions(&crate::library::Filter::default())
             .unwrap_or_default()
-    }
-
-    /// Runs `sv`'s query (at most [`MAX_HITS`] hits).
-    fn run_search(&self, sv: &mut browse::SearchView) {
-        sv.editing = false;
-        sv.selected = 0;
-        sv.hits.clear();
-        sv.message = None;
-        match crate::library::search::Query::parse(&sv.query, None) {
-            Err(e) => sv.message = Some(e),
-            Ok(q) => match crate::library::search::search(
-                &self.store,
-                &q,
-                &crate::library::Filter::default(),
-                Some(MAX_HITS),
-            ) {
-                Ok(h) if h.is_empty() => sv.message = Some("no match".into()),
-                Ok(h) => sv.hits = h,
-                Err(e) => sv.message = Some(e),
-            },
-        }
     }
 }
 

@@ -284,6 +284,21 @@ pub fn search(
     filter: &Filter,
     limit: Option<usize>,
 ) -> Result<Vec<Hit>, String> {
+    search_until(store, q, filter, limit, &|| false)
+}
+
+/// [`search`], given up once `stop` says so (asked before each candidate is taken): the hits
+/// verified until then (a search superseded by a newer one, `crate::library::searcher`).
+///
+/// # Errors
+/// The store's error.
+pub fn search_until(
+    store: &dyn Store,
+    q: &Query,
+    filter: &Filter,
+    limit: Option<usize>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<Hit>, String> {
     // The candidates come sorted by session, then file order, so one file's are consecutive:
     // each file's are verified when the next file's begin, and the rows stop being read once
     // `limit` hits are verified.
@@ -291,6 +306,10 @@ pub fn search(
     let mut group: Vec<Candidate> = Vec::new();
     let full = |hits: &Vec<Hit>| limit.is_some_and(|l| hits.len() >= l);
     let mut each = |c: Candidate| {
+        if stop() {
+            group.clear();
+            return false;
+        }
         if group.first().is_some_and(|g| g.path != c.path) {
             let need = limit.map(|l| l - hits.len());
             hits.extend(verify_some(&group, q, need));

@@ -58,6 +58,8 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             Span::styled(
                 if sv.editing {
                     String::new()
+                } else if sv.pending.is_some() {
+                    "  searching…".to_owned()
                 } else {
                     format!(
                         "  {}",

@@ -237,3 +237,134 @@ fn the_browser_on_the_index_and_its_hit_list() {
         .count();
     assert!(marked >= "xterm".len(), "{marked} cells marked");
 }
+
+/// Waits (at most 10 s) for the search thread's next outcome.
+fn next_found(s: &mut rawpv::library::searcher::Searcher) -> rawpv::library::searcher::Found {
+    let t0 = Instant::now();
+    loop {
+        if let Ok(f) = s.rx.try_recv() {
+            return f;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no search outcome");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Types `text` into the browser's search line.
+fn type_in(b: &mut rawpv::browse::Browser, s: &rawpv::library::searcher::Searcher, text: &str) {
+    use crossterm::event::KeyCode;
+    for c in text.chars() {
+        let step = b.search_key(KeyCode::Char(c), false, s, Some(50));
+        assert_eq!(step, rawpv::browse::SearchStep::Stay);
+    }
+}
+
+/// The browser's full-text search runs on the search thread (issue 27 item 4): Enter shows
+/// "searching…" at once, the hits arrive on the channel; a query superseded by a newer one
+/// (typing again, Enter) has its hits dropped even when they arrive after the newer one began;
+/// typing supersedes a running search and Esc cancels it.
+#[test]
+fn the_browsers_search_runs_off_the_ui_task_and_drops_superseded_hits() {
+    use crossterm::event::KeyCode;
+    use rawpv::browse::SearchStep;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("projects").join("-home-me-proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(FIXTURE, dir.join("s.jsonl")).unwrap();
+    let db = tmp.path().join("library.sqlite");
+    let mut store = SqliteStore::open(&db).unwrap().store;
+    let inputs = rawpv::library::index::list(&[tmp.path().join("projects")]);
+    rawpv::library::index::update(&mut store, &inputs, |_| true).unwrap();
+    let mut searcher = rawpv::library::searcher::Searcher::start(db.clone());
+    let mut b = rawpv::browse::Browser::from_library(store.sessions(&Filter::default()).unwrap())
+        .with_home(None);
+    b.costs_done = true;
+    b.search = Some(rawpv::browse::SearchView {
+        editing: true,
+        ..Default::default()
+    });
+
+    // The first query: "searching…" until its outcome is taken.
+    type_in(&mut b, &searcher, "panicked");
+    assert_eq!(
+        b.search_key(KeyCode::Enter, false, &searcher, Some(50)),
+        SearchStep::Stay
+    );
+    let sv = b.search.as_ref().unwrap();
+    assert!(sv.pending.is_some() && sv.hits.is_empty() && !sv.editing);
+    assert_snapshot!("library_searching_80x24", draw(&b, 80, 24).backend());
+    let stale = next_found(&mut searcher);
+    assert!(
+        stale.result.as_ref().is_ok_and(|h| !h.is_empty()),
+        "{stale:?}"
+    );
+
+    // A newer query before the first one's hits were taken: they arrive late and are dropped.
+    type_in(&mut b, &searcher, "/");
+    for _ in 0.."panicked".len() {
+        b.search_key(KeyCode::Backspace, false, &searcher, Some(50));
+    }
+    type_in(&mut b, &searcher, "parser");
+    b.search_key(KeyCode::Enter, false, &searcher, Some(50));
+    let sv = b.search.as_mut().unwrap();
+    assert_eq!(sv.query, "parser");
+    assert!(!sv.deliver(stale), "a superseded query's hits were taken");
+    assert!(sv.hits.is_empty() && sv.pending.is_some());
+    let found = next_found(&mut searcher);
+    assert!(sv.deliver(found));
+    assert!(sv.pending.is_none() && sv.message.is_none());
+    assert!(!sv.hits.is_empty());
+    for h in &sv.hits {
+        assert!(h.snippet.to_lowercase().contains("parser"), "{h:?}");
+    }
+    // Enter on a hit opens it.
+    assert!(matches!(
+        b.search_key(KeyCode::Enter, false, &searcher, Some(50)),
+        SearchStep::Open(h) if h.path == dir.join("s.jsonl")
+    ));
+
+    // Typing while a search runs supersedes it: its hits are not taken.
+    type_in(&mut b, &searcher, "/");
+    b.search_key(KeyCode::Enter, false, &searcher, Some(50));
+    let running = b.search.as_ref().unwrap().pending.unwrap();
+    type_in(&mut b, &searcher, "/x");
+    let sv = b.search.as_mut().unwrap();
+    assert_eq!(sv.pending, None);
+    assert!(!sv.deliver(rawpv::library::searcher::Found {
+        id: running,
+        result: Ok(Vec::new()),
+    }));
+    // A bad query says so.
+    sv.query = "\"unclosed".into();
+    b.search_key(KeyCode::Enter, false, &searcher, Some(50));
+    let id = b.search.as_ref().unwrap().pending.unwrap();
+    let f = loop {
+        let f = next_found(&mut searcher);
+        if f.id == id {
+            break f;
+        }
+    };
+    let sv = b.search.as_mut().unwrap();
+    assert!(sv.deliver(f));
+    assert!(
+        sv.message.as_ref().unwrap().contains("unclosed quote"),
+        "{sv:?}"
+    );
+    // Esc while a search runs closes the search.
+    type_in(&mut b, &searcher, "/");
+    b.search_key(KeyCode::Enter, false, &searcher, Some(50));
+    assert_eq!(
+        b.search_key(KeyCode::Esc, false, &searcher, Some(50)),
+        SearchStep::Stay
+    );
+    assert!(b.search.is_none());
+    // The search thread goes on answering after a cancel.
+    let id = searcher.submit("tests", Some(5));
+    let f = loop {
+        let f = next_found(&mut searcher);
+        if f.id == id {
+            break f;
+        }
+    };
+    assert!(f.result.is_ok_and(|h| !h.is_empty() && h.len() <= 5));
+}
