@@ -48,6 +48,7 @@ mod update;
 
 pub use crate::ui::SourceStatus;
 pub use crate::ui::status_bar::MatchStatus;
+pub use copy::{ExportJob, Exported, ExportedPage};
 pub use entry::{run, run_browse, run_latest};
 pub(crate) use event_loop::event_loop;
 pub use event_loop::{FrameScheduler, run_loop};
@@ -92,6 +93,8 @@ pub enum Msg {
     ReplayTick(Instant),
     /// Run the next bounded step of a search or filter scan (`app/scan.rs`).
     Work,
+    /// An export job's outcome (`X`, [`ExportJob`]).
+    Exported(Exported),
 }
 
 /// The viewer's state. Fields are private to the app module: tests and benches use methods.
@@ -134,6 +137,10 @@ pub struct App {
     clock: Instant,
     /// An OSC 52 sequence for the loop to write to the terminal (copy).
     clipboard_out: Option<String>,
+    /// `X`: the page to build, for the loop to run on `spawn_blocking`.
+    export_job: Option<ExportJob>,
+    /// An export runs (its job was taken and its outcome has not arrived).
+    exporting: bool,
     /// `S`: what `y` / `Y` / `r` copy goes through `crate::redact` first.
     redact_copies: bool,
     /// Opened from the session browser: Esc with nothing to close goes back to the list.
@@ -197,6 +204,8 @@ impl App {
             replay: None,
             clock: Instant::now(),
             clipboard_out: None,
+            export_job: None,
+            exporting: false,
             redact_copies: false,
             from_browser: false,
             open_at: None,
@@ -422,6 +431,10 @@ impl App {
                 self.animating() && (self.session.counts.running > 0 || changed)
             }
             Msg::Work => self.work(self.scan_budget),
+            Msg::Exported(done) => {
+                self.on_exported(done);
+                true
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Copy actions of the app (`y` input, `Y` output, `r` raw frame JSON; in the files panel `y` /
 //! `Y` the selected file's / every file's patch, `W` the patch to a file): picks the selected row's
 //! text with [`crate::clipboard`], queues the OSC 52 sequence for the loop (the only terminal
-//! writer), or writes a file when the text is too big and says where in the status bar.
+//! writer), or writes a file when the text is too big and says where in the status bar; `X`
+//! exports the session as an HTML page, built on a blocking job ([`ExportJob`]).
 //!
 //! Who calls it: [`App::apply_action`] and the event loop ([`write_osc52`]).
 
@@ -40,9 +41,15 @@ impl App {
     }
 
     /// `X`: the session as a self-contained HTML page, secrets redacted, written new-only
-    /// where copies go (`clipboard::write_export`); the status bar says where and what was
-    /// redacted. Runs on the app task: the page of a 100 MB session takes a few seconds.
+    /// where copies go (`clipboard::write_export`). The page is built off the app task (the
+    /// page of a 100 MB session takes a few seconds): this leaves an [`ExportJob`] over a copy
+    /// of the session for the loop to run on `spawn_blocking`; its [`Exported`] comes back as
+    /// `Msg::Exported` and the status bar says where and what was redacted.
     pub(super) fn export_page(&mut self) {
+        if self.exporting || self.export_job.is_some() {
+            self.view.message = Some("an export is already being written".into());
+            return;
+        }
         let title = std::path::Path::new(&self.source_label)
             .file_name()
             .map_or_else(
@@ -53,21 +60,86 @@ impl App {
             title,
             ..crate::export::Options::default()
         };
-        let mut page = Vec::new();
-        let r = crate::export::write(&mut page, &self.session, crate::export::Format::Html, &opts)
-            .and_then(|report| clipboard::write_export(&page, "html").map(|p| (report, p)));
-        self.view.message = Some(match r {
-            Ok((report, path)) => format!(
+        self.export_job = Some(ExportJob {
+            session: self.session.clone(),
+            opts,
+        });
+        self.view.message = Some("exporting the session…".into());
+    }
+
+    /// Takes the export job `X` left for the loop (which runs it on `spawn_blocking` and
+    /// sends its outcome back as `Msg::Exported`).
+    pub fn take_export_job(&mut self) -> Option<ExportJob> {
+        let job = self.export_job.take();
+        self.exporting |= job.is_some();
+        job
+    }
+
+    /// An export's outcome, in the status bar.
+    pub(super) fn on_exported(&mut self, done: Exported) {
+        self.exporting = false;
+        self.view.message = Some(match done.outcome {
+            Ok(p) => format!(
                 "exported {} to {} ({})",
-                crate::fmt::plural(report.calls, "call"),
-                crate::render::text::visible(&path.display().to_string()),
-                report
-                    .redacted
-                    .map_or_else(|| "not redacted".to_owned(), |r| r.summary())
+                crate::fmt::plural(p.calls, "call"),
+                crate::render::text::visible(&p.path.display().to_string()),
+                p.redacted
             ),
-            Err(e) => format!("cannot export the session: {e}"),
+            Err(e) => format!(
+                "cannot export the session: {}",
+                crate::render::text::visible(&e)
+            ),
         });
     }
+}
+
+/// `X`'s page to build: the session as it was when the key was pressed, and the options.
+#[derive(Debug)]
+pub struct ExportJob {
+    session: crate::session::Session,
+    opts: crate::export::Options,
+}
+
+impl ExportJob {
+    /// Builds the page and writes it (blocking: the loop runs it on `spawn_blocking`, the
+    /// headless harness inline).
+    pub fn run(self) -> Exported {
+        let mut page = Vec::new();
+        let outcome = crate::export::write(
+            &mut page,
+            &self.session,
+            crate::export::Format::Html,
+            &self.opts,
+        )
+        .and_then(|report| {
+            clipboard::write_export(&page, "html").map(|path| ExportedPage {
+                path,
+                calls: report.calls,
+                redacted: report
+                    .redacted
+                    .map_or_else(|| "not redacted".to_owned(), |r| r.summary()),
+            })
+        })
+        .map_err(|e| e.to_string());
+        Exported { outcome }
+    }
+}
+
+/// An export job's outcome: the page written, or why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exported {
+    pub outcome: Result<ExportedPage, String>,
+}
+
+/// A page `X` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportedPage {
+    /// Where (a new file where copies go).
+    pub path: std::path::PathBuf,
+    /// Calls on the page.
+    pub calls: usize,
+    /// What was redacted (`Redactor::summary`), or "not redacted".
+    pub redacted: String,
 }
 
 impl App {

@@ -98,6 +98,8 @@ where
     E: futures::Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let (render_tx, mut render_rx) = mpsc::channel::<RenderDone>(16);
+    // One export runs at a time (`App::export_page`).
+    let (export_tx, mut export_rx) = mpsc::channel::<super::Exported>(1);
     let mut sched = FrameScheduler::new(MIN_FRAME);
     let mut batch = Vec::with_capacity(BATCHES_PER_TURN);
     // Received but not yet applied (a turn applies at most APPLY_PER_TURN items).
@@ -155,6 +157,11 @@ where
                     sched.request();
                 }
             }
+            Some(done) = export_rx.recv() => {
+                if app.update(Msg::Exported(done)) {
+                    sched.request();
+                }
+            }
             () = std::future::ready(()), if !pending.is_empty() => {
                 apply_some(app, &mut pending, APPLY_PER_TURN);
                 sched.request();
@@ -179,6 +186,12 @@ where
                     sched.request();
                 }
             }
+        }
+        if let Some(job) = app.take_export_job() {
+            let tx = export_tx.clone();
+            tokio::task::spawn_blocking(move || {
+                let _ = tx.blocking_send(job.run());
+            });
         }
         if let Some(seq) = app.clipboard_out.take() {
             screen.write_raw(&seq)?;

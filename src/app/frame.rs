@@ -234,11 +234,15 @@ impl App {
         }
     }
 
-    /// Runs queued render jobs inline (tests; the loop spawns them instead).
+    /// Runs queued render and export jobs inline (tests; the loop spawns them instead).
     pub fn run_jobs_inline(&mut self) {
         while let Some(job) = self.detail.take_job() {
             let done = job.run();
             self.update(Msg::Rendered(done));
+        }
+        if let Some(job) = self.take_export_job() {
+            let done = job.run();
+            self.update(Msg::Exported(done));
         }
     }
 

@@ -164,3 +164,138 @@ fn s_redacts_what_is_copied_and_says_so() {
         "{text}"
     );
 }
+
+/// The path an export's status message names (`exported N calls to PATH (…)`).
+fn exported_path(message: Option<&str>) -> std::path::PathBuf {
+    let m = message.unwrap_or_default();
+    let Some((_, rest)) = m
+        .strip_prefix("exported ")
+        .and_then(|r| r.split_once(" to "))
+    else {
+        panic!("not an export's outcome: {m:?}");
+    };
+    let Some((path, _)) = rest.rsplit_once(" (") else {
+        panic!("no redaction note: {m:?}");
+    };
+    std::path::PathBuf::from(path)
+}
+
+/// `X` on the headless harness: the key leaves the page to a job ("exporting…" meanwhile),
+/// the job's outcome says where the page went, and the file holds the session's page.
+#[test]
+fn x_exports_on_a_job_and_says_where() {
+    let mut app = App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo");
+    let calls = app.session().invocations.len();
+    app.press(KeyCode::Char('X'));
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("exporting the session…")
+    );
+    // A second `X` while the first is pending does not start another.
+    app.press(KeyCode::Char('X'));
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("an export is already being written")
+    );
+    app.run_jobs_inline();
+    let m = app.view().message.clone();
+    assert!(
+        m.as_deref()
+            .is_some_and(|m| m.starts_with(&format!("exported {calls} calls to "))),
+        "{m:?}"
+    );
+    let path = exported_path(m.as_deref());
+    let page = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        page.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &page[..page.len().min(80)]
+    );
+    assert!(page.contains("</html>"));
+    // Once it is done, `X` exports again.
+    app.press(KeyCode::Char('X'));
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("exporting the session…")
+    );
+}
+
+/// A screen that ends the key stream once the status bar says how the export went.
+struct UntilExported {
+    inner: rawpv::app::BackendScreen<ratatui::backend::TestBackend>,
+    done: std::rc::Rc<std::cell::Cell<bool>>,
+    waker: std::rc::Rc<std::cell::RefCell<Option<std::task::Waker>>>,
+}
+
+impl rawpv::app::Screen for UntilExported {
+    fn size(&self) -> std::io::Result<ratatui::layout::Size> {
+        self.inner.size()
+    }
+    fn draw(&mut self, f: impl FnOnce(&mut ratatui::Frame<'_>)) -> std::io::Result<()> {
+        self.inner.draw(f)
+    }
+    fn write_raw(&mut self, seq: &str) -> std::io::Result<()> {
+        self.inner.write_raw(seq)
+    }
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+    fn drew(&mut self, app: &App) {
+        let m = app.view().message.as_deref().unwrap_or_default();
+        if m.starts_with("exported ") || m.starts_with("cannot export") {
+            self.done.set(true);
+            if let Some(w) = self.waker.borrow_mut().take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+/// `X` in the real loop (`run_loop`): the page is built on `spawn_blocking`, its outcome
+/// arrives as a message and is drawn in the status bar, and the file is written.
+#[tokio::test(flavor = "current_thread")]
+async fn x_in_the_loop_writes_the_page_off_the_app_task() {
+    use crossterm::event::{Event, KeyEvent, KeyModifiers};
+    use std::task::Poll;
+    let mut app = App::headless(import::load_bytes(DEMO.as_bytes()).items, "demo");
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    drop(tx);
+    let done = std::rc::Rc::new(std::cell::Cell::new(false));
+    let waker = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let mut sent = false;
+    let events = futures::stream::poll_fn({
+        let done = done.clone();
+        let waker = waker.clone();
+        move |cx| {
+            if done.get() {
+                return Poll::Ready(None);
+            }
+            if !sent {
+                sent = true;
+                let key = KeyEvent::new(KeyCode::Char('X'), KeyModifiers::NONE);
+                return Poll::Ready(Some(Ok(Event::Key(key))));
+            }
+            *waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    });
+    let mut screen = UntilExported {
+        inner: rawpv::app::BackendScreen::new(ratatui::backend::TestBackend::new(100, 30), 100, 30)
+            .unwrap(),
+        done: done.clone(),
+        waker,
+    };
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        rawpv::app::run_loop(&mut app, &mut screen, events, rx),
+    )
+    .await
+    .expect("the export's outcome arrives")
+    .unwrap();
+    assert!(done.get());
+    let path = exported_path(app.view().message.as_deref());
+    let page = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(page.contains("</html>"));
+}
