@@ -253,6 +253,9 @@ pub struct Publish {
     /// Tool name → index in `catalog.tools` (the first entry when a name is listed twice), so
     /// per-request catalog lookups (`crate::check`) are O(1).
     pub tool_index: HashMap<String, usize>,
+    /// The entries' `input_schema`s compiled when a request first needs one
+    /// (`check::SchemaCache`).
+    pub schemas: check::SchemaCache,
 }
 
 impl Publish {
@@ -1895,6 +1898,7 @@ impl Session {
             derived,
             session: sid,
             tool_index,
+            schemas: check::SchemaCache::default(),
         });
         applied
     }

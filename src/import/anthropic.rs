@@ -1001,9 +1001,42 @@ impl Mapper {
         out.push(Decoded::frame(f));
     }
 
+    /// SPEC 5 (B04): a client tool of a request's `tools` (no `type`, or `custom`) declares an
+    /// `input_schema`, an object; a missing one is a missing-field warning, another type a
+    /// wrong-field-type warning (the entry is kept without it: its calls are not validated).
+    fn check_schemas(tools: &Value, line: u64, out: &mut Vec<Decoded>) {
+        for t in tools.as_array().into_iter().flatten() {
+            if t.get("type").is_some_and(|ty| ty != "custom") {
+                continue;
+            }
+            let name = t.get("name").and_then(Value::as_str).unwrap_or("(unnamed)");
+            let name = crate::render::text::visible(name);
+            let (c, msg) = match t.get("input_schema") {
+                Some(Value::Object(_)) => continue,
+                None => (
+                    crate::session::check::code::MISSING_FIELD,
+                    format!(
+                        "tool {name} of the request's tools has no input_schema (the API \
+                         requires one)"
+                    ),
+                ),
+                Some(other) => (
+                    code::WRONG_FIELD_TYPE,
+                    format!(
+                        "tool {name}'s input_schema is {}, not an object; its calls are not \
+                         checked against it",
+                        crate::check::json_kind(other)
+                    ),
+                ),
+            };
+            Self::finding(out, Level::Warning, c, line, "", msg);
+        }
+    }
+
     /// Publishes the request tool lists that became current before message `k`.
     fn publish_at(&mut self, conv: &Conv, k: usize, out: &mut Vec<Decoded>) {
         for (tools, line, _) in conv.catalogs.iter().filter(|(_, _, at)| *at == k) {
+            Self::check_schemas(tools, *line, out);
             let mut tools: Vec<CatalogTool> = tools
                 .as_array()
                 .into_iter()
@@ -1148,27 +1181,18 @@ impl Mapper {
         if ty != "tool_use" {
             extra.insert("block_type".into(), json!(ty));
         }
-        if b.get("input").is_none() {
-            // Required by the Messages API (B04); read as `{}` so the call is still checked.
-            let msg = format!("{ty} block {id:?} without required field `input`");
-            Self::finding(
-                out,
-                Level::Error,
-                crate::check::code::MISSING_FIELD,
-                m.line,
-                &id,
-                msg,
-            );
-        }
         let toolset = self.toolset_of(b, &name, &id, m, out);
         if let Some(t) = &toolset {
             extra.insert("toolset_name".into(), json!(t));
         }
-        let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
+        // Required by the Messages API (B04): an absent input stays absent, so the request's
+        // check says so (missing-field) and nothing validates a stand-in against the schema.
+        let given = b.get("input").cloned();
+        let input = given.clone().unwrap_or_else(|| json!({}));
         let req = ToolInvokeRequest {
             invocation_id: Some(id.clone()),
             tool_name: Some(name.clone()),
-            input: Some(input.clone()),
+            input: given,
             extra,
             ..Default::default()
         };
@@ -1880,7 +1904,7 @@ fn catalog_tool(t: &Value) -> CatalogTool {
                 .unwrap_or("")
                 .to_owned(),
         ),
-        input_schema: t.get("input_schema").cloned(),
+        input_schema: t.get("input_schema").filter(|s| s.is_object()).cloned(),
         name,
         extra,
         ..Default::default()

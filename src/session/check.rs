@@ -108,8 +108,13 @@ pub mod code {
     /// its job); the call's blocking error again if it runs after all.
     pub const BLOCKED_REQUEST_ANSWERED: &str = "blocked-request-answered";
 
+    /// A request input that does not follow its catalog entry's `input_schema` (JSON Schema;
+    /// SPEC 3.3's `input_schema`, SPEC 5: "an object that follows the tool's `input_schema`").
+    pub const INPUT_SCHEMA_MISMATCH: &str = "input-schema-mismatch";
+
     /// Every code of this module, for docs and tests.
     pub const ALL: &[&str] = &[
+        INPUT_SCHEMA_MISMATCH,
         MISSING_FIELD,
         UNKNOWN_ENUM_VALUE,
         INPUT_NOT_OBJECT,
@@ -272,6 +277,52 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
 
 fn name_or_unnamed(name: &str) -> &str {
     if name.is_empty() { "(unnamed)" } else { name }
+}
+
+/// A publish's compiled `input_schema`s, by tool name: made when a request first needs one, kept
+/// for the life of the publish (a catalog's tools are capped, so is this). A schema that does
+/// not compile is remembered as `None` (no validation; the catalog's own checks speak of it).
+/// Shared by clones; equal to any other (a cache, not data).
+#[derive(Clone, Default)]
+pub struct SchemaCache(
+    std::sync::Arc<
+        std::sync::Mutex<
+            std::collections::HashMap<String, Option<std::sync::Arc<jsonschema::Validator>>>,
+        >,
+    >,
+);
+
+impl std::fmt::Debug for SchemaCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SchemaCache")
+    }
+}
+
+impl PartialEq for SchemaCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl SchemaCache {
+    /// The validator of tool `name`'s `schema`, compiled the first time.
+    pub fn validator(
+        &self,
+        name: &str,
+        schema: &Value,
+    ) -> Option<std::sync::Arc<jsonschema::Validator>> {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.entry(name.to_owned())
+            .or_insert_with(|| {
+                jsonschema::validator_for(schema)
+                    .ok()
+                    .map(std::sync::Arc::new)
+            })
+            .clone()
+    }
 }
 
 /// The session so far and the session of the frame at hand.
@@ -481,9 +532,60 @@ fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
     }
 }
 
+/// The input of the call a successful result answers, against its catalog entry's
+/// `input_schema` (JSON Schema): a mismatch is a warning. Checked at the result, not the
+/// request: an invalid call answered with an error is what the tool-use guide expects (the
+/// model retries; B18), one that "succeeded" is the finding (B04). Only inputs that are
+/// objects, of entries whose schema is an object that compiles (toolset members, dispatched on
+/// their toolset, have none).
+fn check_input_schema(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
+    if r.status.as_ref().is_none_or(|s| s.as_str() != "success") {
+        return;
+    }
+    let Some(id) = r.invocation_id.as_deref() else {
+        return;
+    };
+    let (Some(CallRef::Kept(inv)), Some(publish)) = (at.call(id), at.publish()) else {
+        return;
+    };
+    let Some(entry) = at.catalog_entry(&inv.tool_name) else {
+        return;
+    };
+    let Some(schema @ Value::Object(_)) = &entry.input_schema else {
+        return;
+    };
+    let input = at.session.input(inv);
+    if !input.is_object() {
+        return;
+    }
+    let Some(v) = publish.schemas.validator(&entry.name, schema) else {
+        return;
+    };
+    if let Err(e) = v.validate(&input) {
+        let path = e.instance_path().to_string();
+        let path = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" at {path}")
+        };
+        out.push(
+            Level::Warning,
+            code::INPUT_SCHEMA_MISMATCH,
+            "SPEC 3.3",
+            format!(
+                "{} input does not follow its input_schema{}, and the call succeeded: {}",
+                crate::render::text::visible(&inv.tool_name),
+                crate::render::text::visible(&path),
+                crate::render::text::visible(&crate::fmt::truncate(&e.to_string(), 300))
+            ),
+        );
+    }
+}
+
 fn check_result(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
     const T: &str = "tool.invoke.result";
     const S: &str = "SPEC 3.2";
+    check_input_schema(at, r, out);
     if r.invocation_id.as_deref().is_none_or(str::is_empty) {
         out.missing(T, "invocation_id", S);
     }

@@ -216,6 +216,28 @@ fn every_checker_code_has_a_fixture() {
     }
 }
 
+/// A call whose input does not follow its tool's `input_schema` is a warning when it
+/// succeeded (line 4: `timeout` is not an integer), not when the tool answered it with an
+/// error (line 6: the guide's invalid call the model retries), and a valid one is clean.
+#[test]
+fn input_schema_is_checked_when_the_call_succeeds() {
+    let s = session("input_schema_mismatch");
+    assert_eq!(
+        hits(&s, code::INPUT_SCHEMA_MISMATCH),
+        vec![(4, Level::Warning)]
+    );
+    let f = s
+        .findings
+        .iter()
+        .find(|f| f.code == code::INPUT_SCHEMA_MISMATCH)
+        .unwrap();
+    assert_eq!(
+        f.message,
+        "Bash input does not follow its input_schema at /timeout, and the call succeeded: \"soon\" is not of type \"integer\""
+    );
+    assert_eq!(s.findings.len(), 1, "{:?}", s.findings);
+}
+
 #[test]
 fn request_findings_count_on_their_invocation() {
     let s = session("tool_fatal_diagnostic");

@@ -55,10 +55,6 @@ const KNOWN: &[(&str, &str)] = &[
         "B02_bad_2.json",
         "several findings; got error[duplicate-invocation-id], error[duplicate-result]",
     ),
-    ("B04_bad.json", "missing; got none"),
-    ("B04_bad_2.json", "missing; got none"),
-    ("B04_bad_3.json", "missing; got none"),
-    ("B04_bad_6.json", "missing; got none"),
     (
         "B06_bad.json",
         "other finding; got error[tool-use-without-result]",
@@ -100,8 +96,6 @@ const KNOWN: &[(&str, &str)] = &[
         "own_duration_string_keeps_result.ndjson",
         "several findings; got warning[wrong-field-type], error[output-type-mismatch]",
     ),
-    ("own_input_schema_required.ndjson", "missing; got none"),
-    ("own_input_schema_additional.ndjson", "missing; got none"),
     ("own_empty_vs_declared_text.ndjson", "missing; got none"),
     ("own_stream_after_result.ndjson", "missing; got none"),
     (
@@ -114,7 +108,6 @@ const KNOWN: &[(&str, &str)] = &[
         "own_b_tool_result_in_assistant_and_user.json",
         "missing; got none",
     ),
-    ("own_b_schema_not_object_tools.json", "missing; got none"),
 ];
 
 /// What one row expects (the `expected` column of TABLE.md).
