@@ -70,6 +70,11 @@ pub mod code {
     /// A toolset member's `tool_result` holding a block other than `text` and `image` (and, for
     /// the browser, one `browser_state`) (SPEC 5).
     pub const TOOLSET_RESULT_BLOCK_NOT_ALLOWED: &str = "toolset-result-block-not-allowed";
+    /// A `tool_result` whose `content` is neither a string nor a list of `text`, `image`,
+    /// `document` and `search_result` blocks (SPEC 5, B08).
+    pub const INVALID_TOOL_RESULT_CONTENT: &str = "invalid-tool-result-content";
+    /// An `is_error: true` `tool_result` with no content: the error has no message (SPEC 5, B17).
+    pub const ERROR_RESULT_WITHOUT_MESSAGE: &str = "error-result-without-message";
     /// Imported records repeating an earlier record's id (resumed sessions); the first is kept.
     pub const DUPLICATE_RECORD: &str = "duplicate-record";
     /// A Claude Code record with two or more branches (a rewind, a retried prompt; issue 16).

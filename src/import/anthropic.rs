@@ -1235,21 +1235,34 @@ impl Mapper {
             .iter()
             .rposition(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
         for (i, b) in blocks.iter().enumerate() {
-            match b.get("type").and_then(Value::as_str).unwrap_or("") {
+            let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+            // B13: every other block (text, image, document, …) comes after all the results.
+            if ty != "tool_result" && last_result.is_some_and(|r| i < r) {
+                let what = if ty == "text" {
+                    "text".to_owned()
+                } else {
+                    let a = if ty.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    };
+                    format!("{a} {} block", crate::render::text::visible(ty))
+                };
+                let msg = format!(
+                    "{what} placed before the tool_result blocks of this message (results \
+                     must come first; the API answers 400)"
+                );
+                Self::finding(
+                    out,
+                    Level::Error,
+                    code::TEXT_BEFORE_TOOL_RESULT,
+                    m.line,
+                    "",
+                    msg,
+                );
+            }
+            match ty {
                 "text" => {
-                    if last_result.is_some_and(|r| i < r) {
-                        let msg = "text placed before the tool_result blocks of this message \
-                                   (results must come first; the API answers 400)"
-                            .to_owned();
-                        Self::finding(
-                            out,
-                            Level::Error,
-                            code::TEXT_BEFORE_TOOL_RESULT,
-                            m.line,
-                            "",
-                            msg,
-                        );
-                    }
                     let p = obj([
                         ("text", b.get("text").cloned().unwrap_or_else(|| json!(""))),
                         ("input_type", json!("text")),
@@ -1434,6 +1447,60 @@ impl Mapper {
         }
     }
 
+    /// SPEC 5 for a client `tool_result` `b`: its `content` is absent, a string, or a list of
+    /// `text`, `image`, `document` and `search_result` blocks (B08, an error otherwise); an
+    /// `is_error: true` result has a message (B17, a warning without one).
+    fn result_content(b: &Value, id: &str, m: &Msg, out: &mut Vec<Decoded>) {
+        let content = b.get("content");
+        let bad = match content {
+            None | Some(Value::String(_)) => None,
+            Some(Value::Array(blocks)) => {
+                let odd: Vec<String> = blocks
+                    .iter()
+                    .map(|x| x.get("type").and_then(Value::as_str).unwrap_or("?"))
+                    .filter(|t| !matches!(*t, "text" | "image" | "document" | "search_result"))
+                    .map(crate::render::text::visible)
+                    .collect();
+                (!odd.is_empty()).then(|| format!("{} blocks", odd.join(", ")))
+            }
+            Some(other) => Some(crate::check::json_kind(other).to_owned()),
+        };
+        if let Some(what) = bad {
+            let msg = format!(
+                "tool_result for {id:?} has content holding {what}: a string or a list of text, \
+                 image, document and search_result blocks is expected"
+            );
+            Self::finding(
+                out,
+                Level::Error,
+                code::INVALID_TOOL_RESULT_CONTENT,
+                m.line,
+                id,
+                msg,
+            );
+        }
+        let empty = match content {
+            None => true,
+            Some(Value::String(s)) => s.trim().is_empty(),
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(_) => false,
+        };
+        if empty && b.get("is_error") == Some(&Value::Bool(true)) {
+            let msg = format!(
+                "tool_result for {id:?} is an error (is_error: true) without content: the \
+                 model gets no message saying what went wrong"
+            );
+            Self::finding(
+                out,
+                Level::Warning,
+                code::ERROR_RESULT_WITHOUT_MESSAGE,
+                m.line,
+                id,
+                msg,
+            );
+        }
+    }
+
     fn tool_result(&mut self, b: &Value, m: &Msg, out: &mut Vec<Decoded>) {
         let id = b
             .get("tool_use_id")
@@ -1442,6 +1509,8 @@ impl Mapper {
             .to_owned();
         if let Some(t) = self.uses.get(&id).and_then(|u| u.toolset.clone()) {
             Self::toolset_result(b, &id, &t, m, out);
+        } else if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+            Self::result_content(b, &id, m, out);
         }
         let (name, input) = self.uses.get_mut(&id).map_or_else(
             || (String::new(), Value::Null),
