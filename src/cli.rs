@@ -367,6 +367,10 @@ pub enum Command {
     Export {
         #[command(flatten)]
         input: InputArgs,
+        /// More session files: Markdown holds each session in turn, one document (files only;
+        /// an HTML page holds one session).
+        #[arg(value_name = "MORE")]
+        more: Vec<String>,
         /// The file to write (`-` for stdout); its extension (.html, .md) sets the format
         /// unless --format does.
         #[arg(short = 'o', long, value_name = "FILE")]

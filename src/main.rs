@@ -72,6 +72,7 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Audit { input, json }) => cmd::audit::run(&input, json).await,
         Some(Command::Export {
             input,
+            more,
             output,
             format,
             depth,
@@ -79,6 +80,7 @@ async fn run(cli: Cli) -> i32 {
             max_lines,
         }) => {
             let args = cmd::export::Args {
+                more,
                 output,
                 format,
                 depth,

@@ -523,6 +523,19 @@ impl Redactor {
         }
     }
 
+    /// Adds what `other` redacted (several sessions in one export): from then on the sum of
+    /// both passes' reports ([`Redactor::total`]).
+    pub fn absorb(&mut self, other: &Self) {
+        let mut sum = self.reported().clone();
+        for (k, c) in other.reported() {
+            *sum.entry(k.clone()).or_default() += c;
+        }
+        for (k, c) in &other.counts {
+            *self.counts.entry(k.clone()).or_default() += c;
+        }
+        self.written = Some(sum);
+    }
+
     /// One line saying what was redacted: `redacted 3 secrets: 2 github-pat, 1 openai-api-key`,
     /// or `no secret found to redact`.
     pub fn summary(&self) -> String {

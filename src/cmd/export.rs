@@ -1,4 +1,4 @@
-//! `rawpv export INPUT -o FILE [--format html|markdown] [--depth prompts|calls|full]
+//! `rawpv export INPUT [MORE…] -o FILE [--format html|markdown] [--depth prompts|calls|full]
 //! [--no-redact] [--max-lines N]`: the session as a self-contained HTML page or as Markdown
 //! (`crate::export`), to share it.
 //!
@@ -15,6 +15,12 @@
 //! is closed early (`| head`), the export stops silently as `print` does, with no summary
 //! (which would describe a document that was not written). Exit 0 written, 2 bad input or
 //! write error.
+//!
+//! Several inputs (session files) make one Markdown document holding each session in turn,
+//! each under its own title with its own summary line, as their exports one after another
+//! would read: that is what a user pasting "these sessions" into an issue or a model expects,
+//! and `-o` names one file. An HTML page holds one session (its filters, catalog and
+//! findings are the session's), so several inputs to HTML are refused with a message.
 
 use std::io::Write;
 
@@ -25,6 +31,8 @@ use crate::source::SourceKind;
 /// What the command was asked.
 #[derive(Debug, Clone)]
 pub struct Args {
+    /// Inputs after the first (session files), each exported in turn into the same document.
+    pub more: Vec<String>,
     pub output: String,
     pub format: Option<Format>,
     pub depth: Depth,
@@ -46,9 +54,115 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
         eprintln!("rawpv: {e}");
         return 2;
     }
-    let title = std::path::Path::new(&input.input)
+    let result = if args.more.is_empty() {
+        match export_one(input, args, format).await {
+            Some(r) => r,
+            None => return 2,
+        }
+    } else {
+        match export_several(input, args, format).await {
+            Some(r) => r,
+            None => return 2,
+        }
+    };
+    say(result, &args.output)
+}
+
+/// The title of an input's document: its file name (the input as given when it has none).
+fn title_of(input: &str) -> String {
+    std::path::Path::new(input)
         .file_name()
-        .map_or_else(|| input.input.clone(), |n| n.to_string_lossy().into_owned());
+        .map_or_else(|| input.to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+/// What an export's writing thread returns.
+type Written = Result<Result<Option<(crate::export::Report, u64)>, String>, tokio::task::JoinError>;
+
+/// Several inputs: each session in turn in one Markdown document (each under its own
+/// title, with its own summary line, as `cat` of their exports would read); the redaction
+/// counts and calls are summed. Only files: stdin, a stream and the demo are one input each.
+/// `None` after saying why not.
+async fn export_several(input: &InputArgs, args: &Args, format: Format) -> Option<Written> {
+    if format == Format::Html {
+        eprintln!(
+            "rawpv: an HTML page holds one session: export each input to its own page, or \
+             write them in turn into one Markdown document (-o FILE.md)"
+        );
+        return None;
+    }
+    let mut paths = Vec::new();
+    for arg in std::iter::once(&input.input).chain(&args.more) {
+        let shown = crate::render::text::visible(arg);
+        let one = InputArgs {
+            input: arg.clone(),
+            net: input.net.clone(),
+        };
+        let SourceKind::File(path) = super::source_kind(&one) else {
+            eprintln!(
+                "rawpv: {shown}: with several inputs each is a session file (stdin, a stream \
+                 or the demo is exported alone)"
+            );
+            return None;
+        };
+        if let Some(e) = crate::import::not_a_session(&path, &shown) {
+            eprintln!("rawpv: {e}");
+            return None;
+        }
+        if let Err(e) = check_output(&args.output, arg) {
+            eprintln!("rawpv: {e}");
+            return None;
+        }
+        paths.push((path, title_of(arg), shown));
+    }
+    let output = args.output.clone();
+    let base = Options {
+        depth: args.depth,
+        redact: !args.no_redact,
+        max_lines: args.max_lines,
+        title: String::new(),
+    };
+    Some(
+        tokio::task::spawn_blocking(move || {
+            write_to(&output, |out| {
+                let mut all = crate::export::Report {
+                    redacted: base.redact.then(crate::redact::Redactor::new),
+                    calls: 0,
+                };
+                for (i, (path, title, shown)) in paths.iter().enumerate() {
+                    if i > 0 {
+                        // A blank line, then the next session's `# title`.
+                        out.write_all(b"\n").map_err(Failure::Write)?;
+                    }
+                    let opts = Options {
+                        title: title.clone(),
+                        ..base.clone()
+                    };
+                    let r = crate::export::write_path(out, path, format, &opts).map_err(
+                        |e| match e {
+                            PathError::Write(e) => Failure::Write(e),
+                            PathError::Read(e) => {
+                                Failure::Other(format!("cannot read {shown}: {e}"))
+                            }
+                            PathError::NotSession => {
+                                Failure::Other(format!("{shown}: {NOT_A_SESSION}"))
+                            }
+                        },
+                    )?;
+                    all.calls += r.calls;
+                    if let (Some(sum), Some(one)) = (all.redacted.as_mut(), r.redacted.as_ref()) {
+                        sum.absorb(one);
+                    }
+                }
+                Ok(all)
+            })
+        })
+        .await,
+    )
+}
+
+/// One input (module docs); `None` after saying why not.
+async fn export_one(input: &InputArgs, args: &Args, format: Format) -> Option<Written> {
+    let title = title_of(&input.input);
     let opts = Options {
         depth: args.depth,
         redact: !args.no_redact,
@@ -58,11 +172,11 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
     let output = args.output.clone();
     // A file is written as it folds (`crate::export::write_path`); other inputs (stdin, a
     // stream's snapshot, the demo) are read whole first.
-    let result = if let SourceKind::File(path) = super::source_kind(input) {
+    Some(if let SourceKind::File(path) = super::source_kind(input) {
         let shown = crate::render::text::visible(&path.display().to_string());
         if let Some(e) = crate::import::not_a_session(&path, &shown) {
             eprintln!("rawpv: {e}");
-            return 2;
+            return None;
         }
         tokio::task::spawn_blocking(move || {
             write_to(&output, |out| {
@@ -75,12 +189,10 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
         })
         .await
     } else {
-        let Some((session, file_format)) = super::load_session_or_say(input).await else {
-            return 2;
-        };
+        let (session, file_format) = super::load_session_or_say(input).await?;
         if file_format == crate::import::Format::NotSession {
             eprintln!("rawpv: {NOT_A_SESSION}");
-            return 2;
+            return None;
         }
         tokio::task::spawn_blocking(move || {
             write_to(&output, |out| {
@@ -88,15 +200,19 @@ pub async fn run(input: &InputArgs, args: &Args) -> i32 {
             })
         })
         .await
-    };
+    })
+}
+
+/// Says how the export went (stderr); returns the exit code.
+fn say(result: Written, output: &str) -> i32 {
     match result {
         // stdout closed early: nothing more to say (and nothing true to summarise).
         Ok(Ok(None)) => 0,
         Ok(Ok(Some((report, bytes)))) => {
-            let place = if args.output == "-" {
+            let place = if output == "-" {
                 "stdout".to_owned()
             } else {
-                crate::render::text::visible(&args.output)
+                crate::render::text::visible(output)
             };
             let mut line = format!(
                 "rawpv: wrote {place}: {}, {}",

@@ -573,3 +573,101 @@ fn edit_diffs_carry_the_files_line_numbers_and_apply_with_git() {
         "l1\nl2\nl3\nl4\nL5\nL5b\nl6\nl7\nl8\nl nine\nl10\n"
     );
 }
+
+/// `rawpv export A B C -o out.md` (issue 26 item 1, several inputs): one document holding each
+/// session in turn, byte for byte the single exports one after another (a blank line between),
+/// the calls and the redactions summed on stderr; several inputs to HTML, a stdin among them or
+/// a missing file are refused (exit 2) and write nothing.
+#[test]
+fn several_inputs_export_to_one_markdown_document_each_session_in_turn() {
+    let bin = assert_cmd::cargo::cargo_bin!("rawpv");
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let inputs = [
+        format!("{fixtures}/export/secrets.ndjson"),
+        format!("{fixtures}/tui_session.jsonl"),
+        format!("{fixtures}/cc_two_bash_calls.jsonl"),
+    ];
+    let run = |args: &[&str]| {
+        let r = std::process::Command::new(bin).args(args).output().unwrap();
+        (r.status.code(), String::from_utf8(r.stderr).unwrap())
+    };
+    let mut joined = String::new();
+    let mut calls = 0;
+    let mut secrets = 0;
+    for (i, input) in inputs.iter().enumerate() {
+        let out = dir.path().join(format!("{i}.md"));
+        let (code, err) = run(&["export", input, "-o", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{err}");
+        if i > 0 {
+            joined.push('\n');
+        }
+        joined.push_str(&std::fs::read_to_string(&out).unwrap());
+        let n = |word: &str| -> usize {
+            err.split_once(word)
+                .and_then(|(a, _)| a.rsplit(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        calls += n(" calls,");
+        secrets += n(" secrets:");
+    }
+    assert!(calls > 0 && secrets > 0, "{calls} {secrets}");
+    let all = dir.path().join("all.md");
+    let mut args = vec!["export"];
+    args.extend(inputs.iter().map(String::as_str));
+    args.extend(["-o", all.to_str().unwrap()]);
+    let (code, err) = run(&args);
+    assert_eq!(code, Some(0), "{err}");
+    let doc = std::fs::read_to_string(&all).unwrap();
+    assert_eq!(doc, joined);
+    let titles: Vec<&str> = doc.lines().filter(|l| l.starts_with("# ")).collect();
+    assert_eq!(
+        titles,
+        [
+            "# secrets.ndjson",
+            "# tui\\_session.jsonl",
+            "# cc\\_two\\_bash\\_calls.jsonl"
+        ]
+    );
+    assert!(
+        err.contains(&format!(": {calls} calls, "))
+            && err.contains(&format!("redacted {secrets} secrets:")),
+        "{err}"
+    );
+    // The document is GitHub-flavoured Markdown whose headings are the three sessions.
+    let h1 = pulldown_cmark::Parser::new(&doc)
+        .filter(|e| {
+            matches!(
+                e,
+                pulldown_cmark::Event::Start(pulldown_cmark::Tag::Heading {
+                    level: pulldown_cmark::HeadingLevel::H1,
+                    ..
+                })
+            )
+        })
+        .count();
+    assert_eq!(h1, 3);
+
+    // Refused, and nothing written.
+    let page = dir.path().join("all.html");
+    let (code, err) = run(&[
+        "export",
+        &inputs[0],
+        &inputs[1],
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("an HTML page holds one session"), "{err}");
+    assert!(!page.exists());
+    let bad = dir.path().join("bad.md");
+    let (code, err) = run(&["export", &inputs[0], "-", "-o", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("each is a session file"), "{err}");
+    let missing = format!("{fixtures}/no-such-session.jsonl");
+    let (code, err) = run(&["export", &inputs[0], &missing, "-o", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot read"), "{err}");
+    assert!(!bad.exists());
+}
