@@ -75,6 +75,11 @@ pub mod code {
     pub const INVALID_TOOL_RESULT_CONTENT: &str = "invalid-tool-result-content";
     /// An `is_error: true` `tool_result` with no content: the error has no message (SPEC 5, B17).
     pub const ERROR_RESULT_WITHOUT_MESSAGE: &str = "error-result-without-message";
+    /// An assistant response with `stop_reason: "tool_use"` and no `tool_use` block (SPEC 5, B01).
+    pub const STOP_REASON_WITHOUT_TOOL_USE: &str = "stop-reason-without-tool-use";
+    /// An assistant response holding a `tool_use` block whose `stop_reason` is `end_turn` or
+    /// `stop_sequence` (SPEC 5, B01: tool calls end the turn with `tool_use`).
+    pub const TOOL_USE_WITHOUT_STOP_REASON: &str = "tool-use-without-stop-reason";
     /// Imported records repeating an earlier record's id (resumed sessions); the first is kept.
     pub const DUPLICATE_RECORD: &str = "duplicate-record";
     /// A Claude Code record with two or more branches (a rewind, a retried prompt; issue 16).

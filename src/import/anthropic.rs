@@ -1095,6 +1095,33 @@ impl Mapper {
             }
             self.generic(out, FrameType::SessionUsage, p, m);
         }
+        // B01: `stop_reason: tool_use` and the response's tool_use blocks go together.
+        if let Some(sr) = m.v.get("stop_reason").and_then(Value::as_str) {
+            let uses =
+                m.v.get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .count();
+            let (c, msg) = match sr {
+                "tool_use" if uses == 0 => (
+                    code::STOP_REASON_WITHOUT_TOOL_USE,
+                    "response has stop_reason tool_use but no tool_use block".to_owned(),
+                ),
+                "end_turn" | "stop_sequence" if uses > 0 => (
+                    code::TOOL_USE_WITHOUT_STOP_REASON,
+                    format!(
+                        "response holds {} but its stop_reason is {sr}, not tool_use",
+                        crate::fmt::plural(uses, "tool_use block")
+                    ),
+                ),
+                _ => ("", String::new()),
+            };
+            if !c.is_empty() {
+                Self::finding(out, Level::Warning, c, m.line, "", msg);
+            }
+        }
         if let Some(sr) = m.v.get("stop_reason").and_then(Value::as_str)
             && sr != "tool_use"
         {

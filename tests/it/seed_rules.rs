@@ -42,11 +42,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("A32_bad_2.ndjson", "missing; got none"),
     ("A35_bad_2.ndjson", "missing; got none"),
     ("A49_ok.ndjson", "missing (info); got none"),
-    ("B01_bad.jsonl", "missing; got none"),
-    (
-        "B01_bad_2.jsonl",
-        "severity; got error[duplicate-invocation-id]",
-    ),
     (
         "B02_bad.json",
         "several findings; got error[missing-field], error[tool-result-without-use], error[result-without-request], error[tool-use-without-result], warning[request-never-answered]",
