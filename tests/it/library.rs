@@ -479,6 +479,18 @@ fn a_locked_index_is_read_and_never_moved_aside() {
     holder.execute_batch("COMMIT;").unwrap();
 }
 
+/// One RAWP prompt line (with its newline) at second `ts` of 2026-11-29T11:00.
+fn prompt_line(ts: u32, text: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({
+            "type": "control.prompt.request",
+            "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
+            "payload": {"input_type": "text", "text": text},
+        })
+    )
+}
+
 /// Attack 11 #4: a word is found however its letters are encoded and cased. `İ` (which Rust
 /// lower-cases to `i` and a combining dot, a separator to the index) and `é` typed as one
 /// character against a text holding `e` and a combining accent (NFD, as macOS file names
@@ -489,20 +501,11 @@ fn words_are_found_whatever_their_unicode_form() {
     let h = home.path();
     let api = h.join("api");
     std::fs::create_dir_all(&api).unwrap();
-    let prompt = |ts: u32, text: &str| {
-        format!(
-            "{}\n",
-            serde_json::json!({
-                "type": "control.prompt.request",
-                "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
-                "payload": {"input_type": "text", "text": text},
-            })
-        )
-    };
     let file = api.join("s.jsonl");
     std::fs::write(
         &file,
-        prompt(1, "yarın İstanbul'a gidiyoruz") + &prompt(2, "un cafe\u{301} au lait, merci"),
+        prompt_line(1, "yarın İstanbul'a gidiyoruz")
+            + &prompt_line(2, "un cafe\u{301} au lait, merci"),
     )
     .unwrap();
     let snippet_of = |args: &[&str]| -> Vec<(String, String)> {
@@ -547,20 +550,14 @@ fn a_deleted_sessions_words_leave_the_index_file() {
     let h = home.path();
     let api = h.join("api");
     std::fs::create_dir_all(&api).unwrap();
-    let line = |ts: u32, text: &str| {
-        format!(
-            "{}\n",
-            serde_json::json!({
-                "type": "control.prompt.request",
-                "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
-                "payload": {"input_type": "text", "text": text},
-            })
-        )
-    };
     // Two sessions, so the index is not simply emptied; the secret is in one.
-    std::fs::write(api.join("keep.jsonl"), line(1, "an ordinary prompt")).unwrap();
+    std::fs::write(api.join("keep.jsonl"), prompt_line(1, "an ordinary prompt")).unwrap();
     let gone = api.join("gone.jsonl");
-    std::fs::write(&gone, line(2, "the password is qzvkwxhorsebatterystaple")).unwrap();
+    std::fs::write(
+        &gone,
+        prompt_line(2, "the password is qzvkwxhorsebatterystaple"),
+    )
+    .unwrap();
     let (code, doc) = search_json(h, &["qzvkwxhorsebatterystaple"]);
     assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
     let db = h.join(".cache/rawpv/library.sqlite");
@@ -597,20 +594,10 @@ fn a_search_while_another_rawpv_writes_answers_from_the_index() {
     let h = home.path();
     let api = h.join("api");
     std::fs::create_dir_all(&api).unwrap();
-    let line = |ts: u32, text: &str| {
-        format!(
-            "{}\n",
-            serde_json::json!({
-                "type": "control.prompt.request",
-                "timestamp": format!("2026-11-29T11:00:{ts:02}.000Z"),
-                "payload": {"input_type": "text", "text": text},
-            })
-        )
-    };
-    std::fs::write(api.join("old.jsonl"), line(1, "an aardvark prompt")).unwrap();
+    std::fs::write(api.join("old.jsonl"), prompt_line(1, "an aardvark prompt")).unwrap();
     let (code, doc) = search_json(h, &["aardvark"]);
     assert_eq!((code, hits(&doc).len()), (0, 1), "{doc}");
-    std::fs::write(api.join("new.jsonl"), line(2, "a narwhal prompt")).unwrap();
+    std::fs::write(api.join("new.jsonl"), prompt_line(2, "a narwhal prompt")).unwrap();
     let db = h.join(".cache/rawpv/library.sqlite");
     let holder = rusqlite::Connection::open(&db).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE;").unwrap();
@@ -635,20 +622,9 @@ fn a_search_while_another_rawpv_writes_answers_from_the_index() {
 /// search verify its candidates without folding their whole files.
 #[test]
 fn documents_read_from_their_lines_equal_the_whole_files() {
-    let mut files = Vec::new();
-    for sub in [
-        "claude-code",
-        "codex",
-        "gemini",
-        "anthropic-api",
-        "diffs",
-        "terminal",
-    ] {
-        let Some(f) = corpus::files(sub) else {
-            return;
-        };
-        files.extend(f);
-    }
+    let Some(mut files) = corpus::all_sessions() else {
+        return;
+    };
     let mut dirs = vec![PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures"

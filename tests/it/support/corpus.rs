@@ -52,3 +52,20 @@ pub fn files(sub: &str) -> Option<Vec<PathBuf>> {
     out.sort();
     Some(out)
 }
+
+/// Every corpus session: the files of `claude-code`, `codex`, `gemini`, `anthropic-api`,
+/// `diffs` and `terminal`; `None` when the corpus is missing (skipped).
+pub fn all_sessions() -> Option<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for sub in [
+        "claude-code",
+        "codex",
+        "gemini",
+        "anthropic-api",
+        "diffs",
+        "terminal",
+    ] {
+        out.extend(files(sub)?);
+    }
+    Some(out)
+}

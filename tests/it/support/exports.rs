@@ -12,17 +12,7 @@ use rawpv::session::Session;
 /// and `tests/fixtures/*.ndjson` and `tests/fixtures/export/*.ndjson` (RAWP; the export
 /// fixtures live apart so the oracle of `oracle_outputs` does not list them), sorted; `None` when the corpus is missing (skipped).
 pub fn sessions() -> Option<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for sub in [
-        "claude-code",
-        "codex",
-        "gemini",
-        "anthropic-api",
-        "diffs",
-        "terminal",
-    ] {
-        out.extend(super::corpus::files(sub)?);
-    }
+    let mut out = super::corpus::all_sessions()?;
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let mut rawp: Vec<PathBuf> = [fixtures.to_owned(), format!("{fixtures}/export")]
         .iter()
