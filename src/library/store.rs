@@ -1162,9 +1162,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("library.sqlite");
         let stop = std::sync::atomic::AtomicBool::new(false);
+        // The writer's own store, made before the readers start (their race at creation is
+        // `simultaneous_first_opens_all_succeed`'s).
+        let mut s = SqliteStore::open(&p).unwrap().store;
         std::thread::scope(|sc| {
             let writer = sc.spawn(|| {
-                let mut s = SqliteStore::open(&p).unwrap().store;
                 let text = "alpha beta gamma ".repeat(2000);
                 let mut n = 0u32;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) && n < 2000 {
@@ -1179,8 +1181,12 @@ mod tests {
             let mut opens = 0;
             let t0 = std::time::Instant::now();
             while t0.elapsed() < std::time::Duration::from_secs(2) {
-                let o = SqliteStore::open(&p).unwrap();
-                assert_eq!(o.notes, Vec::<String>::new(), "after {opens} opens");
+                // A writer checkpointing in a tight loop may keep a reader out past its tries
+                // (CI under load): "in use", and the file left alone, is a right answer too.
+                match SqliteStore::open(&p) {
+                    Ok(o) => assert_eq!(o.notes, Vec::<String>::new(), "after {opens} opens"),
+                    Err(e) => assert!(e.contains("in use by another process"), "{e}"),
+                }
                 opens += 1;
             }
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
