@@ -22,6 +22,8 @@
 //! | request for an `unavailable` tool | `tool-unavailable` | error |
 //! | request for a tool under a `fatal` diagnostic | `tool-fatal-diagnostic` | error |
 //! | request for a `degraded` tool | `tool-degraded` | info |
+//! | a computer/browser toolset member (`toolset_name` on the request) is looked up by its toolset's entry (SPEC 5) | — | — |
+//! | a successful call whose input does not follow its entry's `input_schema` (JSON Schema, validated at the result; an invalid call answered with an error is not reported) | `input-schema-mismatch` | warning |
 //! | such a blocked request (not in catalog, unavailable, fatal) answered by a `session.error` naming its `invocation_id`, and no stream or result after (the master blocked it; replaces the error) | `blocked-request-answered` | info |
 //! | `invocation_id` not a UUID v4 (skipped for imported frames) | `invocation-id-not-uuid-v4` | warning |
 //! | stream `sequence` already received | `stream-sequence-duplicate` | error |
