@@ -281,18 +281,25 @@ fn name_or_unnamed(name: &str) -> &str {
     if name.is_empty() { "(unnamed)" } else { name }
 }
 
-/// A publish's compiled `input_schema`s, by tool name: made when a request first needs one, kept
-/// for the life of the publish (a catalog's tools are capped, so is this). A schema that does
-/// not compile is remembered as `None` (no validation; the catalog's own checks speak of it).
-/// Shared by clones; equal to any other (a cache, not data).
+/// A publish's compiled `input_schema`s, by tool name (made when a request first needs one,
+/// kept for the life of the publish: a catalog's tools are capped, so is this; a schema that
+/// does not compile is `None`, no validation), and the requests whose input broke their schema,
+/// by `invocation_id`, waiting for their result: validated at the request, where the input is
+/// in hand (a file-backed session does not keep it), reported at a successful result (at most
+/// [`PENDING_MAX`] wait; an error result drops its own). Shared by clones; equal to any other
+/// (check state, not data).
 #[derive(Clone, Default)]
-pub struct SchemaCache(
-    std::sync::Arc<
-        std::sync::Mutex<
-            std::collections::HashMap<String, Option<std::sync::Arc<jsonschema::Validator>>>,
-        >,
-    >,
-);
+pub struct SchemaCache(std::sync::Arc<std::sync::Mutex<SchemaState>>);
+
+/// Requests with a broken input waiting for their result, per publish, at most.
+pub const PENDING_MAX: usize = 10_000;
+
+#[derive(Default)]
+struct SchemaState {
+    validators: std::collections::HashMap<String, Option<std::sync::Arc<jsonschema::Validator>>>,
+    /// `invocation_id` → the mismatch's message.
+    pending: std::collections::HashMap<Box<str>, String>,
+}
 
 impl std::fmt::Debug for SchemaCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -307,23 +314,40 @@ impl PartialEq for SchemaCache {
 }
 
 impl SchemaCache {
+    fn state(&self) -> std::sync::MutexGuard<'_, SchemaState> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The validator of tool `name`'s `schema`, compiled the first time.
     pub fn validator(
         &self,
         name: &str,
         schema: &Value,
     ) -> Option<std::sync::Arc<jsonschema::Validator>> {
-        let mut map = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.entry(name.to_owned())
+        self.state()
+            .validators
+            .entry(name.to_owned())
             .or_insert_with(|| {
                 jsonschema::validator_for(schema)
                     .ok()
                     .map(std::sync::Arc::new)
             })
             .clone()
+    }
+
+    /// Holds request `id`'s mismatch `message` until its result.
+    fn hold(&self, id: &str, message: String) {
+        let mut st = self.state();
+        if st.pending.len() < PENDING_MAX {
+            st.pending.insert(id.into(), message);
+        }
+    }
+
+    /// Request `id`'s held mismatch, taken.
+    fn take(&self, id: &str) -> Option<String> {
+        self.state().pending.remove(id)
     }
 }
 
@@ -444,6 +468,7 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
         );
         return;
     };
+    hold_input_schema(at, r, entry);
     let why = entry
         .status_description
         .as_deref()
@@ -534,52 +559,58 @@ fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
     }
 }
 
-/// The input of the call a successful result answers, against its catalog entry's
-/// `input_schema` (JSON Schema): a mismatch is a warning. Checked at the result, not the
-/// request: an invalid call answered with an error is what the tool-use guide expects (the
-/// model retries; B18), one that "succeeded" is the finding (B04). Only inputs that are
-/// objects, of entries whose schema is an object that compiles (toolset members, dispatched on
-/// their toolset, have none).
-fn check_input_schema(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
-    if r.status.as_ref().is_none_or(|s| s.as_str() != "success") {
-        return;
-    }
-    let Some(id) = r.invocation_id.as_deref() else {
-        return;
-    };
-    let (Some(CallRef::Kept(inv)), Some(publish)) = (at.call(id), at.publish()) else {
+/// Request `r`'s input against its catalog entry's `input_schema` (JSON Schema; SPEC 3.3, SPEC
+/// 5 B04): a mismatch is held ([`SchemaCache`]) and reported as a warning only if the call
+/// succeeds (an invalid call answered with an error is what the tool-use guide expects: the
+/// model retries, B18). Only inputs that are objects, of entries whose schema is an object that
+/// compiles (toolset members, looked up by their toolset, have none).
+fn hold_input_schema(at: &At<'_>, r: &ToolInvokeRequest, entry: &CatalogTool) {
+    let (Some(schema @ Value::Object(_)), Some(input @ Value::Object(_)), Some(id), Some(publish)) = (
+        &entry.input_schema,
+        &r.input,
+        r.invocation_id.as_deref(),
+        at.publish(),
+    ) else {
         return;
     };
-    let Some(entry) = at.catalog_entry(&inv.tool_name) else {
-        return;
-    };
-    let Some(schema @ Value::Object(_)) = &entry.input_schema else {
-        return;
-    };
-    let input = at.session.input(inv);
-    if !input.is_object() {
-        return;
-    }
     let Some(v) = publish.schemas.validator(&entry.name, schema) else {
         return;
     };
-    if let Err(e) = v.validate(&input) {
+    if let Err(e) = v.validate(input) {
         let path = e.instance_path().to_string();
         let path = if path.is_empty() {
             String::new()
         } else {
             format!(" at {path}")
         };
+        let name = r.tool_name.as_deref().unwrap_or_default();
+        publish.schemas.hold(
+            id,
+            format!(
+                "{} input does not follow its input_schema{}, and the call succeeded: {}",
+                crate::render::text::visible(name),
+                crate::render::text::visible(&path),
+                crate::render::text::visible(&crate::fmt::truncate(&e.to_string(), 300))
+            ),
+        );
+    }
+}
+
+/// The held input-schema mismatch of the call result `r` answers ([`hold_input_schema`]):
+/// reported when the call succeeded, dropped otherwise.
+fn check_input_schema(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
+    let (Some(id), Some(publish)) = (r.invocation_id.as_deref(), at.publish()) else {
+        return;
+    };
+    let Some(message) = publish.schemas.take(id) else {
+        return;
+    };
+    if r.status.as_ref().is_some_and(|s| s.as_str() == "success") {
         out.push(
             Level::Warning,
             code::INPUT_SCHEMA_MISMATCH,
             "SPEC 3.3",
-            format!(
-                "{} input does not follow its input_schema{}, and the call succeeded: {}",
-                crate::render::text::visible(&inv.tool_name),
-                crate::render::text::visible(&path),
-                crate::render::text::visible(&crate::fmt::truncate(&e.to_string(), 300))
-            ),
+            message,
         );
     }
 }
