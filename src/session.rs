@@ -253,9 +253,6 @@ pub struct Publish {
     /// Tool name → index in `catalog.tools` (the first entry when a name is listed twice), so
     /// per-request catalog lookups (`crate::check`) are O(1).
     pub tool_index: HashMap<String, usize>,
-    /// The entries' `input_schema`s compiled when a request first needs one
-    /// (`check::SchemaCache`).
-    pub schemas: check::SchemaCache,
 }
 
 impl Publish {
@@ -386,6 +383,9 @@ pub struct Session {
     /// `findings`, level, code, message), restored if the call runs after all (a stream or a
     /// result arrives). Such a call is not `request-never-answered`.
     pub(crate) blocked: std::collections::HashMap<(u32, Box<str>), Vec<BlockedFinding>>,
+    /// Catalog entries' `input_schema`s compiled when a request first needs one, and requests
+    /// whose input broke theirs, waiting for their result (`check::SchemaCache`).
+    pub(crate) schemas: check::SchemaCache,
 }
 
 /// A finding of a blocked call answered by `session.error`, as it was before (see
@@ -1898,7 +1898,6 @@ impl Session {
             derived,
             session: sid,
             tool_index,
-            schemas: check::SchemaCache::default(),
         });
         applied
     }

@@ -281,24 +281,28 @@ fn name_or_unnamed(name: &str) -> &str {
     if name.is_empty() { "(unnamed)" } else { name }
 }
 
-/// A publish's compiled `input_schema`s, by tool name (made when a request first needs one,
-/// kept for the life of the publish: a catalog's tools are capped, so is this; a schema that
-/// does not compile is `None`, no validation), and the requests whose input broke their schema,
-/// by `invocation_id`, waiting for their result: validated at the request, where the input is
-/// in hand (a file-backed session does not keep it), reported at a successful result (at most
+/// A session's compiled `input_schema`s, by (publish, tool name), each schema compiled once
+/// whatever publishes repeat it (by its JSON text; a schema that does not compile is `None`,
+/// no validation), and the requests whose input broke their schema, by (session,
+/// `invocation_id`), waiting for their result: validated at the request, where the input is in
+/// hand (a file-backed session does not keep it), reported at a successful result (at most
 /// [`PENDING_MAX`] wait; an error result drops its own). Shared by clones; equal to any other
 /// (check state, not data).
 #[derive(Clone, Default)]
 pub struct SchemaCache(std::sync::Arc<std::sync::Mutex<SchemaState>>);
 
-/// Requests with a broken input waiting for their result, per publish, at most.
+/// Requests with a broken input waiting for their result, at most.
 pub const PENDING_MAX: usize = 10_000;
 
 #[derive(Default)]
 struct SchemaState {
-    validators: std::collections::HashMap<String, Option<std::sync::Arc<jsonschema::Validator>>>,
-    /// `invocation_id` → the mismatch's message.
-    pending: std::collections::HashMap<Box<str>, String>,
+    /// (publish's feed row, tool name) → its validator.
+    by_entry:
+        std::collections::HashMap<(usize, String), Option<std::sync::Arc<jsonschema::Validator>>>,
+    /// A schema's JSON text → its validator.
+    by_text: std::collections::HashMap<String, Option<std::sync::Arc<jsonschema::Validator>>>,
+    /// (session, `invocation_id`) → the mismatch's message.
+    pending: std::collections::HashMap<(u32, Box<str>), String>,
 }
 
 impl std::fmt::Debug for SchemaCache {
@@ -320,34 +324,42 @@ impl SchemaCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The validator of tool `name`'s `schema`, compiled the first time.
-    pub fn validator(
+    /// The validator of tool `name`'s `schema` in the publish whose feed row is `publish`.
+    fn validator(
         &self,
+        publish: usize,
         name: &str,
         schema: &Value,
     ) -> Option<std::sync::Arc<jsonschema::Validator>> {
-        self.state()
-            .validators
-            .entry(name.to_owned())
+        let mut st = self.state();
+        let key = (publish, name.to_owned());
+        if let Some(v) = st.by_entry.get(&key) {
+            return v.clone();
+        }
+        let v = st
+            .by_text
+            .entry(schema.to_string())
             .or_insert_with(|| {
                 jsonschema::validator_for(schema)
                     .ok()
                     .map(std::sync::Arc::new)
             })
-            .clone()
+            .clone();
+        st.by_entry.insert(key, v.clone());
+        v
     }
 
-    /// Holds request `id`'s mismatch `message` until its result.
-    fn hold(&self, id: &str, message: String) {
+    /// Holds request `id`'s (of session `sid`) mismatch `message` until its result.
+    fn hold(&self, sid: u32, id: &str, message: String) {
         let mut st = self.state();
         if st.pending.len() < PENDING_MAX {
-            st.pending.insert(id.into(), message);
+            st.pending.insert((sid, id.into()), message);
         }
     }
 
-    /// Request `id`'s held mismatch, taken.
-    fn take(&self, id: &str) -> Option<String> {
-        self.state().pending.remove(id)
+    /// Request `id`'s (of session `sid`) held mismatch, taken.
+    fn take(&self, sid: u32, id: &str) -> Option<String> {
+        self.state().pending.remove(&(sid, Box::from(id)))
     }
 }
 
@@ -573,7 +585,11 @@ fn hold_input_schema(at: &At<'_>, r: &ToolInvokeRequest, entry: &CatalogTool) {
     ) else {
         return;
     };
-    let Some(v) = publish.schemas.validator(&entry.name, schema) else {
+    let Some(v) = at
+        .session
+        .schemas
+        .validator(publish.item, &entry.name, schema)
+    else {
         return;
     };
     if let Err(e) = v.validate(input) {
@@ -584,7 +600,8 @@ fn hold_input_schema(at: &At<'_>, r: &ToolInvokeRequest, entry: &CatalogTool) {
             format!(" at {path}")
         };
         let name = r.tool_name.as_deref().unwrap_or_default();
-        publish.schemas.hold(
+        at.session.schemas.hold(
+            at.sid,
             id,
             format!(
                 "{} input does not follow its input_schema{}, and the call succeeded: {}",
@@ -599,10 +616,10 @@ fn hold_input_schema(at: &At<'_>, r: &ToolInvokeRequest, entry: &CatalogTool) {
 /// The held input-schema mismatch of the call result `r` answers ([`hold_input_schema`]):
 /// reported when the call succeeded, dropped otherwise.
 fn check_input_schema(at: &At<'_>, r: &ToolInvokeResult, out: &mut Out<'_>) {
-    let (Some(id), Some(publish)) = (r.invocation_id.as_deref(), at.publish()) else {
+    let Some(id) = r.invocation_id.as_deref() else {
         return;
     };
-    let Some(message) = publish.schemas.take(id) else {
+    let Some(message) = at.session.schemas.take(at.sid, id) else {
         return;
     };
     if r.status.as_ref().is_some_and(|s| s.as_str() == "success") {
