@@ -389,15 +389,34 @@ pub enum Command {
         #[arg(long, default_value_t = 200, value_name = "N")]
         max_lines: usize,
     },
-    /// Play a recording as a live WebSocket and SSE stream on loopback.
+    /// Serve recordings as one live WebSocket and SSE stream (loopback by default): a finished
+    /// recording is played by its timestamps; with --follow, files still being written are
+    /// relayed as they grow. Several files are merged into one stream (by timestamp; with
+    /// --follow, in arrival order), each frame tagged with its session. Ctrl-C (or SIGTERM)
+    /// closes every client stream normally.
+    #[command(
+        after_help = "Clients: ws://ADDR/ws or http://ADDR/events; resume with ?after=N or \
+                      Last-Event-ID: N (N = the last metadata.stream_index / SSE id received)."
+    )]
     Serve {
-        /// The recording to play.
-        file: PathBuf,
+        /// The recordings to serve (one or more; merged into one stream).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Follow the files as they are written (like `tail -F`): frames go out as they are
+        /// decoded, with no pacing; the stream lasts until the server stops.
+        #[arg(short = 'f', long)]
+        follow: bool,
+        /// With --follow: the most frame bytes kept for clients that connect or resume later
+        /// (1 or more); past it the oldest frames are dropped, a new client starts at the oldest
+        /// kept and a resume from before it is refused (HTTP 410).
+        #[arg(long, default_value_t = 256 * 1024 * 1024, value_parser = at_least_one)]
+        retain_bytes: usize,
         /// Address to listen on (loopback by default).
         #[arg(long, default_value = "127.0.0.1:7878")]
         listen: String,
-        /// Playback speed factor (above 0; 2 plays twice as fast).
-        #[arg(long, default_value_t = 1.0, value_parser = serve_speed)]
+        /// Playback speed factor (above 0; 2 plays twice as fast); not with --follow, which
+        /// sends frames as they arrive.
+        #[arg(long, default_value_t = 1.0, value_parser = serve_speed, conflicts_with = "follow")]
         speed: f64,
         /// Require this Bearer token (file contents).
         #[arg(long)]

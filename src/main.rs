@@ -90,7 +90,9 @@ async fn run(cli: Cli) -> i32 {
             cmd::export::run(&input, &args).await
         }
         Some(Command::Serve {
-            file,
+            files,
+            follow,
+            retain_bytes,
             listen,
             speed,
             token_file,
@@ -98,7 +100,9 @@ async fn run(cli: Cli) -> i32 {
             max_clients,
         }) => {
             cmd::serve::run(cmd::serve::Options {
-                file,
+                files,
+                follow,
+                retain_bytes,
                 listen,
                 speed,
                 token_file,

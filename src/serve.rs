@@ -1,7 +1,10 @@
-//! `rawpv serve`: plays a recording as a live stream, over WebSocket and SSE, for testing Edge
-//! Node clients (rawpv itself included) without a master.
+//! `rawpv serve`: recordings as a live stream over WebSocket and SSE, for testing Edge Node
+//! clients (rawpv itself included) without a master, and as a relay of files still being
+//! written (`--follow`: a Claude Code transcript being written becomes a live RAWP stream).
 //!
 //! Who calls it: `crate::cmd::serve` (the command) and tests (in-process, on an ephemeral port).
+//! What is served is a [`Stream`] (`serve/stream.rs`): a finished recording ([`Recording`], one
+//! file or several merged by `serve/inputs.rs`), or a live stream the command pushes frames to.
 //!
 //! Wire (the same rules `crate::source::net` reads; \[ours\]):
 //! * `GET /ws` (or any path with `Upgrade: websocket`): one RAWP JSON frame ([`Frame::to_json`])
@@ -13,14 +16,27 @@
 //! * `GET /events` or `/sse`: `text/event-stream`; each frame is an event with `id:` = its 1-based
 //!   frame index and `data:` = the frame's JSON; after the last frame `event: end`, then the
 //!   response ends.
-//! * Resume: `?after=N` or `Last-Event-ID: N` starts with frame `N + 1`; a value that is not a
-//!   whole number is answered with HTTP 400 and a one-line reason.
+//! * Indexes are given once, when a frame enters the stream, and never change (a live stream is
+//!   append-only): the same index is the same frame for every client and every reconnect.
+//! * Resume: `?after=N` or `Last-Event-ID: N` starts with frame `N + 1` (on a live stream, a
+//!   client past the end waits for it); a value that is not a whole number is answered with
+//!   HTTP 400 and a one-line reason. A live stream keeps only its newest frames
+//!   (`--retain-bytes`): a connection without `after` (or `after=0`) starts with the oldest kept,
+//!   and a resume from before it is answered HTTP 410 with the oldest index kept; a client that
+//!   falls so far behind that its next frame is dropped is closed abnormally (WebSocket 1008, an
+//!   SSE response without `event: end`), so it reconnects and is told.
 //! * Auth: with a token configured, `Authorization: Bearer <token>` is required (401 otherwise).
-//! * Pacing: frame *i* goes out `(ts_i − ts_{i−1}) / speed` after frame *i − 1*, each gap capped
-//!   at [`MAX_IDLE`]; frames without a timestamp (or going back in time) go out at once.
-//! * Heartbeat: while a stream waits between frames, a WebSocket Ping (the server also reads, so
-//!   client Pings are answered) or an SSE `:` comment goes out every `heartbeat`, so an idle
-//!   recording does not trip a client's read timeout.
+//! * Pacing: a finished recording: frame *i* goes out `(ts_i − ts_{i−1}) / speed` after frame
+//!   *i − 1*, each gap capped at [`MAX_IDLE`]; frames without a timestamp (or going back in
+//!   time) go out at once. A live stream is not paced: the frames it holds when a client
+//!   connects go out at once, then each as it arrives.
+//! * Heartbeat: while a stream waits between frames (or at the live end), a WebSocket Ping (the
+//!   server also reads, so client Pings are answered) or an SSE `:` comment goes out every
+//!   `heartbeat`, so an idle recording does not trip a client's read timeout.
+//! * Ending ([`serve_stream`]): when shutdown is asked for, new streams are refused (HTTP 503),
+//!   a finished recording's clients are closed normally at once (before its end), and a live
+//!   stream's clients are sent every frame it holds (the command ends it after the files' last
+//!   read) and closed normally; the server waits up to `shutdown_grace` for them.
 //! * At most `max_clients` streams at once (503 past it); frames over `max_frame_bytes` are
 //!   skipped (they keep their index, so ids never shift).
 //! * Connections: a request head must arrive within 10 s, a write to a client that stopped
@@ -31,7 +47,10 @@
 //!   any web page in the user's browser could open `ws://127.0.0.1:7878/ws` and read the stream,
 //!   and DNS rebinding could reach `/events` (issue 14.4). Refused with HTTP 403.
 //!
-//! Invariants: the served data never contains the token; each connection plays independently.
+//! Invariants: the served data never contains the token; each connection has its own cursor
+//! (position, pacing) over the one shared stream.
+//!
+//! [`Frame::to_json`]: crate::protocol::Frame::to_json
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,29 +65,38 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::import::{Decoded, Loaded};
-use crate::protocol::Frame;
 use crate::source::Token;
 
 mod gate;
+pub mod inputs;
+pub mod stream;
+
+pub use stream::Stream;
+use stream::{Read, Served};
 
 /// Longest pause between two frames, after the speed factor.
 pub const MAX_IDLE: Duration = Duration::from_secs(2);
 /// Default [`ServeConfig::heartbeat`]: 15 s (a quarter of the client's default read timeout,
 /// `crate::source::net::READ_TIMEOUT`).
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
+/// Default [`ServeConfig::shutdown_grace`]: how long a stopping server waits for its clients
+/// to take the rest of the stream.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// One frame ready to send.
-#[derive(Debug, Clone)]
-struct Served {
-    json: Option<Arc<str>>,
-    /// Timestamp in epoch ms.
-    ts: Option<i64>,
-}
-
-/// The frames of a recording, serialised once.
+/// The frames of a finished recording (one file, or several merged), serialised once.
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
     frames: Vec<Served>,
+}
+
+/// One input of [`Recording::merged`].
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    /// How warnings name it (the path as given).
+    pub label: &'a str,
+    /// The session of its frames that name none ([`inputs::input_session_id`]).
+    pub session: &'a str,
+    pub loaded: &'a Loaded,
 }
 
 impl Recording {
@@ -81,8 +109,9 @@ impl Recording {
         for d in &loaded.items {
             match d {
                 Decoded::Frame(f) => {
-                    let idx = frames.len() + 1;
-                    frames.push(served(f, idx, max_frame_bytes, &mut warnings));
+                    let (s, w) = stream::served(f, frames.len() + 1, max_frame_bytes);
+                    frames.push(s);
+                    warnings.extend(w);
                 }
                 Decoded::Malformed(_) => malformed += 1,
                 Decoded::Finding(_) => {}
@@ -96,6 +125,48 @@ impl Recording {
         (Self { frames }, warnings)
     }
 
+    /// Several recordings as one stream, merged by timestamp; each frame naming no session gets
+    /// its input's (see [`inputs`] for both rules).
+    pub fn merged(inputs: &[Input<'_>], max_frame_bytes: usize) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut per_input: Vec<Vec<crate::protocol::Frame>> = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let mut sessions = inputs::Sessions::new(input.session.to_owned());
+            let mut frames = Vec::new();
+            let mut malformed = 0u64;
+            for d in &input.loaded.items {
+                match d {
+                    Decoded::Frame(f) => sessions.frame((**f).clone(), &mut frames),
+                    Decoded::Malformed(_) => malformed += 1,
+                    Decoded::Finding(_) => {}
+                }
+            }
+            sessions.batch_end(&mut frames);
+            if malformed > 0 {
+                warnings.push(format!(
+                    "{malformed} malformed line(s) in {} are not served",
+                    crate::render::text::visible(input.label)
+                ));
+            }
+            per_input.push(frames);
+        }
+        let keys: Vec<Vec<Option<i64>>> = per_input
+            .iter()
+            .map(|fs| {
+                fs.iter()
+                    .map(|f| f.envelope.timestamp.map(|t| t.0))
+                    .collect()
+            })
+            .collect();
+        let mut frames = Vec::new();
+        for (i, pos) in inputs::interleave(&keys) {
+            let (s, w) = stream::served(&per_input[i][pos], frames.len() + 1, max_frame_bytes);
+            frames.push(s);
+            warnings.extend(w);
+        }
+        (Self { frames }, warnings)
+    }
+
     /// Number of frames (including skipped ones).
     pub fn len(&self) -> usize {
         self.frames.len()
@@ -104,41 +175,17 @@ impl Recording {
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
-}
 
-fn served(f: &Frame, idx: usize, cap: usize, warnings: &mut Vec<String>) -> Served {
-    let mut v = f.to_json();
-    if let Some(obj) = v.as_object_mut() {
-        let meta = obj
-            .entry("metadata")
-            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-        if let Some(m) = meta.as_object_mut() {
-            m.insert(
-                crate::source::net::STREAM_INDEX.into(),
-                serde_json::Value::from(idx),
-            );
-        }
-    }
-    let json = v.to_string();
-    let ts = f.envelope.timestamp.map(|t| t.0);
-    if json.len() > cap {
-        warnings.push(format!(
-            "frame {idx} (line {}) is {} bytes, over --max-frame-bytes {cap}; skipped",
-            f.origin.line,
-            json.len()
-        ));
-        return Served { json: None, ts };
-    }
-    Served {
-        json: Some(Arc::from(json)),
-        ts,
+    /// The recording as a finished, paced [`Stream`].
+    pub fn into_stream(self) -> Stream {
+        Stream::finished(self.frames)
     }
 }
 
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    /// Playback speed factor (> 0).
+    /// Playback speed factor (> 0) of a finished recording (a live stream is not paced).
     pub speed: f64,
     pub token: Option<Token>,
     pub max_clients: usize,
@@ -149,6 +196,12 @@ pub struct ServeConfig {
     /// A write that makes no progress this long (the client stopped reading) fails and frees
     /// the connection and its stream slot. Default [`gate::WRITE_TIMEOUT`] (20 s).
     pub write_timeout: Duration,
+    /// Once shutdown is asked for, how long the server waits for its clients to take the rest
+    /// of a live stream and the close; then it returns anyway. Default [`SHUTDOWN_GRACE`].
+    pub shutdown_grace: Duration,
+    /// Say on stderr when a client stream starts and ends (`rawpv serve` does; tests and
+    /// embedders need not).
+    pub log_clients: bool,
 }
 
 impl Default for ServeConfig {
@@ -159,20 +212,27 @@ impl Default for ServeConfig {
             max_clients: 64,
             heartbeat: HEARTBEAT,
             write_timeout: gate::WRITE_TIMEOUT,
+            shutdown_grace: SHUTDOWN_GRACE,
+            log_clients: false,
         }
     }
 }
 
 #[derive(Debug)]
 struct Shared {
-    rec: Recording,
+    stream: Stream,
     cfg: ServeConfig,
     clients: Arc<Semaphore>,
     /// The address the server listens on (a `Host` naming it is ours).
     local: std::net::SocketAddr,
+    /// Shutdown was asked for: streams end (see [`serve_stream`]).
+    stopping: CancellationToken,
+    /// Client streams started (numbers them in the log).
+    started: std::sync::atomic::AtomicU64,
 }
 
-/// Serves `rec` on `listener` until `shutdown` fires.
+/// Serves the finished recording `rec` on `listener` until `shutdown` fires (see
+/// [`serve_stream`]).
 ///
 /// # Errors
 /// The accept loop's I/O error.
@@ -182,21 +242,56 @@ pub async fn serve(
     cfg: ServeConfig,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    serve_stream(listener, rec.into_stream(), cfg, shutdown).await
+}
+
+/// Serves `stream` on `listener` until `shutdown` fires. Then no new stream starts (HTTP 503);
+/// a client of a finished recording is closed normally at once; a client of a live stream is
+/// sent every frame the stream holds and then closed normally (end the stream with
+/// [`Stream::end`] before firing `shutdown`, once the last frames are pushed). Returns when
+/// every client is done, or after `shutdown_grace`.
+///
+/// # Errors
+/// The accept loop's I/O error.
+pub async fn serve_stream(
+    listener: tokio::net::TcpListener,
+    stream: Stream,
+    cfg: ServeConfig,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     let write_timeout = cfg.write_timeout;
+    let grace = cfg.shutdown_grace;
+    let slots = cfg.max_clients.max(1);
     let shared = Arc::new(Shared {
-        clients: Arc::new(Semaphore::new(cfg.max_clients.max(1))),
-        rec,
+        clients: Arc::new(Semaphore::new(slots)),
+        stream,
         cfg,
         local,
+        stopping: CancellationToken::new(),
+        started: std::sync::atomic::AtomicU64::new(0),
     });
     let app = Router::new()
         .fallback(handle)
         .layer(axum::middleware::map_response(one_response_per_connection))
-        .with_state(shared);
-    axum::serve(gate::Gated::new(listener, write_timeout)?, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+        .with_state(shared.clone());
+    let stop_accepting = CancellationToken::new();
+    let server = axum::serve(gate::Gated::new(listener, write_timeout)?, app)
+        .with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
+    let mut server = std::pin::pin!(std::future::IntoFuture::into_future(server));
+    tokio::select! {
+        r = &mut server => return r,
+        () = shutdown.cancelled() => {}
+    }
+    shared.stopping.cancel();
+    // Every stream slot back: every client has had the rest and its close.
+    let all = u32::try_from(slots).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(grace, shared.clients.acquire_many(all)).await;
+    stop_accepting.cancel();
+    // An SSE response still being written finishes here; a client that does not read is not
+    // waited for.
+    let _ = tokio::time::timeout(Duration::from_secs(1), server).await;
+    Ok(())
 }
 
 /// Every answer but a WebSocket upgrade closes its connection (`Connection: close`): idle
@@ -334,6 +429,13 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
         )
             .into_response();
     }
+    if s.stopping.is_cancelled() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "rawpv serve is shutting down\n",
+        )
+            .into_response();
+    }
     let Ok(permit) = s.clients.clone().try_acquire_owned() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "too many clients\n").into_response();
     };
@@ -341,50 +443,151 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
         Ok(a) => a,
         Err(why) => return (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response(),
     };
+    let start = match s.stream.start(after) {
+        Ok(i) => i,
+        Err(oldest) => return gone(after, oldest).into_response(),
+    };
+    let mut cursor = Cursor::new(&s, start);
+    if s.cfg.log_clients {
+        let n = s.started.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        eprintln!(
+            "rawpv: client {n} connected ({}, from frame {})",
+            if is_upgrade { "WebSocket" } else { "SSE" },
+            start + 1
+        );
+        cursor.log = Some(n);
+    }
     if is_upgrade {
         match WebSocketUpgrade::from_request_parts(&mut parts, &s).await {
-            Ok(ws) => ws.on_upgrade(move |socket| play_ws(socket, s, after, permit)),
+            Ok(ws) => ws.on_upgrade(move |socket| play_ws(socket, s, cursor, permit)),
             Err(rej) => rej.into_response(),
         }
     } else {
-        play_sse(s, after, permit).into_response()
+        play_sse(s, cursor, permit).into_response()
     }
 }
 
-/// The delay before frame `i`; `prev` is the previous sent frame's timestamp (updated).
-fn due_in(s: &Shared, prev: &mut Option<i64>, i: usize) -> Duration {
-    let ts = s.rec.frames[i].ts;
-    let d = gap(*prev, ts, s.cfg.speed);
-    if ts.is_some() {
-        *prev = ts;
-    }
-    d
+/// HTTP 410 for a resume from before the retained window.
+fn gone(after: usize, oldest: usize) -> (StatusCode, String) {
+    (
+        StatusCode::GONE,
+        format!(
+            "frames {}..={oldest} are no longer kept (--retain-bytes); the oldest kept is frame \
+             {}: reconnect without ?after to start there\n",
+            after + 1,
+            oldest + 1
+        ),
+    )
 }
 
-/// Sleeps until frame `i` is due (SSE: axum's keep-alive sends the heartbeat comments).
-async fn pace(s: &Shared, prev: &mut Option<i64>, i: usize) {
-    let d = due_in(s, prev, i);
-    if !d.is_zero() {
-        tokio::time::sleep(d).await;
+/// What a connection sends next.
+#[derive(Debug)]
+enum Step {
+    /// A frame: its 1-based index and JSON.
+    Frame(usize, Arc<str>),
+    /// Every frame was sent (or the server is stopping): close normally.
+    End,
+    /// The next frame was dropped from the retained window while the client was slow: close
+    /// abnormally (the client reconnects and is told, HTTP 410).
+    Gone,
+}
+
+/// A connection's position in the stream and its pacing.
+#[derive(Debug)]
+struct Cursor {
+    /// 0-based index of the next frame to look at.
+    next: usize,
+    /// A frame picked and the instant it is due (paced recordings).
+    pending: Option<(usize, Arc<str>, Option<tokio::time::Instant>)>,
+    /// The timestamp of the last paced frame.
+    prev_ts: Option<i64>,
+    grew: tokio::sync::watch::Receiver<()>,
+    /// The client's number when streams are logged (its end is said when the cursor drops).
+    log: Option<u64>,
+    /// 1-based index of the last frame handed out (0: none).
+    sent: usize,
+}
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        if let Some(n) = self.log {
+            eprintln!("rawpv: client {n} done after frame {}", self.sent);
+        }
     }
 }
 
-/// Waits `d` on a WebSocket: sends a Ping every heartbeat and reads meanwhile (so the client's
-/// Pings are answered). Returns `false` when the client is gone.
-async fn idle_ws(socket: &mut WebSocket, d: Duration, beat: &mut tokio::time::Interval) -> bool {
-    let until = tokio::time::Instant::now() + d;
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep_until(until) => return true,
-            _ = beat.tick() => {
-                if socket.send(Message::Ping(axum::body::Bytes::new())).await.is_err() {
-                    return false;
+impl Cursor {
+    fn new(s: &Shared, start: usize) -> Self {
+        Self {
+            next: start,
+            pending: None,
+            prev_ts: None,
+            grew: s.stream.subscribe(),
+            log: None,
+            sent: 0,
+        }
+    }
+
+    /// The next step; waits while a paced frame is not due or a live stream has nothing new.
+    /// Cancel-safe: a frame picked stays picked until it is returned.
+    async fn step(&mut self, s: &Shared) -> Step {
+        let paced = s.stream.is_paced();
+        loop {
+            if let Some((_, _, due)) = &self.pending {
+                if let Some(due) = *due {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(due) => {}
+                        () = s.stopping.cancelled() => return Step::End,
+                    }
+                }
+                if let Some((idx, json, _)) = self.pending.take() {
+                    self.sent = idx;
+                    return Step::Frame(idx, json);
                 }
             }
-            m = socket.recv() => match m {
-                Some(Ok(Message::Close(_)) | Err(_)) | None => return false,
-                Some(Ok(_)) => {}
-            },
+            if paced && s.stopping.is_cancelled() {
+                return Step::End;
+            }
+            // Marked seen before looking, so a push after the look wakes the wait below.
+            self.grew.borrow_and_update();
+            match s.stream.read(self.next) {
+                Read::Frame(f) => {
+                    self.next += 1;
+                    let due = if paced {
+                        let d = gap(self.prev_ts, f.ts, s.cfg.speed);
+                        if f.ts.is_some() {
+                            self.prev_ts = f.ts;
+                        }
+                        (!d.is_zero()).then(|| tokio::time::Instant::now() + d)
+                    } else {
+                        None
+                    };
+                    if let Some(json) = f.json {
+                        self.pending = Some((self.next, json, due));
+                    } else if let Some(due) = due {
+                        // A skipped frame still takes its time in the pacing.
+                        tokio::select! {
+                            () = tokio::time::sleep_until(due) => {}
+                            () = s.stopping.cancelled() => return Step::End,
+                        }
+                    }
+                }
+                Read::End => return Step::End,
+                Read::Gone => return Step::Gone,
+                Read::Wait => {
+                    if s.stopping.is_cancelled() {
+                        return Step::End;
+                    }
+                    tokio::select! {
+                        r = self.grew.changed() => {
+                            if r.is_err() {
+                                return Step::End;
+                            }
+                        }
+                        () = s.stopping.cancelled() => {}
+                    }
+                }
+            }
         }
     }
 }
@@ -392,32 +595,58 @@ async fn idle_ws(socket: &mut WebSocket, d: Duration, beat: &mut tokio::time::In
 async fn play_ws(
     mut socket: WebSocket,
     s: Arc<Shared>,
-    after: usize,
+    mut cursor: Cursor,
     _permit: OwnedSemaphorePermit,
 ) {
     let hb = s.cfg.heartbeat.max(Duration::from_millis(1));
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + hb, hb);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut prev = None;
-    for i in after..s.rec.frames.len() {
-        let d = due_in(&s, &mut prev, i);
-        if !d.is_zero() && !idle_ws(&mut socket, d, &mut beat).await {
-            return;
-        }
-        let Some(json) = &s.rec.frames[i].json else {
-            continue;
+    let close = loop {
+        // The heartbeat and the client's messages are served while the stream waits.
+        let step = tokio::select! {
+            st = cursor.step(&s) => st,
+            _ = beat.tick() => {
+                if socket.send(Message::Ping(axum::body::Bytes::new())).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            m = socket.recv() => match m {
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+                Some(Ok(_)) => continue,
+            },
         };
-        if socket
-            .send(Message::Text(json.as_ref().into()))
-            .await
-            .is_err()
-        {
-            return;
+        match step {
+            Step::Frame(_, json) => {
+                if socket
+                    .send(Message::Text(json.as_ref().into()))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                beat.reset();
+            }
+            Step::End => {
+                let reason = if s.stopping.is_cancelled() && !s.stream.is_paced() {
+                    "server stopped"
+                } else if s.stopping.is_cancelled() {
+                    "server stopped before the end of the recording"
+                } else {
+                    "end of recording"
+                };
+                break CloseFrame {
+                    code: close_code::NORMAL,
+                    reason: reason.into(),
+                };
+            }
+            Step::Gone => {
+                break CloseFrame {
+                    code: close_code::POLICY,
+                    reason: "fell behind the frames kept (--retain-bytes)".into(),
+                };
+            }
         }
-    }
-    let close = CloseFrame {
-        code: close_code::NORMAL,
-        reason: "end of recording".into(),
     };
     if socket.send(Message::Close(Some(close))).await.is_err() {
         return;
@@ -435,21 +664,19 @@ async fn play_ws(
 
 fn play_sse(
     s: Arc<Shared>,
-    after: usize,
+    cursor: Cursor,
     permit: OwnedSemaphorePermit,
 ) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
     struct St {
         s: Arc<Shared>,
-        i: usize,
-        prev: Option<i64>,
+        cursor: Cursor,
         done: bool,
         _permit: OwnedSemaphorePermit,
     }
     let heartbeat = s.cfg.heartbeat;
     let st = St {
         s,
-        i: after,
-        prev: None,
+        cursor,
         done: false,
         _permit: permit,
     };
@@ -457,17 +684,18 @@ fn play_sse(
         if st.done {
             return None;
         }
-        while st.i < st.s.rec.frames.len() {
-            let i = st.i;
-            st.i += 1;
-            pace(&st.s, &mut st.prev, i).await;
-            if let Some(json) = &st.s.rec.frames[i].json {
-                let ev = Event::default().id((i + 1).to_string()).data(json.as_ref());
-                return Some((Ok(ev), st));
+        match st.cursor.step(&st.s).await {
+            Step::Frame(idx, json) => {
+                let ev = Event::default().id(idx.to_string()).data(json.as_ref());
+                Some((Ok(ev), st))
             }
+            Step::End => {
+                st.done = true;
+                Some((Ok(Event::default().event("end").data("")), st))
+            }
+            // Ends without `event: end`: the client reconnects and is told (HTTP 410).
+            Step::Gone => None,
         }
-        st.done = true;
-        Some((Ok(Event::default().event("end").data("")), st))
     });
     let beat = KeepAlive::new().interval(heartbeat.max(Duration::from_millis(1)));
     Sse::new(stream).keep_alive(beat)

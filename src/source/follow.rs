@@ -1,6 +1,7 @@
 //! `rawpv -f FILE`: follow a growing file (like `tail -F`).
 //!
-//! Who calls it: `crate::source::spawn_source_with` for [`SourceKind::Follow`].
+//! Who calls it: `crate::source::spawn_source_with` for [`SourceKind::Follow`], and `rawpv serve
+//! --follow` (`crate::cmd::serve`, through [`run_until`]).
 //!
 //! Behaviour: reads what exists, then polls every [`POLL_INTERVAL`] (no busy loop, no inotify
 //! dependency): new bytes are read from the open handle; only complete lines are decoded (a
@@ -17,6 +18,11 @@
 //! past the old offset within one poll interval cannot be seen (same as `tail -F`); a JSON-array
 //! file cannot be decoded before it ends, so following one shows nothing until it is replaced.
 //!
+//! Ending: [`run`] never ends by itself. [`run_until`] (`rawpv serve --follow`) ends when its
+//! `stop` token fires: it reads the file once more to its end, finishes the decoder (an
+//! unterminated last line counts as a line, pending records are emitted, as at the end of a saved
+//! file), and sends `Eof`, so everything written before the stop is delivered.
+//!
 //! [`SourceKind::Follow`]: crate::source::SourceKind::Follow
 
 use std::os::unix::fs::MetadataExt;
@@ -25,6 +31,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::lines::{LineDecoder, MAX_LINE_BYTES};
 use super::{SourceError, SourceMsg, SourceState, send_decoded};
@@ -79,6 +86,17 @@ async fn drain(
 /// Follows `path` until the receiver is dropped (or the task is cancelled). `poll` is the
 /// check interval ([`POLL_INTERVAL`] in the app; tests may pass less).
 pub async fn run(path: PathBuf, poll: Duration, tx: &mpsc::Sender<SourceMsg>) {
+    run_until(path, poll, tx, &CancellationToken::new()).await;
+}
+
+/// [`run`] until `stop` fires: then the file is read to its end once more, the decoder finished,
+/// and `Eof` sent (see the module docs).
+pub async fn run_until(
+    path: PathBuf,
+    poll: Duration,
+    tx: &mpsc::Sender<SourceMsg>,
+    stop: &CancellationToken,
+) {
     let shown = path.display().to_string();
     let io_err = |e: std::io::Error| SourceError::Io {
         path: shown.clone(),
@@ -110,7 +128,26 @@ pub async fn run(path: PathBuf, poll: Duration, tx: &mpsc::Sender<SourceMsg>) {
                 return;
             }
         }
-        tokio::time::sleep(poll).await;
+        tokio::select! {
+            () = tokio::time::sleep(poll) => {}
+            () = stop.cancelled() => {
+                // Last read: what was written before the stop, then the end of the input.
+                match drain(&mut cur, &mut dec, &mut buf, tx).await {
+                    Ok(true) => {}
+                    Ok(false) => return,
+                    Err(e) => {
+                        let _ = tx.send(SourceMsg::Failed(io_err(e))).await;
+                        return;
+                    }
+                }
+                let mut items = Vec::new();
+                dec.finish(&mut items);
+                if send_decoded(tx, &mut dec, &mut items).await {
+                    let _ = tx.send(SourceMsg::Eof).await;
+                }
+                return;
+            }
+        }
         if tx.is_closed() {
             return;
         }

@@ -476,6 +476,7 @@ fn http_reason(code: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         408 => "Request Timeout",
+        410 => "Gone",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         502 => "Bad Gateway",

@@ -76,6 +76,7 @@ mod review_patch;
 mod review_tui;
 mod screen_sizes;
 mod seed_rules;
+mod serve_relay;
 mod sessions;
 mod sessions_tui;
 mod signals_pty;
