@@ -42,7 +42,10 @@ async fn main() {
                     }
                 }
                 SourceMsg::Failed(e) => eprintln!("source failed: {e}"),
-                SourceMsg::Format(_) | SourceMsg::State(_) | SourceMsg::Eof => {}
+                SourceMsg::Format(_)
+                | SourceMsg::State(_)
+                | SourceMsg::Input(_)
+                | SourceMsg::Eof => {}
             }
         }
         session.compact_if_needed();

@@ -84,6 +84,8 @@ pub enum Action {
     ShowAudit,
     /// In the audit panel: the next kind of entry listed.
     AuditKind,
+    /// Show the sessions list (again: back to the detail); Enter filters the feed to a session.
+    ShowSessions,
     /// In the files panel: write the patch of every changed file to a file.
     WritePatch,
     /// Save the selected row's images (a pasted image, a result's image blocks) to files.

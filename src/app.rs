@@ -49,7 +49,7 @@ mod update;
 pub use crate::ui::SourceStatus;
 pub use crate::ui::status_bar::MatchStatus;
 pub use copy::{ExportJob, Exported, ExportedPage};
-pub use entry::{run, run_browse, run_latest};
+pub use entry::{run, run_browse, run_latest, run_many};
 pub(crate) use event_loop::event_loop;
 pub use event_loop::{FrameScheduler, run_loop};
 pub use scan::SCAN_BUDGET;
@@ -230,6 +230,25 @@ impl App {
         app.update(Msg::Source(SourceMsg::Batch(items)));
         app.update(Msg::Source(SourceMsg::Eof));
         app
+    }
+
+    /// [`Self::headless`] over several inputs (issue 24): `runs` as `source::merge` yields
+    /// them, `labels` the inputs' (`merge::labels`).
+    pub fn headless_inputs(runs: Vec<crate::source::merge::Run>, labels: Vec<Box<str>>) -> Self {
+        let mut app = Self::new(format!("{} inputs", labels.len()), false);
+        app.theme = Theme::dark();
+        app.session.sessions.set_inputs(labels);
+        for r in runs {
+            app.update(Msg::Source(SourceMsg::Input(r.input)));
+            app.update(Msg::Source(SourceMsg::Batch(r.items)));
+        }
+        app.update(Msg::Source(SourceMsg::Eof));
+        app
+    }
+
+    /// The sessions list's rows as last drawn (`ui::sessions`; tests).
+    pub fn sessions_rows(&self) -> &[crate::ui::sessions::ListRow] {
+        self.panels.sessions.rows()
     }
 
     /// The session shown.

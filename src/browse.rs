@@ -223,7 +223,7 @@ pub fn scan(roots: &[PathBuf]) -> Vec<SessionEntry> {
 /// A session file to list. Claude Code's subagent transcripts (`agent-*.jsonl` beside their
 /// session, the 2.0-era layout) are not sessions of their own: opening the parent session brings
 /// them in (`crate::import::claude_code`).
-fn is_session_file(p: &Path) -> bool {
+pub(crate) fn is_session_file(p: &Path) -> bool {
     let ext = p.extension().and_then(|e| e.to_str());
     let subagent = ext == Some("jsonl")
         && p.file_name()

@@ -37,9 +37,14 @@ pub struct Cli {
 /// Options of the interactive viewer (`rawpv [INPUT]`).
 #[derive(Debug, Clone, Args, Default)]
 pub struct OpenArgs {
-    /// A session file, `-` for stdin, or a master's stream URL (ws://, wss://, http://, https://).
-    /// Without it, rawpv lists the sessions under ~/.claude/projects.
+    /// A session file, a directory (every session file under it, merged), `-` for stdin, or a
+    /// master's stream URL (ws://, wss://, http://, https://). Without it, rawpv lists the
+    /// sessions under ~/.claude/projects.
     pub input: Option<String>,
+    /// More inputs, as INPUT, all in one view: saved files merged by time, live ones by
+    /// arrival; each row tagged with its session.
+    #[arg(value_name = "MORE", requires = "input")]
+    pub more: Vec<String>,
     /// Follow a growing file: new frames appear as they are written.
     #[arg(short = 'f', long)]
     pub follow: bool,
@@ -139,11 +144,16 @@ pub enum CheckFormat {
     Junit,
 }
 
-/// An input for the one-shot commands.
+/// The inputs of the one-shot commands: one, or several (issue 24).
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
-    /// A session file, `-` for stdin, or a stream URL.
+    /// A session file, a directory (every session file under it), `-` for stdin, or a stream
+    /// URL.
     pub input: String,
+    /// More inputs, as INPUT: saved files are merged by time and each row is tagged with its
+    /// session (`check` reports on each input in turn).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<String>,
     #[command(flatten)]
     pub net: NetArgs,
 }
@@ -365,12 +375,10 @@ pub enum Command {
     /// Write the session as a self-contained HTML page or as Markdown, to share it; secrets
     /// are redacted unless --no-redact.
     Export {
+        /// With MORE session files, Markdown holds each session in turn, one document (files
+        /// only; an HTML page holds one session).
         #[command(flatten)]
         input: InputArgs,
-        /// More session files: Markdown holds each session in turn, one document (files only;
-        /// an HTML page holds one session).
-        #[arg(value_name = "MORE")]
-        more: Vec<String>,
         /// The file to write (`-` for stdout); its extension (.html, .md) sets the format
         /// unless --format does.
         #[arg(short = 'o', long, value_name = "FILE")]

@@ -75,11 +75,118 @@ fn stats_keeps(tool: &str) -> bool {
         || crate::review::edits::is_subagent(tool)
 }
 
-/// Folds `input` into `session` (empty, its fold mode set) and finishes it.
+/// Folds `input` into `session` (empty, its fold mode set) and finishes it. Several inputs (or
+/// a directory) are merged by time ([`load_merged`]).
 async fn load_session_with(
     input: &InputArgs,
+    session: Session,
+) -> Result<(Session, Format), String> {
+    let args = input.expanded()?;
+    // Boxed: a session is large, and every command's future would hold it (clippy's
+    // large_futures).
+    if args.len() > 1 {
+        return Box::pin(load_merged(&args, &input.net, session)).await;
+    }
+    let one = InputArgs {
+        input: args.into_iter().next().unwrap_or_default(),
+        more: Vec::new(),
+        net: input.net.clone(),
+    };
+    Box::pin(load_one(&one, session)).await
+}
+
+/// Folds several inputs into `session`, merged by time (`source::merge`), each session named
+/// within its input; an input that cannot be read is said on stderr and is an `input-failed`
+/// finding in the session (the others are read on: [`failed_inputs`] tells the caller).
+///
+/// # Errors
+/// The token file cannot be read.
+async fn load_merged(
+    args: &[String],
+    net: &NetArgs,
     mut session: Session,
 ) -> Result<(Session, Format), String> {
+    let kinds: Vec<SourceKind> = args.iter().map(|a| kind_of(a)).collect();
+    let net = net_config(net)?;
+    let (format, runs, failed) = crate::source::merge::load_all(&kinds, &net).await;
+    for (i, e) in &failed {
+        eprintln!(
+            "rawpv: {}: {e} (the other inputs are read on)",
+            crate::render::text::visible(&args[*i])
+        );
+    }
+    session
+        .sessions
+        .set_inputs(crate::source::merge::labels(&kinds));
+    for r in runs {
+        session.input = r.input;
+        for d in r.items {
+            session.apply(d);
+        }
+    }
+    session.finish();
+    Ok((session, format))
+}
+
+/// How many inputs of `session` could not be read (`input-failed` findings): the commands exit
+/// 2 when one could not, after writing what the others hold.
+pub fn failed_inputs(session: &Session) -> usize {
+    session
+        .findings
+        .iter()
+        .filter(|f| {
+            f.code == crate::source::merge::INPUT_FAILED && f.level == crate::finding::Level::Error
+        })
+        .count()
+}
+
+impl InputArgs {
+    /// The one input named, directories expanded (`Ok(None)`: several).
+    ///
+    /// # Errors
+    /// As [`Self::expanded`].
+    pub fn single(&self) -> Result<Option<Self>, String> {
+        let v = self.expanded()?;
+        Ok((v.len() == 1).then(|| Self {
+            input: v.into_iter().next().unwrap_or_default(),
+            more: Vec::new(),
+            net: self.net.clone(),
+        }))
+    }
+
+    /// Refuses MORE for a command that reads one session (`patch`, `audit`): `Err` says so.
+    ///
+    /// # Errors
+    /// Several inputs were named.
+    pub fn one_only(&self, command: &str) -> Result<Self, String> {
+        self.single()?.ok_or_else(|| {
+            format!("{command} reads one session; name one input (a directory is several)")
+        })
+    }
+
+    /// INPUT and MORE with directories expanded (`source::merge::expand_dirs`).
+    ///
+    /// # Errors
+    /// A directory holds no session file, or more than `merge::MAX_INPUTS` inputs.
+    pub fn expanded(&self) -> Result<Vec<String>, String> {
+        let all: Vec<String> = std::iter::once(&self.input)
+            .chain(&self.more)
+            .cloned()
+            .collect();
+        let v = crate::source::merge::expand_dirs(&all)?;
+        if v.len() > crate::source::merge::MAX_INPUTS {
+            return Err(format!(
+                "{} inputs; at most {} at once",
+                v.len(),
+                crate::source::merge::MAX_INPUTS
+            ));
+        }
+        Ok(v)
+    }
+}
+
+/// Folds one input into `session` and finishes it.
+async fn load_one(input: &InputArgs, mut session: Session) -> Result<(Session, Format), String> {
     let kind = source_kind(input);
     if let SourceKind::File(p) = &kind {
         let shown = crate::render::text::visible(&p.display().to_string());
@@ -109,10 +216,15 @@ async fn load_session_with(
 
 /// What `input` names: `demo` is the built-in demo unless a file of that name exists.
 pub fn source_kind(input: &InputArgs) -> SourceKind {
-    if input.input == "demo" && !std::path::Path::new("demo").exists() {
+    kind_of(&input.input)
+}
+
+/// What one argument names: `demo` is the built-in demo unless a file of that name exists.
+pub fn kind_of(arg: &str) -> SourceKind {
+    if arg == "demo" && !std::path::Path::new("demo").exists() {
         SourceKind::Demo
     } else {
-        SourceKind::from_arg(&input.input, false)
+        SourceKind::from_arg(arg, false)
     }
 }
 

@@ -119,6 +119,10 @@ pub struct Finding {
     /// the session's `session_id` when the input has more than one (`rawpv check`).
     #[serde(skip)]
     pub session: Option<u32>,
+    /// The input the finding's line is in (issue 24: `rawpv A B …`; the index of its argument, 0
+    /// with one input), set by `Session::push_finding`.
+    #[serde(skip)]
+    pub input: u16,
 }
 
 impl Finding {
@@ -138,6 +142,7 @@ impl Finding {
             spec,
             invocation_id: None,
             session: None,
+            input: 0,
         }
     }
 

@@ -299,6 +299,12 @@ impl Default for Keymap {
                 None,
             ),
             b(
+                vec![c('L')],
+                Action::ShowSessions,
+                "sessions list: states, calls, tokens; Enter shows one",
+                None,
+            ),
+            b(
                 vec![c('t')],
                 Action::AuditKind,
                 "audit panel: list the next kind of entry",

@@ -71,8 +71,7 @@ async fn run(cli: Cli) -> i32 {
         Some(Command::Patch { input, files }) => cmd::patch::run(&input, &files).await,
         Some(Command::Audit { input, json }) => cmd::audit::run(&input, json).await,
         Some(Command::Export {
-            input,
-            more,
+            mut input,
             output,
             format,
             depth,
@@ -80,7 +79,7 @@ async fn run(cli: Cli) -> i32 {
             max_lines,
         }) => {
             let args = cmd::export::Args {
-                more,
+                more: std::mem::take(&mut input.more),
                 output,
                 format,
                 depth,
@@ -132,6 +131,46 @@ async fn run(cli: Cli) -> i32 {
                 eprintln!("rawpv: {e}");
             }
             match app::run_browse(&cli.open).await {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("rawpv: {e:?}");
+                    2
+                }
+            }
+        }
+        None if !cli.open.more.is_empty()
+            || cli
+                .open
+                .input
+                .as_deref()
+                .is_some_and(|i| i != "-" && std::path::Path::new(i).is_dir()) =>
+        {
+            // Several inputs, or a directory of them (issue 24).
+            let args: Vec<String> = cli
+                .open
+                .input
+                .iter()
+                .chain(&cli.open.more)
+                .cloned()
+                .collect();
+            let args = match rawpv::source::merge::expand_dirs(&args) {
+                Ok(a) => a,
+                Err(e) => {
+                    eprintln!("rawpv: {e}");
+                    return 2;
+                }
+            };
+            let kinds: Vec<SourceKind> = args
+                .iter()
+                .map(|a| SourceKind::from_arg(a, cli.open.follow))
+                .collect();
+            if let [one] = kinds.as_slice() {
+                return Box::pin(open(one.clone(), &cli.open)).await;
+            }
+            if let Err(e) = color_eyre::install() {
+                eprintln!("rawpv: {e}");
+            }
+            match Box::pin(app::run_many(kinds, &cli.open)).await {
                 Ok(code) => code,
                 Err(e) => {
                     eprintln!("rawpv: {e:?}");

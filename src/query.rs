@@ -1,5 +1,6 @@
 //! Search and filter parsing: the `/` search's smart-case regex and the `f` filter syntax
-//! (`tool:NAME status:STATUS free text`), with one-line reasons for what does not parse.
+//! (`tool:NAME status:STATUS session:ID free text`), with one-line reasons for what does not
+//! parse.
 //!
 //! Who calls it: the app (typing, committing, scans) and tests. The parsed [`Filter`] is plain
 //! data kept in `ViewState`; matching rows reads the session through `session::query`.
@@ -39,6 +40,10 @@ pub struct Filter {
     /// Statuses (any of them): `running`, `ok`, `error` (error, timeout, other), `timeout`,
     /// `cancelled`, `findings`.
     pub statuses: Vec<String>,
+    /// Sessions (any of them, SPEC §6, issue 24): the start of a session's name (its
+    /// `session_id`, or its input's label), case-insensitive; every row of the session passes,
+    /// its prompts and messages too.
+    pub sessions: Vec<String>,
     /// Text that must occur (case-insensitive) in the row's searchable text.
     pub text: Option<String>,
     /// `text` compiled (a case-insensitive literal).
@@ -73,6 +78,8 @@ impl Filter {
         while let Some(w) = it.next() {
             if let Some(t) = w.strip_prefix("tool:") {
                 f.tools.push(t.to_lowercase());
+            } else if let Some(t) = w.strip_prefix("session:").filter(|t| !t.is_empty()) {
+                f.sessions.push(t.to_lowercase());
             } else if let Some(s) = w.strip_prefix("status:") {
                 // `status:"no result"`: a quoted status runs to the word that closes the quote.
                 let mut s = s.to_owned();
@@ -135,6 +142,15 @@ impl Filter {
         let Some(item) = session.items.get(i) else {
             return false;
         };
+        if !self.sessions.is_empty() {
+            let name = session
+                .sessions
+                .name(session.sessions.of_item(i))
+                .to_lowercase();
+            if !self.sessions.iter().any(|s| name.starts_with(s.as_str())) {
+                return false;
+            }
+        }
         if !self.tools.is_empty() || !self.statuses.is_empty() {
             let Item::Invocation(k) = item else {
                 return false;
@@ -262,6 +278,29 @@ pub fn shows(filter: Option<&Filter>, show_quiet: bool, session: &Session, i: us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `session:` keeps every row of the sessions whose name starts with the word (any case),
+    /// prompts and messages included; with `tool:` both must hold.
+    #[test]
+    fn session_words_keep_their_sessions_rows() {
+        let text = [
+            r#"{"type":"control.prompt.request","session_id":"aaaa-1","payload":{"text":"p"}}"#,
+            r#"{"type":"tool.invoke.request","session_id":"bbbb-2","payload":{"invocation_id":"i","tool_name":"Bash","input":{}}}"#,
+            r#"{"type":"tool.invoke.request","session_id":"aaaa-1","payload":{"invocation_id":"j","tool_name":"Read","input":{}}}"#,
+        ]
+        .join("\n");
+        let session = Session::from_decoded(crate::import::load_bytes(text.as_bytes()).items);
+        let rows = |f: &str| -> Vec<usize> {
+            let f = Filter::parse(f).unwrap();
+            (0..session.items.len())
+                .filter(|&i| f.matches(&session, i))
+                .collect()
+        };
+        assert_eq!(rows("session:AAAA"), vec![0, 2]);
+        assert_eq!(rows("session:bbbb-2"), vec![1]);
+        assert_eq!(rows("session:aaaa tool:Bash"), Vec::<usize>::new());
+        assert_eq!(rows("session:bbbb session:aaaa tool:read"), vec![2]);
+    }
 
     #[test]
     fn smart_case() {

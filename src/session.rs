@@ -321,11 +321,17 @@ pub struct Session {
     pub sessions: Sessions,
     /// The session of the frame being folded (findings pushed meanwhile are its).
     folding: Option<u32>,
+    /// The input the items being folded come from (issue 24: `rawpv A B …`): the index of its
+    /// command-line argument, set by the caller before [`Session::apply`]; 0 with one input.
+    /// Frames are looked up in that input's sessions and findings carry it
+    /// ([`Finding::input`]), so a line number is read in the right file.
+    pub input: u16,
     /// Append only, through [`Session::push_finding`] (which indexes them).
     pub findings: Vec<Finding>,
     /// Indices into `findings` by `invocation_id`, and by line for findings naming no invocation
     /// (line 0 is not indexed), for [`Session::findings_of`].
     finding_ids: HashMap<String, Vec<usize>>,
+    /// Keyed by [`line_key`] (input and line).
     finding_lines: HashMap<u64, Vec<usize>>,
     /// Hook runs by the call they ran around (`hooks.rs`, issue 20).
     pub hooks: hooks::Hooks,
@@ -1055,8 +1061,23 @@ impl Session {
             "finding"
         );
         if f.session.is_none() {
-            f.session = self.folding;
+            // The session of the frame being folded, when it is of the input being read; with
+            // several inputs a line's finding is otherwise its input's (an input that could not
+            // be read then shows as a session with its error).
+            f.session = self
+                .folding
+                .filter(|s| self.sessions.get(*s).input == self.input)
+                .or_else(|| {
+                    (self.sessions.inputs() > 0).then(|| {
+                        self.sessions
+                            .default_of(self.input, self.items.len(), f.line)
+                    })
+                });
         }
+        f.input = match f.session {
+            Some(sid) => self.sessions.get(sid).input,
+            None => self.input,
+        };
         if let Some(sid) = f.session {
             self.sessions.get_mut(sid).findings += 1;
         }
@@ -1073,15 +1094,20 @@ impl Session {
         match (&f.invocation_id, f.line) {
             (Some(id), _) => self.finding_ids.entry(id.clone()).or_default().push(k),
             (None, 0) => {}
-            (None, line) => self.finding_lines.entry(line).or_default().push(k),
+            (None, line) => self
+                .finding_lines
+                .entry(line_key(f.input, line))
+                .or_default()
+                .push(k),
         }
         self.findings.push(f);
         self.revision += 1;
     }
 
-    /// Whether a finding naming no invocation is about line `line` (0: never). O(1).
-    pub fn has_findings_at_line(&self, line: u64) -> bool {
-        line != 0 && self.finding_lines.contains_key(&line)
+    /// Whether a finding naming no invocation is about line `line` of input `input` (line 0:
+    /// never). O(1).
+    pub fn has_findings_at_line(&self, input: u16, line: u64) -> bool {
+        line != 0 && self.finding_lines.contains_key(&line_key(input, line))
     }
 
     /// The findings about `inv`, in order: those naming its `invocation_id`, and those naming no
@@ -1093,6 +1119,8 @@ impl Session {
                 .get(*k)
                 .is_some_and(|f| f.session.is_none_or(|s| s == inv.session))
         };
+        let input = self.sessions.get(inv.session).input;
+        let at_line = |l: u64| self.finding_lines.get(&line_key(input, l));
         let mut at: Vec<usize> = self
             .finding_ids
             .get(&inv.invocation_id)
@@ -1101,10 +1129,9 @@ impl Session {
             .copied()
             .filter(own)
             .chain(
-                self.finding_lines
-                    .get(&inv.request_line)
+                at_line(inv.request_line)
                     .into_iter()
-                    .chain(inv.result_line.and_then(|l| self.finding_lines.get(&l)))
+                    .chain(inv.result_line.and_then(at_line))
                     .flatten()
                     .copied(),
             )
@@ -1328,25 +1355,34 @@ impl Session {
     /// result whose call is not the default session's but is open in another one (attack 6: an
     /// unnamed result went to the default session, not to the one whose call it answers).
     /// O(sessions), and only for such frames of an input of several sessions.
-    fn unnamed_session(&self, frame: &Frame) -> u32 {
+    fn unnamed_session(&mut self, frame: &Frame) -> u32 {
+        let home = self
+            .sessions
+            .default_of(self.input, self.items.len(), frame.origin.line);
         let id = match &frame.body {
             Body::Stream(s) => s.invocation_id.as_deref(),
             Body::Result(r) => r.invocation_id.as_deref(),
             Body::Request(_) | Body::Catalog(_) | Body::Generic(_) => None,
         };
         let Some(id) = id.filter(|_| self.sessions.is_multi()) else {
-            return 0;
+            return home;
         };
-        if self.has_call(0, id) {
-            return 0;
+        if self.has_call(home, id) {
+            return home;
         }
-        (1..self.sessions.len() as u32)
+        // Only the sessions of the frame's own input: another file's call of the same id is
+        // another call.
+        let input = self.input;
+        self.sessions
+            .of_input(input)
             .find(|&sid| {
-                self.index
-                    .get(sid, id, &self.invocations)
-                    .is_some_and(|i| self.invocations[i].status.is_open())
+                sid != home
+                    && self
+                        .index
+                        .get(sid, id, &self.invocations)
+                        .is_some_and(|i| self.invocations[i].status.is_open())
             })
-            .unwrap_or(0)
+            .unwrap_or(home)
     }
 
     /// For a frame of session `sid` naming a call it does not have: `" in this session; session
@@ -1454,7 +1490,9 @@ impl Session {
             .as_deref()
             .filter(|s| !s.is_empty());
         let sid = match named {
-            Some(_) => self.sessions.resolve(named, self.items.len(), line),
+            Some(_) => self
+                .sessions
+                .resolve(named, self.input, self.items.len(), line),
             None => self.unnamed_session(&frame),
         };
         self.folding = Some(sid);
@@ -1464,6 +1502,14 @@ impl Session {
             e.first_line = line;
         }
         e.tokens.add_frame(&frame);
+        if let Some(ts) = frame.envelope.timestamp {
+            e.last_at = Some(e.last_at.map_or(ts, |l| l.max(ts)));
+        }
+        if e.agent.is_none()
+            && let Some(a) = sessions::frame_agent(&frame)
+        {
+            e.agent = Some(a.into());
+        }
         if let Some(c) = sessions::frame_cwd(&frame) {
             match e.cwd.as_deref() {
                 None => e.cwd = Some(c.into()),
@@ -2026,6 +2072,12 @@ pub fn message_text(payload: &Map<String, Value>) -> String {
         }
     }
     String::new()
+}
+
+/// The key of a line in `Session::finding_lines`: the line (1-based) with its input's index in
+/// the top 16 bits (no file reaches 2^48 lines).
+fn line_key(input: u16, line: u64) -> u64 {
+    line | (u64::from(input) << 48)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 pub mod file;
 pub mod follow;
 pub mod lines;
+pub mod merge;
 pub mod net;
 pub mod sse;
 pub mod stdin;
@@ -126,6 +127,9 @@ pub enum SourceMsg {
     /// The detected input format (sent once, first).
     Format(Format),
     State(SourceState),
+    /// The batches after this come from input `n` (the index of its argument), until the next
+    /// `Input`: sent only when there are several inputs (`merge`); none means input 0.
+    Input(u16),
     Eof,
     Failed(SourceError),
 }

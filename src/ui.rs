@@ -17,6 +17,7 @@ pub mod feed;
 pub mod files;
 pub mod help;
 pub mod problems;
+pub mod sessions;
 pub mod status_bar;
 pub mod timeline;
 
@@ -84,6 +85,7 @@ pub struct Panels {
     pub problems: problems::ProblemsCache,
     pub files: files::FilesCache,
     pub audit: audit::AuditCache,
+    pub sessions: sessions::SessionsCache,
 }
 
 /// Reading state of the source, for the status bar.
@@ -269,6 +271,17 @@ pub fn draw(frame: &mut Frame<'_>, ctx: &DrawCtx<'_>) {
                 buf,
                 &ctx.view.files,
                 &ctx.panels.files,
+            );
+        }
+        crate::view::Tab::Sessions => {
+            let block = pane_block(ctx, " Sessions L ", crate::view::Pane::Detail);
+            let inner = block.inner(areas.detail);
+            ratatui::widgets::Widget::render(block, areas.detail, buf);
+            sessions::SessionsView::new(ctx.theme).render_with(
+                inner,
+                buf,
+                &ctx.view.sessions,
+                &ctx.panels.sessions,
             );
         }
         crate::view::Tab::Audit => {

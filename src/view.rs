@@ -54,6 +54,8 @@ pub enum Tab {
     Files,
     /// What the session did that a reviewer should see (`crate::ui::audit`).
     Audit,
+    /// The sessions of the view (`crate::ui::sessions`, issue 24).
+    Sessions,
 }
 
 /// Input mode: where keys go.
@@ -157,21 +159,42 @@ impl Eq for Folds {}
 
 impl Folds {
     /// The prompt whose turn holds `item` (the prompt itself included); `None` before the first
-    /// prompt. O(log prompts).
-    pub fn turn_of(&self, item: usize) -> Option<usize> {
+    /// prompt. A turn is its own session's (SPEC §6, issue 24): with several sessions
+    /// interleaved, the nearest earlier prompt of the item's session. O(log prompts), plus the
+    /// other sessions' prompts in between when there are several.
+    pub fn turn_of(&self, session: &Session, item: usize) -> Option<usize> {
         let k = self.prompts.partition_point(|&p| p <= item);
-        k.checked_sub(1).map(|k| self.prompts[k])
+        if !session.sessions.is_multi() {
+            return k.checked_sub(1).map(|k| self.prompts[k]);
+        }
+        let sid = session.sessions.of_item(item);
+        self.prompts[..k]
+            .iter()
+            .rev()
+            .find(|&&p| session.sessions.of_item(p) == sid)
+            .copied()
     }
 
-    /// One past the last item of the turn of prompt `p` (the next prompt, or `n_items`).
-    pub fn turn_end(&self, p: usize, n_items: usize) -> usize {
+    /// One past the last item of the turn of prompt `p`: the next prompt of its session, or
+    /// the number of items. With several sessions, rows of other sessions before that are not
+    /// the turn's ([`in_turn`]).
+    pub fn turn_end(&self, session: &Session, p: usize) -> usize {
+        let n_items = session.items.len();
         let k = self.prompts.partition_point(|&x| x <= p);
-        self.prompts.get(k).copied().unwrap_or(n_items)
+        if !session.sessions.is_multi() {
+            return self.prompts.get(k).copied().unwrap_or(n_items);
+        }
+        let sid = session.sessions.of_item(p);
+        self.prompts[k..]
+            .iter()
+            .find(|&&x| session.sessions.of_item(x) == sid)
+            .copied()
+            .unwrap_or(n_items)
     }
 
     /// Whether `item` is hidden inside a folded turn (a folded prompt itself is not).
-    pub fn hidden(&self, item: usize) -> bool {
-        self.turn_of(item)
+    pub fn hidden(&self, session: &Session, item: usize) -> bool {
+        self.turn_of(session, item)
             .is_some_and(|p| p < item && self.folded.contains_key(&p))
     }
 
@@ -186,12 +209,22 @@ impl Folds {
     }
 }
 
-/// The summary of the turn of prompt `p` ending before item `end`. O(turn).
+/// Whether item `i`, between prompt `p` and its turn's end, is of the turn: always with one
+/// session; with several, when it is of `p`'s session.
+pub fn in_turn(session: &Session, p: usize, i: usize) -> bool {
+    !session.sessions.is_multi() || session.sessions.of_item(i) == session.sessions.of_item(p)
+}
+
+/// The summary of the turn of prompt `p` ending before item `end` (its session's rows only,
+/// [`in_turn`]). O(turn).
 pub fn summarize_turn(session: &Session, p: usize, end: usize) -> TurnSummary {
     let start_ts = item_time(session, p);
     let mut s = TurnSummary::default();
     let mut last = start_ts;
     for i in p + 1..end.min(session.items.len()) {
+        if !in_turn(session, p, i) {
+            continue;
+        }
         s.items += 1;
         if let Some(Item::Invocation(_)) = session.items.get(i) {
             s.calls += 1;
@@ -263,6 +296,10 @@ pub struct ViewState {
     pub files: crate::ui::files::FilesState,
     /// Audit panel: selected entry, kind filter (`crate::ui::audit`).
     pub audit: crate::ui::audit::AuditState,
+    /// Sessions list: selected row (`crate::ui::sessions`).
+    pub sessions: crate::ui::sessions::SessionsState,
+    /// The sessions list was shown by itself once (when a second session appeared).
+    pub sessions_shown: bool,
     /// The active filter.
     pub filter: Option<Filter>,
     /// Show quiet rows (see [`is_quiet`]).
@@ -378,8 +415,9 @@ impl ViewState {
     /// Recomputes [`Self::rows`] from [`Self::filtered`] and the folds: O(filtered + folded),
     /// O(prompts) when every turn is folded; user actions only (filter changes, fold all,
     /// compaction).
-    pub fn derive_rows(&mut self, n_items: usize) {
-        self.derive_turn_rows(n_items);
+    pub fn derive_rows(&mut self, session: &Session) {
+        let n_items = session.items.len();
+        self.derive_turn_rows(session);
         if !self.forks.points.is_empty() {
             let rows = self.rows.take();
             let forks = &self.forks;
@@ -392,9 +430,25 @@ impl ViewState {
     }
 
     /// [`Self::derive_rows`] without the fork folds.
-    fn derive_turn_rows(&mut self, n_items: usize) {
+    fn derive_turn_rows(&mut self, session: &Session) {
+        let n_items = session.items.len();
         if self.folds.folded.is_empty() {
             self.rows = self.filtered.clone();
+            return;
+        }
+        if session.sessions.is_multi() {
+            // Several sessions: a folded turn's rows are interleaved with other sessions' rows,
+            // so each row is asked. O(filtered × sessions' prompts between), user actions only.
+            let items: Box<dyn Iterator<Item = usize> + '_> = match &self.filtered {
+                Some(f) => Box::new(f.iter().copied()),
+                None => Box::new(0..n_items),
+            };
+            let mut out: Vec<usize> = items.filter(|&i| !self.folds.hidden(session, i)).collect();
+            // A folded prompt stays even when the filter hides it.
+            out.extend(self.folds.folded.keys().copied().filter(|&p| p < n_items));
+            out.sort_unstable();
+            out.dedup();
+            self.rows = Some(out);
             return;
         }
         if self.folds.folded.len() == self.folds.prompts.len() {
@@ -421,7 +475,7 @@ impl ViewState {
                 && p <= i
             {
                 out.push(p);
-                hide = Some((p, self.folds.turn_end(p, n_items)));
+                hide = Some((p, self.folds.turn_end(session, p)));
                 prompts.next();
             }
             if out.last() == Some(&i) || hide.is_some_and(|(p, e)| i > p && i < e) {
@@ -441,9 +495,13 @@ impl ViewState {
             return false;
         }
         let n = session.items.len();
-        let end = self.folds.turn_end(p, n);
+        let end = self.folds.turn_end(session, p);
         self.folds.folded.insert(p, summarize_turn(session, p, end));
         self.folds.stale.remove(&p);
+        if session.sessions.is_multi() {
+            self.derive_rows(session);
+            return true;
+        }
         let rows = self.rows.get_or_insert_with(|| (0..n).collect());
         let lo = rows.partition_point(|&r| r <= p);
         let hi = rows.partition_point(|&r| r < end);
@@ -462,11 +520,14 @@ impl ViewState {
         }
         self.folds.stale.remove(&p);
         let n = session.items.len();
-        if self.folds.folded.is_empty() || !self.forks.points.is_empty() {
-            self.derive_rows(n);
+        if self.folds.folded.is_empty()
+            || !self.forks.points.is_empty()
+            || session.sessions.is_multi()
+        {
+            self.derive_rows(session);
             return true;
         }
-        let end = self.folds.turn_end(p, n);
+        let end = self.folds.turn_end(session, p);
         let add: Vec<usize> = match &self.filtered {
             Some(f) => f[f.partition_point(|&x| x <= p)..f.partition_point(|&x| x < end)].to_vec(),
             None => (p + 1..end).collect(),
@@ -485,7 +546,6 @@ impl ViewState {
     /// summaries are computed when their rows come into view
     /// ([`Self::refresh_fold_summaries`]), not here.
     pub fn fold_all(&mut self, session: &Session) -> usize {
-        let n = session.items.len();
         let mut count = 0;
         for &p in &self.folds.prompts {
             if let std::collections::btree_map::Entry::Vacant(e) = self.folds.folded.entry(p) {
@@ -494,29 +554,29 @@ impl ViewState {
                 count += 1;
             }
         }
-        self.derive_rows(n);
+        self.derive_rows(session);
         count
     }
 
     /// Unfolds every turn; returns how many were folded.
-    pub fn unfold_all(&mut self, n_items: usize) -> usize {
+    pub fn unfold_all(&mut self, session: &Session) -> usize {
         let count = self.folds.folded.len();
         self.folds.folded.clear();
         self.folds.stale.clear();
-        self.derive_rows(n_items);
+        self.derive_rows(session);
         count
     }
 
     /// Folds (`Some(true)`), unfolds (`Some(false)`) or toggles (`None`) fork point `k`
     /// (an index into [`Self::forks`]): its branches other than the main line leave the rows.
     /// O(rows). Returns whether it is folded now.
-    pub fn fold_fork(&mut self, k: usize, want: Option<bool>, n_items: usize) -> bool {
+    pub fn fold_fork(&mut self, k: usize, want: Option<bool>, session: &Session) -> bool {
         let Some(fp) = self.forks.points.get_mut(k) else {
             return false;
         };
         fp.folded = want.unwrap_or(!fp.folded);
         let folded = fp.folded;
-        self.derive_rows(n_items);
+        self.derive_rows(session);
         folded
     }
 
@@ -534,12 +594,11 @@ impl ViewState {
     /// Computes the figures of the turns whose prompt rows are among `items` (the rows in view)
     /// and have none: O(those turns' rows), once per frame, never for turns out of view.
     pub fn refresh_turn_figures(&mut self, session: &Session, items: &[usize]) {
-        let n = session.items.len();
         for &p in items {
             if self.folds.figures.contains_key(&p) || !is_turn_start(session, p) {
                 continue;
             }
-            let end = self.folds.turn_end(p, n);
+            let end = self.folds.turn_end(session, p);
             self.folds
                 .figures
                 .insert(p, summarize_turn(session, p, end));
@@ -549,12 +608,11 @@ impl ViewState {
     /// Recomputes the summaries of the stale folded turns among `items` (the rows in view):
     /// O(those turns' rows), once per frame, never for turns out of view.
     pub fn refresh_fold_summaries(&mut self, session: &Session, items: &[usize]) {
-        let n = session.items.len();
         for &p in items {
             if !self.folds.stale.remove(&p) {
                 continue;
             }
-            let end = self.folds.turn_end(p, n);
+            let end = self.folds.turn_end(session, p);
             if let Some(s) = self.folds.folded.get_mut(&p) {
                 *s = summarize_turn(session, p, end);
             }
@@ -569,7 +627,7 @@ impl ViewState {
         let pos = self.admit_row(session, item, new_item);
         if new_item && self.forks.on_item(session, item) {
             // A fork mark: the main lines and so the folded branches may have changed.
-            self.derive_rows(session.items.len());
+            self.derive_rows(session);
             return None;
         }
         pos
@@ -590,12 +648,12 @@ impl ViewState {
                 }
             }
         }
-        if let Some(p) = self.folds.turn_of(item) {
+        if let Some(p) = self.folds.turn_of(session, item) {
             self.folds.figures.remove(&p);
         }
         let folded_in = self
             .folds
-            .turn_of(item)
+            .turn_of(session, item)
             .filter(|&p| p < item && self.folds.folded.contains_key(&p));
         if let Some(p) = folded_in {
             self.folds.stale.insert(p);
@@ -623,7 +681,7 @@ impl ViewState {
 
     /// Follows a session compaction: remaps every stored item index and drops removed ones,
     /// then derives the rows again.
-    pub fn remap(&mut self, c: &crate::session::Compaction, n_items: usize) {
+    pub fn remap(&mut self, c: &crate::session::Compaction, session: &Session) {
         let map = |v: &mut Vec<usize>| *v = v.iter().filter_map(|&r| c.item(r)).collect();
         if let Some(f) = &mut self.filtered {
             map(f);
@@ -637,6 +695,6 @@ impl ViewState {
         self.folds.stale = self.folds.folded.keys().copied().collect();
         self.folds.figures.clear();
         self.forks.remap(|i| c.item(i));
-        self.derive_rows(n_items);
+        self.derive_rows(session);
     }
 }

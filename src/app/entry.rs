@@ -144,6 +144,70 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     if kind == SourceKind::Demo && open.input.is_none() {
         app.hint = Some("demo session: `rawpv FILE` opens a session file".into());
     }
+    run_app(app, config, open, |net, tx, cancel| {
+        spawn_source_with(kind, net, tx, cancel)
+    })
+    .await
+}
+
+/// The viewer on several inputs (issue 24: `rawpv A B …`, `rawpv -f A B …`, a directory): one
+/// view, saved inputs merged by time and live ones by arrival (`source::merge`), each session
+/// named within its input. An input that cannot be read is an `input-failed` finding on screen
+/// and the others are shown; only when none can be is it refused before the screen is taken.
+///
+/// # Errors
+/// The terminal could not be set up or written.
+pub async fn run_many(kinds: Vec<SourceKind>, open: &OpenArgs) -> color_eyre::Result<i32> {
+    let refused: Vec<String> = kinds.iter().filter_map(unopenable).collect();
+    let stdin_is_tty = kinds.contains(&SourceKind::Stdin) && std::io::stdin().is_terminal();
+    if refused.len() == kinds.len() || stdin_is_tty {
+        for r in &refused {
+            eprintln!("rawpv: {r}");
+        }
+        return Ok(2);
+    }
+    if !std::io::stdout().is_terminal() {
+        eprintln!("rawpv: the viewer needs a terminal; use `rawpv print INPUT…` for plain output");
+        return Ok(2);
+    }
+    if open.replay {
+        eprintln!("rawpv: --replay plays one input; name one");
+        return Ok(2);
+    }
+    let Some(config) = player::load_config(open) else {
+        return Ok(2);
+    };
+    let live = kinds.iter().any(|k| {
+        matches!(
+            k,
+            SourceKind::Follow(_) | SourceKind::Stdin | SourceKind::Url(_)
+        )
+    });
+    let labels = crate::source::merge::labels(&kinds);
+    let mut app = App::new(format!("{} inputs", kinds.len()), live);
+    app.session.sessions.set_inputs(labels);
+    if !live {
+        app.session.max_items = Some(0);
+    }
+    run_app(app, config, open, |net, tx, cancel| {
+        crate::source::merge::spawn_sources(kinds, net, tx, cancel)
+    })
+    .await
+}
+
+/// The common end of [`run`] and [`run_many`]: the token (its warnings to stderr before the
+/// screen is taken), the source task (`spawn`), the theme, the loop; the source is cancelled
+/// and awaited (at most 1 s) when the loop ends.
+async fn run_app(
+    mut app: App,
+    mut config: crate::config::Config,
+    open: &OpenArgs,
+    spawn: impl FnOnce(
+        NetConfig,
+        mpsc::Sender<crate::source::SourceMsg>,
+        CancellationToken,
+    ) -> tokio::task::JoinHandle<()>,
+) -> color_eyre::Result<i32> {
     // Token from --token-file / RAWP_TOKEN; its warnings go to stderr before the TUI starts.
     let net = match NetConfig::resolve(open.net.token_file.as_deref()) {
         Ok(mut n) => {
@@ -160,7 +224,7 @@ pub async fn run(kind: SourceKind, open: &OpenArgs) -> color_eyre::Result<i32> {
     }
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let cancel = CancellationToken::new();
-    let source = spawn_source_with(kind, net, tx, cancel.clone());
+    let source = spawn(net, tx, cancel.clone());
     // Asked while the source reads (the answer's wait overlaps the loading), before raw mode and
     // the key reader take the terminal.
     let note = pick_theme(&mut config, open);

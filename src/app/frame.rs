@@ -162,6 +162,18 @@ impl App {
                     self.limits,
                 ),
             ),
+            Tab::Sessions => {
+                let live = self.live_state();
+                let now = self.now.filter(|_| self.live);
+                self.view.sessions.prepare(
+                    &mut self.panels.sessions,
+                    &self.session,
+                    live.as_ref(),
+                    now,
+                    &self.theme,
+                    detail_inner,
+                );
+            }
             Tab::Audit => {
                 self.panels.files.refresh(&self.session);
                 let files = self.panels.files.model();

@@ -314,6 +314,13 @@ impl App {
                         self.view.audit.selected = i;
                     }
                 }
+                Tab::Sessions => {
+                    if let Some(i) =
+                        (self.view.sessions).index_at(&self.panels.sessions, inner, row)
+                    {
+                        self.view.sessions.selected = i;
+                    }
+                }
             }
         }
     }

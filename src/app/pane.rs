@@ -21,6 +21,7 @@ pub(super) enum Focused {
     Problems,
     Files,
     Audit,
+    Sessions,
 }
 
 impl Focused {
@@ -32,6 +33,7 @@ impl Focused {
             Tab::Problems => Self::Problems,
             Tab::Files => Self::Files,
             Tab::Audit => Self::Audit,
+            Tab::Sessions => Self::Sessions,
         }
     }
 }
@@ -220,14 +222,14 @@ impl App {
                     let keep = self
                         .view
                         .folds
-                        .turn_of(i)
-                        .filter(|_| self.view.folds.hidden(i));
+                        .turn_of(&self.session, i)
+                        .filter(|_| self.view.folds.hidden(&self.session, i));
                     self.select_item(keep.unwrap_or(i));
                 }
             }
             Action::UnfoldAll => {
                 let sel = self.view.selected_item(&self.session);
-                self.view.unfold_all(self.session.items.len());
+                self.view.unfold_all(&self.session);
                 if let Some(i) = sel {
                     self.select_item(i);
                 }
@@ -249,6 +251,7 @@ impl App {
             Action::ShowProblems => self.toggle_tab(Tab::Problems),
             Action::ShowFiles => self.toggle_tab(Tab::Files),
             Action::ShowAudit => self.toggle_tab(Tab::Audit),
+            Action::ShowSessions => self.toggle_tab(Tab::Sessions),
             Action::AuditKind => {
                 if self.view.tab == Tab::Audit {
                     self.view.audit.cycle_kind();
@@ -405,6 +408,17 @@ impl App {
                     self.jump_to_item(item, "this row has no call in the feed");
                 }
             },
+            Focused::Sessions => match verb {
+                Verb::Move { down, n } => {
+                    let d = n as isize;
+                    self.view
+                        .sessions
+                        .select_by(&self.panels.sessions, if down { d } else { -d });
+                }
+                Verb::Top => self.view.sessions.selected = 0,
+                Verb::Bottom => self.view.sessions.selected = usize::MAX / 2,
+                Verb::Open => self.show_session(),
+            },
             Focused::Audit => match verb {
                 Verb::Move { down, n } => {
                     let d = n as isize;
@@ -426,6 +440,44 @@ impl App {
                 }
             },
         }
+    }
+
+    /// Enter on the sessions list: the feed shows the selected session only (its `session:`
+    /// filter word replaces any other in the filter; the rest of the filter stays), or every
+    /// session again on the "all" row.
+    fn show_session(&mut self) {
+        let Some(want) = self.view.sessions.selected_filter(&self.panels.sessions) else {
+            return;
+        };
+        let kept: Vec<String> = self
+            .view
+            .filter
+            .as_ref()
+            .map(|f| {
+                f.raw
+                    .split_whitespace()
+                    .filter(|w| !w.starts_with("session:"))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut words = kept;
+        let shown = match &want {
+            Some(name) if !name.chars().any(char::is_whitespace) => {
+                words.insert(0, format!("session:{name}"));
+                format!("session {}", crate::render::text::visible(name))
+            }
+            Some(name) => {
+                // A name with spaces cannot be a filter word: its first word narrows it.
+                let first = name.split_whitespace().next().unwrap_or("");
+                words.insert(0, format!("session:{first}"));
+                format!("sessions starting {}", crate::render::text::visible(first))
+            }
+            None => "every session".to_owned(),
+        };
+        let text = words.join(" ");
+        self.set_filter(crate::query::Filter::parse(&text));
+        self.view.message = Some(format!("feed: {shown}"));
     }
 
     /// Enter on the files or audit panel: selects feed row `item` (clearing a filter that hides
@@ -567,11 +619,10 @@ impl App {
     /// Selects item `item`, unfolding its turn when it is folded away.
     pub(super) fn reveal(&mut self, item: usize) {
         if let Some(k) = self.view.forks.hiding(item) {
-            self.view
-                .fold_fork(k, Some(false), self.session.items.len());
+            self.view.fold_fork(k, Some(false), &self.session);
         }
-        if self.view.folds.hidden(item)
-            && let Some(p) = self.view.folds.turn_of(item)
+        if self.view.folds.hidden(&self.session, item)
+            && let Some(p) = self.view.folds.turn_of(&self.session, item)
         {
             self.view.unfold(&self.session, p);
         }
@@ -611,7 +662,7 @@ impl App {
                 "line of the catalog",
                 (self.view.catalog).widest(&self.session, &self.theme, width as u16),
             ),
-            Tab::Detail | Tab::Files | Tab::Audit => (
+            Tab::Detail | Tab::Files | Tab::Audit | Tab::Sessions => (
                 "line of this detail",
                 (self.detail.lines().iter())
                     .map(ratatui::text::Line::width)
@@ -623,7 +674,7 @@ impl App {
         let pos = match self.view.tab {
             Tab::Problems => &mut self.view.problems.hscroll,
             Tab::Catalog => &mut self.view.catalog.hscroll,
-            Tab::Detail | Tab::Files | Tab::Audit => &mut self.view.detail.hscroll,
+            Tab::Detail | Tab::Files | Tab::Audit | Tab::Sessions => &mut self.view.detail.hscroll,
         };
         *pos = if right {
             (*pos + HSCROLL_STEP).min(max)
@@ -658,11 +709,11 @@ impl App {
                     return;
                 }
             }
-            self.view.fold_fork(k, want, self.session.items.len());
+            self.view.fold_fork(k, want, &self.session);
             self.select_item(item);
             return;
         }
-        let Some(p) = self.view.folds.turn_of(item) else {
+        let Some(p) = self.view.folds.turn_of(&self.session, item) else {
             self.view.message =
                 Some("no turn here: rows before the first prompt do not fold".into());
             return;
@@ -770,7 +821,7 @@ impl App {
     pub(super) fn panel_len(&self) -> usize {
         match self.view.tab {
             // The files and audit panels scroll by their own state.
-            Tab::Detail | Tab::Files | Tab::Audit => 0,
+            Tab::Detail | Tab::Files | Tab::Audit | Tab::Sessions => 0,
             Tab::Catalog => (self.session)
                 .catalog_of(self.view.catalog.session)
                 .map_or(0, |c| c.tools.len()),

@@ -128,6 +128,7 @@ impl App {
             | Action::ShowFiles
             | Action::ShowAudit
             | Action::AuditKind
+            | Action::ShowSessions
             | Action::WritePatch
             | Action::SaveImages
             | Action::OpenImage

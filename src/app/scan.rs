@@ -459,7 +459,6 @@ impl App {
         tokens: Tokens,
     ) {
         let selected_item = self.view.selected_item(&self.session);
-        let n = self.session.items.len();
         self.view.quiet = quiet;
         self.view.tokens = tokens;
         let folds = &mut self.view.folds;
@@ -469,7 +468,7 @@ impl App {
         folds.stale = folds.folded.keys().copied().collect();
         let needed = self.view.filter.is_some() || (!self.view.show_quiet && quiet > 0);
         self.view.filtered = needed.then_some(out);
-        self.view.derive_rows(n);
+        self.view.derive_rows(&self.session);
         let row = selected_item.map_or(0, |i| match &self.view.rows {
             Some(r) => r.partition_point(|&x| x < i),
             None => i,

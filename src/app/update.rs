@@ -48,6 +48,15 @@ impl App {
                 }
                 self.compact_session();
                 self.try_open_at(false);
+                // More than one session: the sessions list shows, once, unless another panel
+                // is open (issue 24); the keys stay in the feed.
+                if self.session.sessions.is_multi()
+                    && !self.view.sessions_shown
+                    && self.view.tab == crate::view::Tab::Detail
+                {
+                    self.view.sessions_shown = true;
+                    self.view.tab = crate::view::Tab::Sessions;
+                }
             }
             SourceMsg::Format(f) => {
                 tracing::info!(format = ?f, "input format detected");
@@ -83,6 +92,7 @@ impl App {
                     }
                 };
             }
+            SourceMsg::Input(n) => self.session.input = n,
             SourceMsg::Eof => {
                 tracing::info!(
                     items = self.session.items.len(),
@@ -159,7 +169,7 @@ impl App {
                 if live_seen {
                     self.tracker.assume_live();
                 }
-                self.view.remap(&c, self.session.items.len());
+                self.view.remap(&c, &self.session);
                 self.scan_after_compaction(&c);
                 let new_sel = selected
                     .and_then(|i| c.item(i))

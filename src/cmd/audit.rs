@@ -19,6 +19,13 @@ use crate::review::files::Files;
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs, as_json: bool) -> i32 {
+    let input = &match input.one_only("audit") {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
     let Some((session, _)) = super::load_session_or_say(input).await else {
         return 2;
     };

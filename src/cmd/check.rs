@@ -180,6 +180,17 @@ pub fn write_json(
     findings: &[Finding],
     sessions: &Sessions,
 ) -> io::Result<()> {
+    write_report(out, file, findings, sessions, false)
+}
+
+/// The JSON report, pretty or on one line (`check A B …` writes one line per input: JSON Lines).
+fn write_report(
+    out: &mut dyn Write,
+    file: &str,
+    findings: &[Finding],
+    sessions: &Sessions,
+    compact: bool,
+) -> io::Result<()> {
     let rows = ordered(findings).into_iter().map(|finding| Row {
         finding,
         session_id: session_of(finding, sessions),
@@ -190,7 +201,11 @@ pub fn write_json(
         findings: rows.collect(),
         summary: Summary::of(findings),
     };
-    serde_json::to_writer_pretty(&mut *out, &report)?;
+    if compact {
+        serde_json::to_writer(&mut *out, &report)?;
+    } else {
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+    }
     writeln!(out)
 }
 
@@ -325,15 +340,43 @@ pub fn write_junit(
     findings: &[Finding],
     sessions: &Sessions,
 ) -> io::Result<()> {
-    let ordered = ordered(findings);
-    let failures = ordered.iter().filter(|f| f.level != Level::Info).count();
-    let tests = ordered.len().max(1);
-    let name = xml_escape(file);
+    write_junit_all(out, &[(file, findings, sessions)])
+}
+
+/// The JUnit report of several inputs: one `<testsuite>` each, in order (`check A B …`).
+fn write_junit_all(
+    out: &mut dyn Write,
+    inputs: &[(&str, &[Finding], &Sessions)],
+) -> io::Result<()> {
+    let counts = |findings: &[Finding]| {
+        let failures = findings.iter().filter(|f| f.level != Level::Info).count();
+        (findings.len().max(1), failures)
+    };
+    let (tests, failures) = inputs
+        .iter()
+        .map(|(_, f, _)| counts(f))
+        .fold((0, 0), |(t, f), (a, b)| (t + a, f + b));
     writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(
         out,
         r#"<testsuites name="rawpv check" tests="{tests}" failures="{failures}" errors="0">"#
     )?;
+    for (file, findings, sessions) in inputs {
+        write_junit_suite(out, file, findings, sessions)?;
+    }
+    writeln!(out, "</testsuites>")
+}
+
+fn write_junit_suite(
+    out: &mut dyn Write,
+    file: &str,
+    findings: &[Finding],
+    sessions: &Sessions,
+) -> io::Result<()> {
+    let ordered = ordered(findings);
+    let failures = ordered.iter().filter(|f| f.level != Level::Info).count();
+    let tests = ordered.len().max(1);
+    let name = xml_escape(file);
     writeln!(
         out,
         r#"  <testsuite name="{name}" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#
@@ -378,12 +421,123 @@ pub fn write_junit(
         }
         writeln!(out, "    </testcase>")?;
     }
-    writeln!(out, "  </testsuite>")?;
-    writeln!(out, "</testsuites>")
+    writeln!(out, "  </testsuite>")
 }
 
-/// Runs the command; returns the exit code.
+/// Runs the command; returns the exit code. Several inputs (or a directory) are checked each
+/// on its own, in order, as a compiler checks several files (see the module doc): one report
+/// per input, and exit 2 when one could not be read (the others are still checked).
 pub async fn run(input: &InputArgs, format: CheckFormat) -> i32 {
+    let args = match input.expanded() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    if let [one] = args.as_slice() {
+        let one = InputArgs {
+            input: one.clone(),
+            more: Vec::new(),
+            net: input.net.clone(),
+        };
+        return run_one(&one, format).await;
+    }
+    let mut checked = Vec::with_capacity(args.len());
+    let mut unreadable = 0;
+    for a in &args {
+        let one = InputArgs {
+            input: a.clone(),
+            more: Vec::new(),
+            net: input.net.clone(),
+        };
+        match super::load_findings(&one).await {
+            Ok((s, _)) => checked.push((a.as_str(), s)),
+            Err(e) => {
+                eprintln!("rawpv: {e} (the other inputs are checked)");
+                unreadable += 1;
+            }
+        }
+    }
+    let errors = checked
+        .iter()
+        .any(|(_, s)| s.findings.iter().any(|f| f.level == Level::Error));
+    let r = super::with_stdout(|out| write_several(out, format, &checked, args.len(), unreadable));
+    let ok = if unreadable > 0 { 2 } else { i32::from(errors) };
+    super::exit_code(r, ok)
+}
+
+/// The reports of several inputs in `format`: text, each input's lines and summary then a total
+/// line; JSON, one report per line (JSON Lines, each as `schemas/check-report.v1.json`); SARIF,
+/// one log with a run per input; JUnit, one `<testsuite>` per input.
+fn write_several(
+    out: &mut dyn Write,
+    format: CheckFormat,
+    checked: &[(&str, crate::session::Session)],
+    inputs: usize,
+    unreadable: usize,
+) -> io::Result<()> {
+    match format {
+        CheckFormat::Text => {
+            let mut total = Summary::of(&[]);
+            for (file, s) in checked {
+                write_text(out, file, &s.findings, &s.sessions)?;
+                let one = Summary::of(&s.findings);
+                total.error += one.error;
+                total.warning += one.warning;
+                total.info += one.info;
+                total.total += one.total;
+            }
+            let unread = if unreadable > 0 {
+                format!(" ({unreadable} could not be read)")
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "{}{unread}: {}, {}, {}",
+                crate::fmt::plural(inputs as u64, "input"),
+                crate::fmt::plural(total.error, "error"),
+                crate::fmt::plural(total.warning, "warning"),
+                crate::fmt::plural(total.info, "info")
+            )
+        }
+        CheckFormat::Json => checked
+            .iter()
+            .try_for_each(|(file, s)| write_report(out, file, &s.findings, &s.sessions, true)),
+        CheckFormat::Sarif => {
+            let mut logs = checked
+                .iter()
+                .map(|(file, s)| sarif_log(file, &s.findings, &s.sessions));
+            let mut log = logs
+                .next()
+                .unwrap_or_else(|| sarif_log("", &[], &Sessions::default()));
+            let more: Vec<serde_json::Value> = logs
+                .filter_map(|mut l| {
+                    l.get_mut("runs")
+                        .and_then(|r| r.as_array_mut())
+                        .map(std::mem::take)
+                })
+                .flatten()
+                .collect();
+            if let Some(runs) = log.get_mut("runs").and_then(|r| r.as_array_mut()) {
+                runs.extend(more);
+            }
+            serde_json::to_writer_pretty(&mut *out, &log)?;
+            writeln!(out)
+        }
+        CheckFormat::Junit => {
+            let all: Vec<(&str, &[Finding], &Sessions)> = checked
+                .iter()
+                .map(|(f, s)| (*f, s.findings.as_slice(), &s.sessions))
+                .collect();
+            write_junit_all(out, &all)
+        }
+    }
+}
+
+/// One input's report.
+async fn run_one(input: &InputArgs, format: CheckFormat) -> i32 {
     let session = match super::load_findings(input).await {
         Ok((s, _)) => s,
         Err(e) => {

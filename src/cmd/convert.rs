@@ -8,6 +8,15 @@ use crate::source::{SourceKind, load_input_with};
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs) -> i32 {
+    let input = match input.single() {
+        Ok(Some(one)) => one,
+        Ok(None) => return run_merged(input).await,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    let input = &input;
     let kind = SourceKind::from_arg(&input.input, false);
     let net = match super::net_config(&input.net) {
         Ok(n) => n,
@@ -77,6 +86,67 @@ pub async fn run(input: &InputArgs) -> i32 {
         eprintln!("rawpv: {skipped} malformed line(s) were not converted");
     }
     super::exit_code(r, 0)
+}
+
+/// `convert A B …`: the inputs merged by time (`source::merge`) into one RAWP stream. A frame
+/// that names no `session_id` gets its input's session: the first `session_id` that input
+/// names, else the input's label (`merge::labels`), so reading the stream back keeps each
+/// input's sessions apart (SPEC §6). Exit 2 when an input could not be read (said on stderr;
+/// the others are written).
+async fn run_merged(input: &InputArgs) -> i32 {
+    let args = match input.expanded() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    let net = match super::net_config(&input.net) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    let kinds: Vec<SourceKind> = args.iter().map(|a| super::kind_of(a)).collect();
+    let labels = crate::source::merge::labels(&kinds);
+    let (_, mut runs, failed) = crate::source::merge::load_all(&kinds, &net).await;
+    for (i, e) in &failed {
+        eprintln!(
+            "rawpv: {}: {e} (the other inputs are written)",
+            crate::render::text::visible(&args[*i])
+        );
+    }
+    let mut home: Vec<Option<String>> = vec![None; kinds.len()];
+    for r in &runs {
+        let h = &mut home[usize::from(r.input)];
+        if h.is_none() {
+            *h = r.items.iter().find_map(|d| match d {
+                Decoded::Frame(f) => f.envelope.session_id.clone().filter(|s| !s.is_empty()),
+                _ => None,
+            });
+        }
+    }
+    for r in &mut runs {
+        let i = usize::from(r.input);
+        let id = home[i].clone().unwrap_or_else(|| labels[i].to_string());
+        for d in &mut r.items {
+            if let Decoded::Frame(f) = d
+                && f.envelope.session_id.as_deref().is_none_or(str::is_empty)
+            {
+                f.envelope.session_id = Some(id.clone());
+            }
+        }
+    }
+    let mut skipped = 0u64;
+    let r = super::with_stdout(|out| {
+        runs.iter()
+            .try_for_each(|r| write_items(out, &r.items, &mut skipped))
+    });
+    if skipped > 0 {
+        eprintln!("rawpv: {skipped} malformed line(s) were not converted");
+    }
+    super::exit_code(r, if failed.is_empty() { 0 } else { 2 })
 }
 
 /// Compact JSON that also escapes DEL and C1 controls (U+007F–U+009F) and invisible or reordering

@@ -95,6 +95,7 @@ async fn export_several(input: &InputArgs, args: &Args, format: Format) -> Optio
         let shown = crate::render::text::visible(arg);
         let one = InputArgs {
             input: arg.clone(),
+            more: Vec::new(),
             net: input.net.clone(),
         };
         let SourceKind::File(path) = super::source_kind(&one) else {

@@ -29,6 +29,13 @@ use crate::review::patch::{split, write_patch};
 
 /// Runs the command; returns the exit code.
 pub async fn run(input: &InputArgs, only: &[String]) -> i32 {
+    let input = &match input.one_only("patch") {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
     let Some((session, _)) = super::load_session_or_say(input).await else {
         return 2;
     };

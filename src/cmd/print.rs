@@ -77,6 +77,15 @@ async fn run_with(
     } else {
         crate::render::Limits::default()
     };
+    let one = match input.single() {
+        Ok(one) => one,
+        Err(e) => {
+            eprintln!("rawpv: {e}");
+            return 2;
+        }
+    };
+    let several = one.is_none();
+    let input = one.as_ref().unwrap_or(input);
     let kind = super::source_kind(input);
     // A patch or a terminal capture prints as the document it is (issue 22 item 10).
     let document = matches!(&kind, SourceKind::File(p) if matches!(
@@ -85,6 +94,7 @@ async fn run_with(
     ));
     if !detail
         && !document
+        && !several
         && let SourceKind::File(path) = kind
     {
         let shown = crate::render::text::visible(&path.display().to_string());
@@ -164,7 +174,13 @@ async fn run_with(
             out.finish()
         })
     };
-    super::exit_code(r, 0)
+    // An input that could not be read was said on stderr; what the others hold is printed.
+    let ok = if super::failed_inputs(&session) > 0 {
+        2
+    } else {
+        0
+    };
+    super::exit_code(r, ok)
 }
 
 /// `print` of a file, rows written as the file folds (issue 17): after each batch, the rows from

@@ -55,6 +55,7 @@ pub async fn run(args: &StatsArgs) -> i32 {
     };
     let input = InputArgs {
         input: first.clone(),
+        more: Vec::new(),
         net: args.net.clone(),
     };
     run_one(&input).await

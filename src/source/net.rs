@@ -440,7 +440,7 @@ pub async fn collect(url: &str, cfg: &NetConfig) -> Result<Loaded, SourceError> 
                         crate::render::text::visible(&reason)
                     );
                 }
-                SourceMsg::State(_) => {}
+                SourceMsg::State(_) | SourceMsg::Input(_) => {}
                 SourceMsg::Eof => {
                     return Ok(Loaded {
                         format: format.unwrap_or(Format::RawpNdjson),

@@ -23,6 +23,10 @@ pub fn render_detail(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
     title.push(tab_span("Catalog c", ctx, Tab::Catalog));
     title.push(Span::styled(" │ ", ctx.theme.border));
     title.push(tab_span("Problems !", ctx, Tab::Problems));
+    if ctx.session.sessions.is_multi() {
+        title.push(Span::styled(" │ ", ctx.theme.border));
+        title.push(tab_span("Sessions L", ctx, Tab::Sessions));
+    }
     title.push(Span::raw(" "));
     let mut block = pane_block(ctx, Line::from(title), Pane::Detail);
     let h = usize::from(ctx.view.detail.height);

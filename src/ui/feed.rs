@@ -351,7 +351,68 @@ pub fn build_row(
 /// Builds one feed row at `width` columns with the columns `cols` (the same for every row drawn
 /// together). `now` (epoch ms) drives running calls' elapsed time; `None` (tests, finished
 /// sources) shows no elapsed time. `fold` marks prompt rows.
+///
+/// With several sessions (SPEC §6, issue 24) each row starts with its session's tag
+/// ([`session_tag`]): [`TAG_W`] columns and a space, in the session's own colour.
 pub fn build_row_with(
+    session: &Session,
+    item: usize,
+    width: usize,
+    theme: &Theme,
+    now: Option<Timestamp>,
+    fold: Fold,
+    cols: Cols,
+) -> Line<'static> {
+    if !session.sessions.is_multi() || width <= TAG_W + 20 {
+        return build_row_plain(session, item, width, theme, now, fold, cols);
+    }
+    let sid = session.sessions.of_item(item);
+    let mut row = build_row_plain(session, item, width - TAG_W - 1, theme, now, fold, cols);
+    let (tag, style) = session_tag(session, sid, theme);
+    row.spans.insert(0, Span::styled(format!("{tag} "), style));
+    row
+}
+
+/// Columns of the session tag column (issue 24).
+pub const TAG_W: usize = 8;
+
+/// Session `sid`'s tag: its id's first [`TAG_W`] columns (a UUID's first group), or its input's
+/// label when no frame named one, padded to [`TAG_W`]; and its colour, the same for the session
+/// wherever it shows (picked from the theme's by a hash of the name). Untrusted text made
+/// visible.
+pub fn session_tag(session: &Session, sid: u32, theme: &Theme) -> (String, Style) {
+    let name = visible(session.sessions.name(sid));
+    // Cut without an ellipsis: a UUID's first group is the usual short id.
+    let mut short = String::new();
+    let mut w = 0;
+    for c in name.chars() {
+        let cw = crate::fmt::width(c.encode_utf8(&mut [0; 4]));
+        if w + cw > TAG_W {
+            break;
+        }
+        short.push(c);
+        w += cw;
+    }
+    let pad = TAG_W - w;
+    let palette = [
+        theme.prompt,
+        theme.agent,
+        theme.json_key,
+        theme.json_string,
+        theme.json_number,
+        theme.status_running,
+        theme.diff_hunk,
+        theme.thinking,
+    ];
+    // FNV-1a: stable across runs and platforms (std's hasher is seeded per process).
+    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let style = palette[(h % palette.len() as u64) as usize];
+    (format!("{short}{}", " ".repeat(pad)), style)
+}
+
+fn build_row_plain(
     session: &Session,
     item: usize,
     width: usize,
@@ -417,7 +478,8 @@ pub fn build_row_with(
             // A finding about the frame's line (a field of the wrong type, a missing one): the
             // row is marked like a call with findings. Not for imported frames: one record
             // gives several rows there, and the line does not say which one a finding is about.
-            if session.has_findings_at_line(f.origin.line)
+            let input = session.sessions.get(session.sessions.of_item(item)).input;
+            if session.has_findings_at_line(input, f.origin.line)
                 && !crate::check::is_imported(f)
                 && let Some(gap) = row.spans.get_mut(1)
             {

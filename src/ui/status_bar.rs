@@ -118,7 +118,12 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
             style,
         ));
     }
-    if let Some(f) = ctx.source.format {
+    // Several inputs may each have their own format: none is named then.
+    if let Some(f) = ctx
+        .source
+        .format
+        .filter(|_| ctx.session.sessions.inputs() == 0)
+    {
         fixed.push(Span::styled(format!(" {}", f.as_str()), t.dim));
     }
     // Which session the counts are of: kept when the counts do not fit.
@@ -312,6 +317,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
                 (Pane::Detail, Tab::Catalog) => Some("filter by tool"),
                 (Pane::Detail, Tab::Problems) => Some("go to its row"),
                 (Pane::Detail, Tab::Files | Tab::Audit) => Some("go to its call"),
+                (Pane::Detail, Tab::Sessions) => Some("show this session"),
                 (Pane::Detail | Pane::Feed, _) => None,
             };
             let mut hints: Vec<(String, &'static str)> = Vec::new();
@@ -342,7 +348,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, ctx: &DrawCtx<'_>) {
                             hints.push((k, "next kind"));
                         }
                     }
-                    Tab::Detail | Tab::Catalog | Tab::Problems => {}
+                    Tab::Detail | Tab::Catalog | Tab::Problems | Tab::Sessions => {}
                 }
             }
             hints.extend(ctx.keymap.hints());

@@ -42,7 +42,7 @@ async fn next_frames(
                     .collect();
             }
             SourceMsg::State(s) => states.push(s),
-            SourceMsg::Format(_) => {}
+            SourceMsg::Format(_) | SourceMsg::Input(_) => {}
             SourceMsg::Eof | SourceMsg::Failed(_) => panic!("source ended: {msg:?}"),
         }
     }

@@ -229,7 +229,7 @@ async fn kill_and_restart_with(scheme_path: &str, extra: &[&str], expected: &Ses
         match msg {
             SourceMsg::Batch(b) => items.extend(b),
             SourceMsg::State(s) => states.push(s),
-            SourceMsg::Format(_) => {}
+            SourceMsg::Format(_) | SourceMsg::Input(_) => {}
             SourceMsg::Eof => break,
             SourceMsg::Failed(e) => panic!("{url}: {e}"),
         }
@@ -691,7 +691,7 @@ async fn run_source(url: String, cfg: NetConfig) -> (Vec<u64>, Vec<String>) {
                 }
             }
             SourceMsg::State(SourceState::Reconnecting { reason, .. }) => reasons.push(reason),
-            SourceMsg::State(_) | SourceMsg::Format(_) => {}
+            SourceMsg::State(_) | SourceMsg::Format(_) | SourceMsg::Input(_) => {}
             SourceMsg::Eof => break,
             SourceMsg::Failed(e) => panic!("{url}: {e}"),
         }

@@ -54,6 +54,7 @@ mod live_session_cap;
 mod live_state;
 mod live_stdin;
 mod log_file;
+mod multi_input;
 mod open_documents;
 mod oracle_outputs;
 mod parse_lenient;

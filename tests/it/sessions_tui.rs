@@ -95,3 +95,34 @@ fn on_a_narrow_screen_each_sessions_calls_stay() {
     assert!(first(&b).contains("session 0b7a3c2d… 2/2 · 1 call"), "{b}");
     assert!(!first(&b).contains("2 findings"), "{b}");
 }
+
+/// The sessions list on a generated master stream of 50 interleaved sessions (issue 24): it
+/// shows by itself, one row per session under "all", newest activity first, each row's calls
+/// and errors that session's; at 80x24 and 200x60.
+#[test]
+fn the_sessions_list_of_fifty_interleaved_sessions() {
+    let mut master = Vec::new();
+    crate::generator::generate_sessions(&mut master, 3_000, 5, 50).unwrap();
+    let mut app = App::headless(import::load_bytes(&master).items, "master.ndjson");
+    let s = app.session();
+    let calls: u64 = s.sessions.iter().map(|(_, e)| e.counts.invocations).sum();
+    assert_eq!(calls, s.invocations.len() as u64);
+    for (w, h) in [(80, 24), (200, 60)] {
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(screen.contains("Sessions L"), "{screen}");
+        assert!(screen.contains("50 sess"), "{screen}");
+        insta::assert_snapshot!(format!("sessions_list_fifty_{w}x{h}"), term.backend());
+    }
+    // Every session has its row, once, and the rows go newest first.
+    let rows = app.sessions_rows();
+    assert_eq!(rows.len(), 51);
+    let mut ids: Vec<u32> = rows.iter().filter_map(|r| r.sid).collect();
+    assert!(rows[1..].windows(2).all(|w| w[0].last >= w[1].last));
+    ids.sort_unstable();
+    assert_eq!(ids, (0..50).collect::<Vec<u32>>());
+    for r in &rows[1..] {
+        let e = app.session().sessions.get(r.sid.unwrap());
+        assert_eq!((r.calls, r.errors), (e.counts.invocations, e.counts.failed));
+    }
+}

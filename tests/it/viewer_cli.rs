@@ -37,7 +37,8 @@ fn a_missing_file_or_a_directory_is_refused_before_the_screen() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("it is a directory"), "{err}");
+    // A directory is its session files (issue 24); an empty one is said.
+    assert!(err.contains("holds no session file"), "{err}");
 }
 
 #[test]
