@@ -88,10 +88,11 @@ pub async fn run(input: &InputArgs) -> i32 {
     super::exit_code(r, 0)
 }
 
-/// `convert A B …`: the inputs merged by time (`source::merge`) into one RAWP stream. A frame
-/// that names no `session_id` gets its input's session: the first `session_id` that input
-/// names, else the input's label (`merge::labels`), so reading the stream back keeps each
-/// input's sessions apart (SPEC §6). Exit 2 when an input could not be read (said on stderr;
+/// `convert A B …`: the inputs merged by time (`source::merge`) into one RAWP stream, the one
+/// `rawpv serve A B …` plays. A frame that names no `session_id` gets its input's session: the
+/// first `session_id` that input names, else the input's derived UUID
+/// (`serve::inputs::input_session_id`, the same as `serve` gives it), so reading the stream
+/// back keeps each input's sessions apart (SPEC §6). Exit 2 when an input could not be read (said on stderr;
 /// the others are written).
 async fn run_merged(input: &InputArgs) -> i32 {
     let args = match input.expanded() {
@@ -129,7 +130,12 @@ async fn run_merged(input: &InputArgs) -> i32 {
     }
     for r in &mut runs {
         let i = usize::from(r.input);
-        let id = home[i].clone().unwrap_or_else(|| labels[i].to_string());
+        let id = home[i].clone().unwrap_or_else(|| match &kinds[i] {
+            SourceKind::File(p) | SourceKind::Follow(p) => {
+                crate::serve::inputs::input_session_id(p)
+            }
+            _ => labels[i].to_string(),
+        });
         for d in &mut r.items {
             if let Decoded::Frame(f) = d
                 && f.envelope.session_id.as_deref().is_none_or(str::is_empty)

@@ -393,7 +393,7 @@ async fn relay(
                     stream.len()
                 );
             }
-            SourceMsg::State(_) | SourceMsg::Format(_) => {}
+            SourceMsg::State(_) | SourceMsg::Format(_) | SourceMsg::Input(_) => {}
             SourceMsg::Eof => break true,
             SourceMsg::Failed(e) => {
                 eprintln!("rawpv: {label}: {e}; no longer followed");

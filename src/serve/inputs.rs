@@ -20,47 +20,11 @@
 //!   first frames name no session holds them until one does or until the end of what has been
 //!   read (the batch); then they take the derived id.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::path::Path;
 
 use crate::protocol::Frame;
 
-/// The merge order of inputs whose frames have the timestamps `keys` (epoch ms, `None` when a
-/// frame has none): `(input, position in it)` pairs, every frame once. See the module rules.
-pub fn interleave(keys: &[Vec<Option<i64>>]) -> Vec<(usize, usize)> {
-    // Each input's frames with the key they sort by: their timestamp, else their predecessor's.
-    let sort_keys: Vec<Vec<Option<i64>>> = keys
-        .iter()
-        .map(|k| {
-            let mut last = None;
-            k.iter()
-                .map(|ts| {
-                    if ts.is_some() {
-                        last = *ts;
-                    }
-                    last
-                })
-                .collect()
-        })
-        .collect();
-    let total = keys.iter().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(total);
-    // Heads of the inputs: (key, input, position); the smallest goes next. Only the input just
-    // taken from pushes, so a frame sorting with its predecessor's key follows it at once.
-    let mut heads: BinaryHeap<Reverse<(Option<i64>, usize, usize)>> = sort_keys
-        .iter()
-        .enumerate()
-        .filter_map(|(i, k)| k.first().map(|key| Reverse((*key, i, 0))))
-        .collect();
-    while let Some(Reverse((_, input, pos))) = heads.pop() {
-        out.push((input, pos));
-        if let Some(key) = sort_keys[input].get(pos + 1) {
-            heads.push(Reverse((*key, input, pos + 1)));
-        }
-    }
-    out
-}
+pub use crate::source::merge::interleave;
 
 /// 64-bit FNV-1a of `bytes` from `seed`.
 fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {

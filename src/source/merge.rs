@@ -6,9 +6,10 @@
 //! each keeps its own decoder, reconnect and resume state; what this module adds is the input's
 //! index on every item it yields ([`Run`], [`SourceMsg::Input`]) so the session reads each
 //! item in its own input (`Session::input`: ids and line numbers are per input), and the order:
-//! * saved inputs (files, the demo) merge by frame timestamp ([`merge_by_time`]): a stable k-way
-//!   merge that never reorders an input's own items; an item without a timestamp (a malformed
-//!   line, a finding, an untimed frame) goes with the item before it in its own input;
+//! * saved inputs (files, the demo) merge by frame timestamp ([`merge_by_time`], [`interleave`]:
+//!   the same order `serve` gives several recordings): a stable k-way merge that never reorders
+//!   an input's own items; an item without a timestamp (a malformed line, a finding, an untimed
+//!   frame) sorts with the item before it in its own input;
 //! * with a live input among them (`-f`, `-`, a URL) every input goes by arrival.
 //!
 //! One input failing (unreadable, refused, dropped for good) never stops the others: it becomes
@@ -149,49 +150,67 @@ fn stamp(d: &Decoded) -> Option<Timestamp> {
     }
 }
 
-/// Merges saved inputs by frame timestamp into runs (see the module doc): the next item is the
-/// head with the smallest key, a head's key being its timestamp or, without one, the last
-/// timestamp seen in its input (none yet: before everything); ties stay with the input that
-/// gave the item before, then go to the earlier input. O(n log k) for n items of k inputs.
-pub fn merge_by_time(inputs: Vec<Vec<Decoded>>) -> Vec<Run> {
-    let k = inputs.len().min(MAX_INPUTS);
-    let mut iters: Vec<std::iter::Peekable<std::vec::IntoIter<Decoded>>> = inputs
-        .into_iter()
-        .take(k)
-        .map(|v| v.into_iter().peekable())
+/// The merge order of inputs whose frames have the timestamps `keys` (epoch ms, `None` when a
+/// frame has none): `(input, position in it)` pairs, every frame once. The one merge order of rawpv (`serve` of several recordings, the viewer
+/// and the commands on several inputs): each input keeps its own order, a frame sorts by its
+/// timestamp or, without one, its predecessor's in its input (none yet: before everything),
+/// ties go to the input given first. O(n log k) for n frames of k inputs.
+pub fn interleave(keys: &[Vec<Option<i64>>]) -> Vec<(usize, usize)> {
+    // Each input's frames with the key they sort by: their timestamp, else their predecessor's.
+    let sort_keys: Vec<Vec<Option<i64>>> = keys
+        .iter()
+        .map(|k| {
+            let mut last = None;
+            k.iter()
+                .map(|ts| {
+                    if ts.is_some() {
+                        last = *ts;
+                    }
+                    last
+                })
+                .collect()
+        })
         .collect();
-    let mut last: Vec<Option<Timestamp>> = vec![None; k];
-    let key = |it: &mut std::iter::Peekable<std::vec::IntoIter<Decoded>>,
-               last: Option<Timestamp>| { it.peek().map(|d| stamp(d).or(last)) };
-    let mut heap = BinaryHeap::new();
-    for (i, it) in iters.iter_mut().enumerate() {
-        if let Some(kk) = key(it, None) {
-            heap.push(Reverse((kk, i)));
+    let total = keys.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(total);
+    // Heads of the inputs: (key, input, position); the smallest goes next. Only the input just
+    // taken from pushes, so a frame sorting with its predecessor's key follows it at once.
+    let mut heads: BinaryHeap<Reverse<(Option<i64>, usize, usize)>> = sort_keys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| k.first().map(|key| Reverse((*key, i, 0))))
+        .collect();
+    while let Some(Reverse((_, input, pos))) = heads.pop() {
+        out.push((input, pos));
+        if let Some(key) = sort_keys[input].get(pos + 1) {
+            heads.push(Reverse((*key, input, pos + 1)));
         }
     }
+    out
+}
+
+/// Merges saved inputs by frame timestamp into runs ([`interleave`]'s order; an item that is
+/// not a frame sorts as an untimed one).
+pub fn merge_by_time(inputs: Vec<Vec<Decoded>>) -> Vec<Run> {
+    let inputs: Vec<Vec<Decoded>> = inputs.into_iter().take(MAX_INPUTS).collect();
+    let keys: Vec<Vec<Option<i64>>> = inputs
+        .iter()
+        .map(|v| v.iter().map(|d| stamp(d).map(|t| t.0)).collect())
+        .collect();
+    let order = interleave(&keys);
+    let mut items: Vec<std::vec::IntoIter<Decoded>> =
+        inputs.into_iter().map(Vec::into_iter).collect();
     let mut out: Vec<Run> = Vec::new();
-    while let Some(Reverse((_, i))) = heap.pop() {
+    for (i, _) in order {
+        let Some(d) = items[i].next() else { continue };
         let input = u16::try_from(i).unwrap_or(u16::MAX);
-        let mut run = Vec::new();
-        // Go on with input `i` while its next key is at most the smallest other head's.
-        loop {
-            let Some(d) = iters[i].next() else { break };
-            if let Some(t) = stamp(&d) {
-                last[i] = Some(t);
-            }
-            run.push(d);
-            let Some(next) = key(&mut iters[i], last[i]) else {
-                break;
-            };
-            match heap.peek() {
-                Some(Reverse((other, _))) if next > *other => {
-                    heap.push(Reverse((next, i)));
-                    break;
-                }
-                _ => {}
-            }
+        match out.last_mut() {
+            Some(r) if r.input == input => r.items.push(d),
+            _ => out.push(Run {
+                input,
+                items: vec![d],
+            }),
         }
-        out.push(Run { input, items: run });
     }
     out
 }
@@ -452,8 +471,8 @@ mod tests {
             .collect()
     }
 
-    /// By time across inputs; an untimed item stays after its predecessor; ties stay with the
-    /// input of the item before, then the earlier input; an input's own order is never changed.
+    /// By time across inputs; an untimed item sorts with its predecessor; ties go to the earlier
+    /// input; an input's own order is never changed.
     #[test]
     fn merges_by_time_keeping_each_inputs_order() {
         let a = vec![
@@ -470,9 +489,9 @@ mod tests {
             vec![
                 (0, 1),
                 (1, 1),
-                (1, 2),
                 (0, 2),
                 (0, 3),
+                (1, 2),
                 (1, 3),
                 (0, 4),
                 (0, 5)

@@ -53,7 +53,8 @@ pub struct ListRow {
     pub errors: u64,
     /// Input + output + cache-read tokens.
     pub tokens: u64,
-    /// Newest frame time (shown as the feed's clock, `HH:MM:SS`).
+    /// Newest frame time (shown as the feed's clock, `HH:MM:SS`, or `MM-DD HH:MM` when the
+    /// rows are of several days).
     pub last: Option<Timestamp>,
 }
 
@@ -231,7 +232,7 @@ pub struct SessionsView<'a> {
 /// Columns: the tag, then by priority as the width allows.
 const TAG: usize = crate::ui::feed::TAG_W;
 const NUM: usize = 7;
-const LAST: usize = 8;
+const LAST: usize = 11;
 
 impl<'a> SessionsView<'a> {
     pub fn new(theme: &'a Theme) -> Self {
@@ -251,6 +252,19 @@ impl<'a> SessionsView<'a> {
         if area.height == 0 || area.width == 0 {
             return;
         }
+        // Times of one day as the feed's clock; of several days with the date (UTC, as the feed).
+        let day = |ts: Timestamp| ts.0.div_euclid(86_400_000);
+        let mut days = cache.rows.iter().filter_map(|r| r.last.map(day));
+        let dated = days.next().is_some_and(|d| days.any(|e| e != d));
+        let when = |ts: Timestamp| {
+            if dated {
+                chrono::DateTime::from_timestamp_millis(ts.0)
+                    .map_or_else(|| "—".to_owned(), |d| d.format("%m-%d %H:%M").to_string())
+            } else {
+                ts.clock()
+            }
+        };
+        let last_w = if dated { LAST } else { 8 };
         let w = usize::from(area.width);
         let state_w = 16.min(w.saturating_sub(TAG + 1));
         let mut left = w.saturating_sub(TAG + 1 + state_w);
@@ -266,7 +280,7 @@ impl<'a> SessionsView<'a> {
             take(NUM),
             take(NUM),
             take(NUM + 1),
-            take(LAST + 1),
+            take(last_w + 1),
             take(13),
         );
         let name_w = left.saturating_sub(1);
@@ -322,9 +336,9 @@ impl<'a> SessionsView<'a> {
                 last,
                 r.map_or_else(
                     || "last".into(),
-                    |r| r.last.map_or_else(|| "—".into(), Timestamp::clock),
+                    |r| r.last.map_or_else(|| "—".into(), when),
                 ),
-                LAST + 1,
+                last_w + 1,
                 if head { t.title } else { t.dim },
             );
             if agent {
