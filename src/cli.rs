@@ -417,7 +417,12 @@ pub enum Command {
         /// With --follow: the most frame bytes kept for clients that connect or resume later
         /// (1 or more); past it the oldest frames are dropped, a new client starts at the oldest
         /// kept and a resume from before it is refused (HTTP 410).
-        #[arg(long, default_value_t = 256 * 1024 * 1024, value_parser = at_least_one)]
+        #[arg(
+            long,
+            default_value_t = 256 * 1024 * 1024,
+            value_parser = at_least_one,
+            requires = "follow"
+        )]
         retain_bytes: usize,
         /// Address to listen on (loopback by default).
         #[arg(long, default_value = "127.0.0.1:7878")]

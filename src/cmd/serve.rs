@@ -232,6 +232,16 @@ async fn run_finished(opts: &Options, addr: SocketAddr, cfg: ServeConfig) -> i32
             .collect();
         Recording::merged(&inputs, opts.max_frame_bytes)
     };
+    if loaded.len() > 1 {
+        for (f, l) in opts.files.iter().zip(&loaded) {
+            if !l.items.iter().any(|d| matches!(d, Decoded::Frame(_))) {
+                eprintln!(
+                    "rawpv: warning: {} has no frame to serve (not a session recording?)",
+                    shown(f)
+                );
+            }
+        }
+    }
     drop(loaded);
     for w in &warnings {
         eprintln!("rawpv: warning: {w}");

@@ -17,7 +17,8 @@
 //!   1000, HTTP 5xx/408/429): reconnect after `backoff_initial · 2^(attempt−1)` capped at
 //!   `backoff_max`, reporting [`SourceState::Reconnecting`]; resume with `Last-Event-ID: <last
 //!   id>` (SSE and WS) and `?after=<position>` (WS). Frames already seen are dropped: SSE ids at or
-//!   below the position reached before the reconnect, and frames whose envelope `seq` was seen.
+//!   below the position reached before the reconnect, and frames whose envelope `seq` was seen in
+//!   their session (`seq` counts per session: a master relays many).
 //! * **Auth**: HTTP 401/403 (also on the WebSocket handshake) → [`SourceError::Auth`], no retry.
 //!   Other 4xx → [`SourceError::Other`], no retry.
 //! * **Keepalive**: a connected WebSocket client sends a Ping every `ping_interval`; both
@@ -30,7 +31,7 @@
 //! Invariants: the token is held in [`Token`], whose `Debug`/`Display` never show it; it is only
 //! written into the `Authorization` header (marked sensitive).
 
-use std::collections::BTreeSet;
+use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
@@ -218,11 +219,31 @@ pub(crate) struct Resume {
     pub floor: u64,
     /// At least one reconnect happened.
     pub resumed: bool,
-    seqs: BTreeSet<u64>,
+    /// `(session, seq)` of the frames seen (the session id hashed): `seq` counts per session
+    /// (SPEC §6), so in a master's stream two sessions' frames share numbers; a set keyed by
+    /// `seq` alone dropped another session's frames after a reconnect as "already seen".
+    seqs: HashSet<(u64, u64)>,
+    /// The same keys, oldest first (the window forgets the oldest).
+    seq_order: VecDeque<(u64, u64)>,
     /// Frames dropped as already seen.
     pub duplicates: u64,
     /// Frames delivered (decoded and not already seen), over all connections.
     pub frames: u64,
+}
+
+/// A frame's session for the `seq` de-duplication: its `session_id` hashed (a UUID in any case
+/// alike, as `crate::session::sessions` compares them), 0 without one.
+fn session_key(id: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    id.map_or(0, |id| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        if uuid::Uuid::try_parse(id).is_ok() {
+            id.to_ascii_lowercase().hash(&mut h);
+        } else {
+            id.hash(&mut h);
+        }
+        h.finish() | 1
+    })
 }
 
 impl Resume {
@@ -248,19 +269,26 @@ impl Resume {
                 f.origin.line = idx;
                 self.pos = self.pos.max(idx);
             }
-            let seq = match &out[i] {
-                Decoded::Frame(f) => f.envelope.seq,
+            let key = match &out[i] {
+                Decoded::Frame(f) => f
+                    .envelope
+                    .seq
+                    .map(|seq| (session_key(f.envelope.session_id.as_deref()), seq)),
                 Decoded::Malformed(_) | Decoded::Finding(_) => None,
             };
-            if let Some(seq) = seq {
-                if self.resumed && self.seqs.contains(&seq) {
+            if let Some(key) = key {
+                if self.resumed && self.seqs.contains(&key) {
                     out.remove(i);
                     self.duplicates += 1;
                     continue;
                 }
-                self.seqs.insert(seq);
-                if self.seqs.len() > SEQ_WINDOW {
-                    self.seqs.pop_first();
+                if self.seqs.insert(key) {
+                    self.seq_order.push_back(key);
+                }
+                if self.seq_order.len() > SEQ_WINDOW
+                    && let Some(old) = self.seq_order.pop_front()
+                {
+                    self.seqs.remove(&old);
                 }
             }
             if matches!(out[i], Decoded::Frame(_)) {
@@ -602,6 +630,40 @@ mod tests {
         assert_eq!(out.len(), 3);
         assert_eq!(r.duplicates, 2);
         assert_eq!(r.pos, 3);
+    }
+
+    #[test]
+    fn after_a_reconnect_another_sessions_frame_with_a_seen_seq_is_kept() {
+        let f = |s: &str, seq: u64| {
+            format!(r#"{{"type":"x-test","session_id":"{s}","seq":{seq},"payload":{{}}}}"#)
+        };
+        let mut r = Resume::default();
+        let mut dec = LineDecoder::new(1024);
+        let mut out = Vec::new();
+        let (a, b) = (
+            "0b9f4c3e-8d2a-4f6b-a1c7-5e3d9b2f7a60",
+            "5f0c7d2e-3b1a-4c8e-9d6f-2a4b6c8e0f11",
+        );
+        r.message(1, &f(a, 1), &mut dec, &mut out);
+        r.message(2, &f(a, 2), &mut dec, &mut out);
+        r.resumed = true;
+        // A master's stream: session b numbers its frames from 1 too.
+        r.message(3, &f(b, 1), &mut dec, &mut out);
+        r.message(4, &f(a, 2), &mut dec, &mut out);
+        // The same UUID in upper case is the same session.
+        r.message(5, &f(&b.to_ascii_uppercase(), 1), &mut dec, &mut out);
+        let got: Vec<(Option<&str>, Option<u64>)> = out
+            .iter()
+            .map(|d| match d {
+                Decoded::Frame(f) => (f.envelope.session_id.as_deref(), f.envelope.seq),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![(Some(a), Some(1)), (Some(a), Some(2)), (Some(b), Some(1))]
+        );
+        assert_eq!(r.duplicates, 2);
     }
 
     #[test]

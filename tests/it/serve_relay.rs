@@ -554,3 +554,163 @@ async fn a_resume_from_before_the_retained_window_is_refused() {
     }
     stop.cancel();
 }
+
+/// A RAWP request frame, `session` when given.
+fn request(id: &str, session: Option<&str>) -> String {
+    let sid = session.map_or(String::new(), |s| format!(r#","session_id":"{s}""#));
+    format!(
+        r#"{{"type":"tool.invoke.request"{sid},"payload":{{"invocation_id":"{id}","tool_name":"Bash","input":{{"command":"echo {id}"}}}}}}"#
+    ) + "\n"
+}
+
+#[test]
+fn several_followed_files_keep_their_own_order_and_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.ndjson"), dir.path().join("b.ndjson"));
+    let sa = "0b9f4c3e-8d2a-4f6b-a1c7-5e3d9b2f7a60";
+    let a_lines: Vec<String> = (1..=30)
+        .map(|n| request(&format!("a{n}"), Some(sa)))
+        .collect();
+    let b_lines: Vec<String> = (1..=30).map(|n| request(&format!("b{n}"), None)).collect();
+    std::fs::write(&a, &a_lines[0]).unwrap();
+    std::fs::write(&b, "").unwrap();
+    let mut server = Server::start(&[OsStr::new("-f"), a.as_os_str(), b.as_os_str()]);
+    let out = dir.path().join("out.ndjson");
+    let convert = client(&format!("ws://{}/ws", server.addr), &out);
+    server.wait_log(|l| l.contains("client 1 connected"), "client");
+    // Alternating appends to both files, in pieces of three lines.
+    let mut chunks = Vec::new();
+    let (mut targets, mut piece) = (Vec::new(), 0);
+    for n in 0..10 {
+        for (file, lines, from) in [(&a, &a_lines, 1), (&b, &b_lines, 0)] {
+            let part: String = lines[(from + 3 * n).min(30)..(from + 3 * n + 3).min(30)].concat();
+            let path = dir.path().join(format!("c{piece:03}"));
+            piece += 1;
+            std::fs::write(&path, part).unwrap();
+            chunks.push(path);
+            targets.push(file.clone());
+        }
+    }
+    let script = r#"while [ $# -gt 0 ]; do cat "$2" >> "$1"; shift 2; sleep 0.05; done"#;
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg("sh")
+        .args(
+            targets
+                .iter()
+                .zip(&chunks)
+                .flat_map(|(t, c)| [t.as_os_str(), c.as_os_str()]),
+        )
+        .spawn()
+        .unwrap();
+    assert!(wait_child(&mut writer, "the writer").success());
+    server.signal("INT");
+    let (status, err) = finish_client(convert);
+    assert!(status.success(), "{status:?} {err}");
+    let (status, log) = server.wait();
+    assert!(status.success(), "{status:?} {log:?}");
+
+    let got: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), 60);
+    // Each file's frames, whole and in its order, in its own session; b names none, so its
+    // frames carry the id derived from its path.
+    let sb = rawpv::serve::inputs::input_session_id(&b);
+    for (lines, session) in [(&a_lines, sa), (&b_lines, sb.as_str())] {
+        let mine: Vec<&Value> = got.iter().filter(|f| f["session_id"] == session).collect();
+        let want: Vec<Value> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut f = rawpv::protocol::parse_line(i as u64 + 1, l.trim_end()).unwrap();
+                f.envelope.session_id = Some(session.to_owned());
+                f.to_json()
+            })
+            .collect();
+        assert_eq!(mine, want.iter().collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_followed_file_is_served_again_as_new_frames() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.ndjson");
+    let old: String = (1..=3).map(|n| request(&format!("old{n}"), None)).collect();
+    std::fs::write(&live, &old).unwrap();
+    let mut server = Server::start(&[OsStr::new("--follow"), live.as_os_str()]);
+    let out = dir.path().join("out.ndjson");
+    let c = client(&format!("ws://{}/ws", server.addr), &out);
+    // A second client sees the three frames served before the file is cut.
+    let (mut ws, _) = tokio::time::timeout(
+        WAIT,
+        tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut next_index = async |seen: &mut Vec<(u64, String)>| loop {
+        let m = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            seen.push((
+                v["metadata"]["stream_index"].as_u64().unwrap(),
+                v["payload"]["invocation_id"].as_str().unwrap().to_owned(),
+            ));
+            return;
+        }
+    };
+    for _ in 0..3 {
+        next_index(&mut seen).await;
+    }
+    // Both clients are streaming before the file is cut.
+    tokio::task::block_in_place(|| {
+        server.wait_log(|l| l.contains("client 2 connected"), "the second client");
+    });
+    // Cut to nothing and written again, shorter than before.
+    std::fs::write(&live, request("new1", None) + &request("new2", None)).unwrap();
+    for _ in 0..2 {
+        next_index(&mut seen).await;
+    }
+    let ids = |names: &[&str]| -> Vec<(u64, String)> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i as u64 + 1, (*n).to_owned()))
+            .collect()
+    };
+    let all = ["old1", "old2", "old3", "new1", "new2"];
+    // New indexes after the old ones: nothing served is taken back or renumbered.
+    assert_eq!(seen, ids(&all));
+    tokio::task::block_in_place(|| {
+        server.wait_log(|l| l.contains("file truncated"), "the truncation warning");
+        server.signal("INT");
+    });
+    let (status, err) = tokio::task::block_in_place(|| finish_client(c));
+    assert!(status.success(), "{status:?} {err}");
+    let (status, log) = tokio::task::block_in_place(|| server.wait());
+    assert!(status.success(), "{status:?} {log:?}");
+    let got: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["payload"]["invocation_id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(got, all);
+    assert!(
+        log.iter().any(|l| l.contains("file truncated")
+            && l.contains("served again from its start, as new frames after frame 3")),
+        "{log:?}"
+    );
+}
