@@ -1,9 +1,11 @@
 //! Several inputs served as one master stream: the merge order of finished recordings (by
 //! timestamp) and the session of frames whose input names none.
 //!
-//! Who uses it: `crate::serve::Recording::merged` (finished recordings) and `crate::cmd::serve`
+//! Who uses it: `crate::serve::Recording::merged` (finished recordings), `crate::cmd::serve`
 //! (`--follow` with several files, merged in arrival order, each input through its own
-//! [`Sessions`]).
+//! [`Sessions`]) and `crate::cmd::convert` (`convert A B` gives a frame the session `serve A B`
+//! gives it). The order is `crate::source::merge::interleave` (re-exported here), the one the
+//! viewer and the commands use for several inputs.
 //!
 //! Rules:
 //! * **Order** ([`interleave`]): by frame timestamp, stable: each input keeps its own order

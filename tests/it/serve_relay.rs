@@ -4,8 +4,10 @@
 //! the finished file), and the client exits 0 when the server is stopped with SIGINT; a client
 //! that drops mid-stream and resumes with `?after=N` gets exactly the rest, including frames
 //! written while it was away (over SSE, closed with `event: end`); two recordings are served as
-//! one stream in timestamp order with a session per input; SIGTERM closes a paced stream
-//! normally; a resume from before the retained window is refused with HTTP 410.
+//! one stream in timestamp order with a session per input, and several followed files each keep
+//! their order and session; a truncated followed file is served again as new frames; SIGTERM
+//! closes a paced stream normally; a resume from before the retained window is refused with HTTP
+//! 410, and a client that falls behind it is closed with 1008 and told so when it resumes.
 //!
 //! Waits are on conditions (a log line, a process exit) with generous deadlines, never sleeps
 //! standing in for them.
@@ -713,4 +715,63 @@ async fn a_truncated_followed_file_is_served_again_as_new_frames() {
             && l.contains("served again from its start, as new frames after frame 3")),
         "{log:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_falls_behind_the_window_is_closed_and_told_on_resume() {
+    use futures::StreamExt;
+    use rawpv::serve::{ServeConfig, Stream, serve_stream};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    // A window of about 1 MiB; 64 KiB frames.
+    let stream = Stream::live(1 << 20);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(serve_stream(
+        listener,
+        stream.clone(),
+        ServeConfig::default(),
+        stop.clone(),
+    ));
+    let (mut ws, _) = tokio::time::timeout(
+        WAIT,
+        tokio_tungstenite::connect_async(format!("ws://{addr}/ws")),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    // The client reads nothing while 2,000 frames (125 MiB, far over any socket buffer) go in.
+    let big = "x".repeat(64 << 10);
+    for n in 1..=2000u64 {
+        let line =
+            format!(r#"{{"type":"agent.text.delta","payload":{{"delta":"{big}","n":{n}}}}}"#);
+        stream.push(&rawpv::protocol::parse_line(n, &line).unwrap(), 1 << 20);
+    }
+    let mut got = Vec::new();
+    let close = loop {
+        match tokio::time::timeout(WAIT, ws.next()).await.unwrap() {
+            Some(Ok(Message::Text(t))) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                got.push(v["metadata"]["stream_index"].as_u64().unwrap());
+            }
+            Some(Ok(Message::Close(c))) => break c,
+            Some(Ok(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    // What it got is the stream's start without a gap, then an abnormal close that says why.
+    let close = close.unwrap();
+    assert_eq!(close.code, CloseCode::Policy, "{close:?}");
+    assert!(close.reason.contains("--retain-bytes"), "{close:?}");
+    assert!(!got.is_empty() && got.len() < 2000, "{}", got.len());
+    assert_eq!(got, (1..=got.len() as u64).collect::<Vec<_>>());
+    // Resuming from there is refused: those frames are gone.
+    let url = format!("ws://{addr}/ws?after={}", got.len());
+    let err = tokio_tungstenite::connect_async(url).await.unwrap_err();
+    assert!(
+        matches!(&err, tokio_tungstenite::tungstenite::Error::Http(r) if r.status() == 410),
+        "{err:?}"
+    );
+    stop.cancel();
 }
