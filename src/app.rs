@@ -97,6 +97,10 @@ pub enum Msg {
     Exported(Exported),
 }
 
+/// What `App::live_state` remembers: the session revision, the clock and whether live frames
+/// were seen, and the state computed for them.
+type LiveMemo = (u64, Option<Timestamp>, bool, crate::session::live::Live);
+
 /// The viewer's state. Fields are private to the app module: tests and benches use methods.
 #[derive(Debug)]
 pub struct App {
@@ -123,6 +127,10 @@ pub struct App {
     areas: Areas,
     /// Wall clock from the last tick; `None` in tests (no elapsed times drawn).
     now: Option<Timestamp>,
+    /// The live state last computed and what it was computed for (session revision, clock,
+    /// whether live frames were seen): `Tracker::state` is O(open calls), and a draw, the bell
+    /// check and the sessions list each ask (1,000 interleaved sessions: 30 % of the loop).
+    live_memo: std::cell::Cell<Option<LiveMemo>>,
     quit: bool,
     /// Ctrl-Z was pressed; the loop suspends and clears this.
     suspend_requested: bool,
@@ -197,6 +205,7 @@ impl App {
             panels: ui::Panels::default(),
             areas: Areas::default(),
             now: None,
+            live_memo: std::cell::Cell::new(None),
             quit: false,
             suspend_requested: false,
             live,
@@ -400,14 +409,24 @@ impl App {
     /// followed file, a stream).
     pub fn live_state(&self) -> Option<crate::session::live::Live> {
         self.live.then(|| {
-            self.tracker
-                .state(&self.session, self.now, &self.thresholds)
+            let key = (self.session.revision, self.now, self.tracker.live_seen());
+            match self.live_memo.get() {
+                Some((rev, now, seen, live)) if (rev, now, seen) == key => live,
+                _ => {
+                    let live = self
+                        .tracker
+                        .state(&self.session, self.now, &self.thresholds);
+                    self.live_memo.set(Some((key.0, key.1, key.2, live)));
+                    live
+                }
+            }
         })
     }
 
     /// The live state's thresholds (config `[live]`).
     pub fn set_thresholds(&mut self, t: crate::session::live::Thresholds) {
         self.thresholds = t;
+        self.live_memo.set(None);
     }
 
     /// What rings and notifies (config `[notify]`, resolved for the terminal).

@@ -1187,7 +1187,8 @@ impl Session {
     }
 
     /// Memory bound for endless streams: when there are more feed rows than [`Self::item_cap`],
-    /// drops the oldest *finished* rows (finished invocations, done messages, events other than
+    /// drops the oldest *finished* rows (with several sessions, those of the least recently
+    /// active sessions first, each session's oldest first; `SessionEntry::dropped` counts them) (finished invocations, done messages, events other than
     /// catalog publishes) down to 90% of the cap, so the O(rows) pass is amortised, and returns
     /// the index maps. Open invocations, open messages and catalog publishes are always kept.
     ///
@@ -1205,15 +1206,41 @@ impl Session {
         let n = self.items.len();
         let pinned = self.pinned_rows(n);
         let mut keep = vec![true; n];
+        let droppable = |i: usize, it: &Item| match it {
+            Item::Invocation(k) => !self.invocations[*k].status.is_open(),
+            Item::Message(_) | Item::Event(_) => !pinned[i],
+        };
+        if self.sessions.is_multi() {
+            // Several sessions (issue 24): the least recently active sessions give their oldest
+            // finished rows first, so the sessions at work keep their history.
+            let mut rows: Vec<Vec<usize>> = vec![Vec::new(); self.sessions.len()];
+            for (i, it) in self.items.iter().enumerate() {
+                if droppable(i, it) {
+                    rows[self.sessions.of_item(i) as usize].push(i);
+                }
+            }
+            let mut order: Vec<u32> = (0..self.sessions.len() as u32).collect();
+            order.sort_by_key(|&sid| {
+                let e = self.sessions.get(sid);
+                (e.counts.running > 0, e.last_at)
+            });
+            for sid in order {
+                for &i in &rows[sid as usize] {
+                    if to_remove == 0 {
+                        break;
+                    }
+                    keep[i] = false;
+                    to_remove -= 1;
+                    self.sessions.get_mut(sid).dropped += 1;
+                }
+            }
+            return self.retain_rows(&keep);
+        }
         for (i, it) in self.items.iter().enumerate() {
             if to_remove == 0 {
                 break;
             }
-            let droppable = match it {
-                Item::Invocation(k) => !self.invocations[*k].status.is_open(),
-                Item::Message(_) | Item::Event(_) => !pinned[i],
-            };
-            if droppable {
+            if droppable(i, it) {
                 keep[i] = false;
                 to_remove -= 1;
             }

@@ -146,6 +146,11 @@ pub struct Folds {
     /// ([`ViewState::refresh_turn_figures`]), dropped when a row of the turn arrives or
     /// changes.
     pub figures: BTreeMap<usize, TurnSummary>,
+    /// With several sessions: each session's prompts, ascending (`by_session[sid]`), so a row's
+    /// turn is found in O(log) whatever the number of sessions interleaved. Valid while
+    /// `indexed == prompts.len()` ([`Folds::reindex`]; kept up by [`Folds::on_new_item`]).
+    pub by_session: Vec<Vec<usize>>,
+    pub indexed: usize,
 }
 
 /// Equal when the turns and folds are: `figures` is a cache of what the rows in view show.
@@ -168,11 +173,42 @@ impl Folds {
             return k.checked_sub(1).map(|k| self.prompts[k]);
         }
         let sid = session.sessions.of_item(item);
+        if let Some(own) = self.own_prompts(sid) {
+            let j = own.partition_point(|&p| p <= item);
+            return j.checked_sub(1).map(|j| own[j]);
+        }
         self.prompts[..k]
             .iter()
             .rev()
             .find(|&&p| session.sessions.of_item(p) == sid)
             .copied()
+    }
+
+    /// Session `sid`'s prompts when the index is up to date.
+    fn own_prompts(&self, sid: u32) -> Option<&[usize]> {
+        (self.indexed == self.prompts.len() && !self.by_session.is_empty()).then(|| {
+            self.by_session
+                .get(sid as usize)
+                .map_or(&[][..], Vec::as_slice)
+        })
+    }
+
+    /// Rebuilds the per-session prompt index after `prompts` changed wholesale (a scan, a
+    /// compaction). O(prompts); nothing with one session.
+    pub fn reindex(&mut self, session: &Session) {
+        self.by_session.clear();
+        self.indexed = 0;
+        if !session.sessions.is_multi() {
+            return;
+        }
+        for &p in &self.prompts {
+            let sid = session.sessions.of_item(p) as usize;
+            if self.by_session.len() <= sid {
+                self.by_session.resize_with(sid + 1, Vec::new);
+            }
+            self.by_session[sid].push(p);
+        }
+        self.indexed = self.prompts.len();
     }
 
     /// One past the last item of the turn of prompt `p`: the next prompt of its session, or
@@ -185,6 +221,10 @@ impl Folds {
             return self.prompts.get(k).copied().unwrap_or(n_items);
         }
         let sid = session.sessions.of_item(p);
+        if let Some(own) = self.own_prompts(sid) {
+            let j = own.partition_point(|&x| x <= p);
+            return own.get(j).copied().unwrap_or(n_items);
+        }
         self.prompts[k..]
             .iter()
             .find(|&&x| session.sessions.of_item(x) == sid)
@@ -203,7 +243,24 @@ impl Folds {
         if is_turn_start(session, item) {
             let pos = self.prompts.partition_point(|&p| p < item);
             if self.prompts.get(pos) != Some(&item) {
+                let fresh = self.indexed == self.prompts.len();
                 self.prompts.insert(pos, item);
+                if !session.sessions.is_multi() {
+                    return;
+                }
+                if !fresh || self.by_session.is_empty() {
+                    // The second session just appeared, or the prompts changed: index them all.
+                    self.reindex(session);
+                    return;
+                }
+                let sid = session.sessions.of_item(item) as usize;
+                if self.by_session.len() <= sid {
+                    self.by_session.resize_with(sid + 1, Vec::new);
+                }
+                let own = &mut self.by_session[sid];
+                let at = own.partition_point(|&p| p < item);
+                own.insert(at, item);
+                self.indexed += 1;
             }
         }
     }
@@ -695,6 +752,7 @@ impl ViewState {
         self.folds.stale = self.folds.folded.keys().copied().collect();
         self.folds.figures.clear();
         self.forks.remap(|i| c.item(i));
+        self.folds.reindex(session);
         self.derive_rows(session);
     }
 }

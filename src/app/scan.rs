@@ -309,6 +309,7 @@ impl App {
             list.truncate(keep);
         }
         self.view.folds.prompts.retain(|&p| p < n);
+        self.view.folds.reindex(&self.session);
         self.view.folds.folded.retain(|&p, _| p < n);
         self.scan = Some(Scan::Filter {
             next: 0,
@@ -463,6 +464,7 @@ impl App {
         self.view.tokens = tokens;
         let folds = &mut self.view.folds;
         folds.prompts = prompts;
+        folds.reindex(&self.session);
         let ps = &folds.prompts;
         folds.folded.retain(|p, _| ps.binary_search(p).is_ok());
         folds.stale = folds.folded.keys().copied().collect();

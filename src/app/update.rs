@@ -149,6 +149,7 @@ impl App {
             Rebase::Restarted { reason } => {
                 self.session = Session::new();
                 self.tracker = crate::session::live::Tracker::new();
+                self.live_memo.set(None);
                 self.last_alert = None;
                 self.scan = None;
                 self.view.progress = None;
@@ -166,6 +167,7 @@ impl App {
                 // The waits' rows moved (the calls are held by id).
                 let live_seen = self.tracker.live_seen();
                 self.tracker = crate::session::live::Tracker::rebuild(&self.session);
+                self.live_memo.set(None);
                 if live_seen {
                     self.tracker.assume_live();
                 }

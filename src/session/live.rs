@@ -35,7 +35,9 @@
 //!
 //! Known limits: Claude Code's transcript does not record a permission prompt (only a hook,
 //! when one is configured, does): a call waiting for one reads as running, then stuck. Several
-//! sessions in one input (SPEC §6) share one tracker (issue 24 keeps one per session).
+//! sessions in one input (SPEC §6) share one tracker: the sessions list (`ui::sessions`) shows its
+//! state on the session whose call it names, and the others' states from their own counts and
+//! last activity (running N, idle, ended), never waiting/stuck/looping.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};

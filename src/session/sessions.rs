@@ -81,6 +81,8 @@ pub struct SessionEntry {
     pub last_at: Option<crate::protocol::Timestamp>,
     /// The agent or client that wrote the session, where a frame says ([`frame_agent`]).
     pub agent: Option<Box<str>>,
+    /// Rows of this session dropped by the live row cap (`Session::compact_if_needed`).
+    pub dropped: u64,
 }
 
 /// The agent or client a frame names: `metadata.agent` or `metadata.client` (a string, or an

@@ -53,6 +53,8 @@ pub struct ListRow {
     pub errors: u64,
     /// Input + output + cache-read tokens.
     pub tokens: u64,
+    /// Rows dropped by the live row cap (said after the state).
+    pub dropped: u64,
     /// Newest frame time (shown as the feed's clock, `HH:MM:SS`, or `MM-DD HH:MM` when the
     /// rows are of several days).
     pub last: Option<Timestamp>,
@@ -146,6 +148,7 @@ pub fn rows_of(
                 calls: e.counts.invocations,
                 errors: e.counts.failed,
                 tokens: tokens(&e.tokens),
+                dropped: e.dropped,
                 last: e.last_at,
             }
         })
@@ -162,9 +165,20 @@ pub fn rows_of(
         calls: rows.iter().map(|r| r.calls).sum(),
         errors: rows.iter().map(|r| r.errors).sum(),
         tokens: rows.iter().map(|r| r.tokens).sum(),
+        dropped: rows.iter().map(|r| r.dropped).sum(),
         last: rows.iter().filter_map(|r| r.last).max(),
     };
     rows.insert(0, all);
+    for r in &mut rows {
+        if r.dropped > 0 {
+            let d = format!("{} dropped", crate::ui::status_bar::short_count(r.dropped));
+            r.state = if r.state.is_empty() {
+                d
+            } else {
+                format!("{} · {d}", r.state)
+            };
+        }
+    }
     rows
 }
 
@@ -266,7 +280,7 @@ impl<'a> SessionsView<'a> {
         };
         let last_w = if dated { LAST } else { 8 };
         let w = usize::from(area.width);
-        let state_w = 16.min(w.saturating_sub(TAG + 1));
+        let state_w = 22.min(w.saturating_sub(TAG + 1));
         let mut left = w.saturating_sub(TAG + 1 + state_w);
         let mut take = |n: usize| {
             if left >= n {

@@ -156,3 +156,64 @@ fn the_live_app_compacts_and_keeps_following_the_last_row() {
     app.update(Msg::Source(SourceMsg::State(st)));
     assert_eq!(*app.source_status(), SourceStatus::Reconnecting(2));
 }
+
+/// Several sessions (issue 24): past the cap the least recently active session gives its
+/// finished rows first (its oldest first), the active one keeps its history, and each
+/// session's dropped rows are counted on it.
+#[test]
+fn the_idle_sessions_rows_go_first() {
+    let call = |line: u64, sid: &str, id: &str, ts: u64, kind: &str| {
+        let body = if kind == "req" {
+            format!(
+                r#""tool.invoke.request","payload":{{"invocation_id":"{id}","tool_name":"Bash"}}"#
+            )
+        } else {
+            format!(
+                r#""tool.invoke.result","payload":{{"invocation_id":"{id}","status":"success","output":"ok","output_type":"text"}}"#
+            )
+        };
+        frame(
+            line,
+            &format!(r#"{{"type":{body},"session_id":"{sid}","timestamp":{ts}}}"#),
+        )
+    };
+    let mut s = Session::new();
+    s.max_items = Some(20);
+    let mut line = 0;
+    // "idle": 8 calls early on; "busy": 14 calls after it, the last one still open.
+    for k in 0..8 {
+        line += 1;
+        s.apply(call(line, "idle", &format!("i{k}"), 1_000 + k, "req"));
+        line += 1;
+        s.apply(call(line, "idle", &format!("i{k}"), 1_000 + k, "res"));
+    }
+    for k in 0..14 {
+        line += 1;
+        s.apply(call(line, "busy", &format!("b{k}"), 5_000 + k, "req"));
+        if k < 13 {
+            line += 1;
+            s.apply(call(line, "busy", &format!("b{k}"), 5_000 + k, "res"));
+        }
+    }
+    assert_eq!(s.items.len(), 22);
+    s.compact_if_needed().unwrap();
+    assert_consistent(&s);
+    // Down to 18 rows: the 4 dropped are idle's oldest four.
+    let kept: Vec<&str> = s
+        .items
+        .iter()
+        .map(|it| match it {
+            Item::Invocation(k) => s.invocations[*k].invocation_id.as_str(),
+            _ => "",
+        })
+        .collect();
+    let mut want: Vec<String> = (4..8).map(|k| format!("i{k}")).collect();
+    want.extend((0..14).map(|k| format!("b{k}")));
+    assert_eq!(kept, want);
+    let dropped: Vec<(&str, u64)> = s
+        .sessions
+        .iter()
+        .map(|(k, e)| (s.sessions.name(k), e.dropped))
+        .collect();
+    assert_eq!(dropped, [("idle", 4), ("busy", 0)]);
+}
