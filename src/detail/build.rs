@@ -647,7 +647,9 @@ fn build_invocation(
     if inv.input_span.is_some() {
         reading(&mut lines, &mut cut_at, theme);
     } else {
-        let input_lines = render_input_beside(&inv.tool_name, &inv.input, shown_output, cx).lines;
+        let failed = inv.status.is_failure();
+        let input_lines =
+            render_input_beside(&inv.tool_name, &inv.input, shown_output, failed, cx).lines;
         extend(
             &mut lines,
             &mut cut_at,

@@ -32,7 +32,9 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use super::Decoded;
-use super::cc_output::{INTERRUPTED_MARKER, is_rejection, result_text, tool_output};
+use super::cc_output::{
+    INTERRUPTED_MARKER, is_rejection, reports_failure, result_text, tool_output,
+};
 use super::cc_records;
 use crate::finding::{Finding, Level, code};
 use crate::protocol::{
@@ -849,6 +851,8 @@ impl Mapper {
             }
         } else if interrupted {
             ResultStatus::Cancelled
+        } else if reports_failure(&name, tur) {
+            ResultStatus::Error
         } else {
             ResultStatus::Success
         };

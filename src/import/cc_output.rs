@@ -44,6 +44,14 @@ pub fn result_text(content: Option<&Value>) -> String {
     }
 }
 
+/// Whether a result that is not flagged `is_error` still says the tool failed: a `TaskUpdate`
+/// whose `toolUseResult` is `{success: false, error?}` (an unknown task id; Claude Code writes
+/// the message as the `tool_result` text). Such a call is a failed call (status `error`).
+pub fn reports_failure(name: &str, tur: Option<&Value>) -> bool {
+    name == "TaskUpdate"
+        && tur.and_then(|t| t.get("success")).and_then(Value::as_bool) == Some(false)
+}
+
 /// Whether a failed `tool_result` is a user rejection or interrupt (→ status `cancelled`).
 pub fn is_rejection(text: &str) -> bool {
     let t = text.trim_start();
@@ -274,6 +282,11 @@ fn shape(name: &str, o: &Map<String, Value>, text: &str, input: Option<&Value>) 
             o,
             &[("questions", "questions"), ("answers", "answers")],
         )),
+        // A failed update: its message (the card says it failed, with this text).
+        "TaskUpdate" if o.get("success").and_then(Value::as_bool) == Some(false) => {
+            let msg = o.get("error").and_then(Value::as_str).unwrap_or(text);
+            Value::String(msg.to_owned())
+        }
         "TaskList" | "TaskGet" | "TaskCreate" | "TaskUpdate"
             if o.contains_key("tasks") || o.get("task").is_some_and(Value::is_object) =>
         {

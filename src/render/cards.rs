@@ -12,7 +12,9 @@
 //! * `ExitPlanMode` input `{plan}`; the result says whether the user approved.
 //! * `TaskCreate` input `{subject, description?, activeForm?}`; `TaskUpdate` `{taskId, status?,
 //!   subject?, owner?, …}`; `TaskList` / `TaskGet` output `{tasks: [{id, subject, status,
-//!   owner?, blockedBy?}]}` or `{task: {…}}`.
+//!   owner?, blockedBy?}]}` or `{task: {…}}`. A failed `TaskCreate` / `TaskUpdate` (status
+//!   `error`: an `is_error` result, or `{success: false, error}`) draws the requested change
+//!   without its mark and `✘ not updated: <the result's message>`.
 //!
 //! Invariants: pure; untrusted text goes through `text::plain_spans` (no control reaches a
 //! line); any other shape returns `None` and the caller draws its usual rendering.
@@ -24,17 +26,21 @@ use serde_json::{Map, Value};
 use super::text::plain_spans;
 use super::{Out, RenderCtx, Rendered, field};
 
-/// A tool's request as a card (`output`: its result, when known), or `None`.
+/// A tool's request as a card (`output`: its result, when known; `failed`: the result is a
+/// failure), or `None`.
 pub fn input_card(
     tool_name: &str,
     input: &Value,
     output: Option<&Value>,
+    failed: bool,
     cx: &RenderCtx<'_>,
 ) -> Option<Rendered> {
     match tool_name {
         "AskUserQuestion" => questions_card(input, output.and_then(answers_of), cx),
         "ExitPlanMode" | "exit_plan_mode" => plan_card(input, output, cx),
-        "TaskCreate" | "TaskUpdate" => task_request_card(tool_name, input, cx),
+        "TaskCreate" | "TaskUpdate" => {
+            task_request_card(tool_name, input, output.filter(|_| failed), cx)
+        }
         _ => None,
     }
 }
@@ -198,7 +204,15 @@ fn status_mark(status: &str, cx: &RenderCtx<'_>) -> (&'static str, Style) {
     }
 }
 
-fn task_request_card(tool: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Rendered> {
+/// `failure`: the result of a failed call (its text, or the `{error}`/`{message}` object): the
+/// change did not happen, so the requested status is drawn without its mark and a line says the
+/// call failed, with the result's message.
+fn task_request_card(
+    tool: &str,
+    input: &Value,
+    failure: Option<&Value>,
+    cx: &RenderCtx<'_>,
+) -> Option<Rendered> {
     let theme = cx.theme;
     let s = |k: &[&str]| field(input, k).and_then(Value::as_str);
     let mut out = Out::new(cx);
@@ -213,10 +227,14 @@ fn task_request_card(tool: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
         let mut spans = vec![Span::styled("task #", theme.dim)];
         spans.extend(plain_spans(&id, theme.title, theme));
         if let Some(st) = s(&["status"]) {
-            let (mark, style) = status_mark(st, cx);
             spans.push(Span::styled("  → ", theme.dim));
-            spans.push(Span::styled(mark, style));
-            spans.extend(plain_spans(st, style, theme));
+            if failure.is_some() {
+                spans.extend(plain_spans(st, theme.dim, theme));
+            } else {
+                let (mark, style) = status_mark(st, cx);
+                spans.push(Span::styled(mark, style));
+                spans.extend(plain_spans(st, style, theme));
+            }
         }
         if let Some(sub) = s(&["subject"]) {
             spans.push(Span::raw("  "));
@@ -233,7 +251,40 @@ fn task_request_card(tool: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
             out.push(Line::from(plain_spans(l, theme.dim, theme)));
         }
     }
+    if let Some(f) = failure {
+        let verb = if tool == "TaskCreate" {
+            "not created"
+        } else {
+            "not updated"
+        };
+        let msg = failure_message(f);
+        let mut lines = msg.lines();
+        let mut spans = vec![Span::styled(format!("✘ {verb}"), theme.status_failed)];
+        if let Some(first) = lines.next() {
+            spans.push(Span::styled(": ", theme.status_failed));
+            spans.extend(plain_spans(first, theme.status_failed, theme));
+        }
+        out.push(Line::from(spans));
+        for l in lines {
+            out.push(Line::from(plain_spans(l, theme.status_failed, theme)));
+        }
+    }
     Some(out.finish(theme))
+}
+
+/// The message of a failed result: its text without Claude Code's `<tool_use_error>` tags, or
+/// the `error` / `message` of an object.
+fn failure_message(f: &Value) -> String {
+    let text = match f {
+        Value::String(s) => s.clone(),
+        other => field(other, &["error", "message"])
+            .and_then(Value::as_str)
+            .map_or_else(|| other.to_string(), str::to_owned),
+    };
+    let t = text.trim();
+    let t = t.strip_prefix("<tool_use_error>").unwrap_or(t);
+    let t = t.strip_suffix("</tool_use_error>").unwrap_or(t);
+    t.trim().to_owned()
 }
 
 fn task_list_card(output: &Value, cx: &RenderCtx<'_>) -> Option<Rendered> {
@@ -315,7 +366,7 @@ mod tests {
             "options": [{"label": "spotter", "description": "the app"}, {"label": "No rig"}],
             "multiSelect": false}, {"question": "Name?", "options": [{"label": "a"}]}]});
         let out = json!({"answers": {"Which rig?": "No rig", "Name?": "zed"}});
-        let r = input_card("AskUserQuestion", &input, Some(&out), &cx).unwrap();
+        let r = input_card("AskUserQuestion", &input, Some(&out), false, &cx).unwrap();
         assert_eq!(
             lines_to_string(&r.lines),
             "[Rig] Which rig?\n  ○ spotter — the app\n  ● No rig\n\nName?\n  ○ a\n  → zed\n"
@@ -335,6 +386,7 @@ mod tests {
             "TaskUpdate",
             &json!({"taskId": "3", "status": "completed"}),
             None,
+            false,
             &cx,
         )
         .unwrap();

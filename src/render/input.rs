@@ -19,11 +19,13 @@ use crate::protocol::OutputType;
 /// [`render_input`] beside the call's result: an Edit / `MultiEdit` / Write input whose output
 /// (of type `diff`) already shows the real change, numbered from its real line, is summarised
 /// (path, `replace_all`, sizes) instead of drawing the same change a second time numbered from 1
-/// (FEEDBACK: "Edit input … output repeats the real diff").
+/// (FEEDBACK: "Edit input … output repeats the real diff"). `failed`: the result is a failure
+/// (a card then says so instead of drawing the request as done).
 pub fn render_input_beside(
     tool_name: &str,
     input: &Value,
     output: Option<(&OutputType, &Value)>,
+    failed: bool,
     cx: &RenderCtx<'_>,
 ) -> Rendered {
     if let Some((OutputType::Diff, out)) = output
@@ -32,7 +34,8 @@ pub fn render_input_beside(
     {
         return r;
     }
-    if let Some(r) = super::cards::input_card(tool_name, input, output.map(|(_, o)| o), cx) {
+    if let Some(r) = super::cards::input_card(tool_name, input, output.map(|(_, o)| o), failed, cx)
+    {
         return r;
     }
     render_input(tool_name, input, cx)
@@ -140,7 +143,7 @@ fn edit_summary(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Option<Re
 /// Renders a tool's input (see the module docs).
 pub fn render_input(tool_name: &str, input: &Value, cx: &RenderCtx<'_>) -> Rendered {
     let theme = cx.theme;
-    if let Some(r) = super::cards::input_card(tool_name, input, None, cx) {
+    if let Some(r) = super::cards::input_card(tool_name, input, None, false, cx) {
         return r;
     }
     match tool_name {

@@ -701,3 +701,58 @@ fn the_filter_takes_the_status_word_the_feed_shows() {
         assert_eq!(hits, open, "{typed}");
     }
 }
+
+#[test]
+fn a_failed_task_update_says_it_failed_with_the_message() {
+    // `tests/fixtures/cc_task_update_failed.jsonl`: #1 updated; #7 `{success: false, error:
+    // "Task not found"}` (no `is_error`); #2 an `is_error` result (an invalid status).
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_task_update_failed.jsonl");
+    let print = rawpv(&["print", p.to_str().unwrap()]);
+    let updates: Vec<&str> = print
+        .lines()
+        .filter(|l| l.starts_with("TaskUpdate"))
+        .collect();
+    assert_eq!(
+        updates,
+        [
+            "TaskUpdate ok        #1 → completed  [toolu_3]",
+            "TaskUpdate error     #7 → completed  [toolu_u1]",
+            "TaskUpdate error     #2 → finished  [toolu_u2]",
+        ]
+    );
+    assert_eq!(
+        detail_of(&p, "TaskUpdate", 0),
+        "task #1  → ✔ completed\n\n── Output (structured) ──\nUpdated task #1 status\n"
+    );
+    assert_eq!(
+        detail_of(&p, "TaskUpdate", 1),
+        "task #7  → completed\n✘ not updated: Task not found\n\n── Output (structured) ──\nTask not found\n"
+    );
+    assert_eq!(
+        detail_of(&p, "TaskUpdate", 2),
+        "task #2  → finished\n✘ not updated: InputValidationError: TaskUpdate failed due to the following \nissue:\nThe parameter `status` type is expected as `enum` but provided as `finished`\n\n── Output (structured) ──\n<tool_use_error>InputValidationError: TaskUpdate failed due to the following \nissue:\nThe parameter `status` type is expected as `enum` but provided as \n`finished`</tool_use_error>\n"
+    );
+    // The viewer: the failed call's detail pane, and `e` reaches both failed calls.
+    let mut app = app_for(&p);
+    act(&mut app, &[Action::NextError]);
+    let first = app.view().selected_item(app.session());
+    act(&mut app, &[Action::NextError]);
+    let second = app.view().selected_item(app.session());
+    let tools: Vec<String> = [first, second]
+        .iter()
+        .map(|i| match &app.session().items[i.unwrap()] {
+            Item::Invocation(k) => app.session().invocations[*k].invocation_id.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(tools, ["toolu_u1", "toolu_u2"]);
+    act(&mut app, &[Action::PrevError]);
+    let term = draw(&mut app, 100, 40);
+    assert!(
+        screen_text(&term).contains("✘ not updated: Task not found"),
+        "{}",
+        screen_text(&term)
+    );
+    assert_snapshot!("cc_task_update_failed_100x40", term.backend());
+}

@@ -117,7 +117,13 @@ fn edit_input_is_summarised_beside_a_real_diff() {
     cx.highlight = false;
     let input = json!({"file_path": "/p/src/a.rs", "old_string": "let x = 1;\nlet y = 2;", "new_string": "let x = 10;", "replace_all": true});
     let output = json!({"filePath": "/p/src/a.rs", "structuredPatch": [{"oldStart": 40, "oldLines": 2, "newStart": 40, "newLines": 1, "lines": ["-let x = 1;", "-let y = 2;", "+let x = 10;"]}]});
-    let inp = render_input_beside("Edit", &input, Some((&OutputType::Diff, &output)), &cx);
+    let inp = render_input_beside(
+        "Edit",
+        &input,
+        Some((&OutputType::Diff, &output)),
+        false,
+        &cx,
+    );
     let out = render_output(&OutputType::Diff, &output, "Edit", &input, &cx);
     let s = format!(
         "{}---\n{}",
@@ -127,16 +133,22 @@ fn edit_input_is_summarised_beside_a_real_diff() {
     insta::assert_snapshot!("edit_input_beside_diff", s);
     // A text output (no diff) keeps the input's own diff.
     let text = json!("The file was updated.");
-    let inp = render_input_beside("Edit", &input, Some((&OutputType::Text, &text)), &cx);
+    let inp = render_input_beside("Edit", &input, Some((&OutputType::Text, &text)), false, &cx);
     assert!(lines_to_string(&inp.lines).contains("│-let x = 1;"));
     // MultiEdit and Write.
     let multi = json!({"file_path": "f.py", "edits": [{"old_string": "a", "new_string": "b"}, {"old_string": "c\nd", "new_string": "", "replace_all": true}]});
     let mo = json!({"filePath": "f.py", "edits": [{"old_string": "a", "new_string": "b"}]});
-    let inp = render_input_beside("MultiEdit", &multi, Some((&OutputType::Diff, &mo)), &cx);
+    let inp = render_input_beside(
+        "MultiEdit",
+        &multi,
+        Some((&OutputType::Diff, &mo)),
+        false,
+        &cx,
+    );
     insta::assert_snapshot!("multiedit_input_beside_diff", lines_to_string(&inp.lines));
     let write = json!({"file_path": "n.txt", "content": "a\nb\n"});
     let wo = json!({"type": "create", "filePath": "n.txt", "content": "a\nb\n"});
-    let inp = render_input_beside("Write", &write, Some((&OutputType::Diff, &wo)), &cx);
+    let inp = render_input_beside("Write", &write, Some((&OutputType::Diff, &wo)), false, &cx);
     assert_eq!(
         lines_to_string(&inp.lines),
         "n.txt  2 lines, 4 B  (the change is shown in the output)\n"
