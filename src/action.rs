@@ -52,9 +52,9 @@ pub enum Action {
     SearchNext,
     /// Previous row matching the search.
     SearchPrev,
-    /// Next failed call.
+    /// Next failed call (or call with a failed hook, or error row).
     NextError,
-    /// Previous failed call.
+    /// Previous failed call (or call with a failed hook, or error row).
     PrevError,
     /// Next user prompt.
     NextPrompt,

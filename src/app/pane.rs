@@ -177,7 +177,7 @@ impl App {
                 if !self.jump(
                     a == Action::NextError,
                     false,
-                    crate::session::query::is_error,
+                    crate::session::query::is_error_stop,
                 ) {
                     self.view.message = Some("no more errors".into());
                 }

@@ -150,6 +150,15 @@ pub fn is_error(session: &Session, i: usize) -> bool {
     }
 }
 
+/// Whether `e`/`E` stop at item `i`: a failed call or error ([`is_error`]), or a call a hook
+/// of which failed (its row says `hook failed · `; the call itself may have succeeded, so it is
+/// not counted among a turn's errors). One hash probe more than [`is_error`].
+pub fn is_error_stop(session: &Session, i: usize) -> bool {
+    is_error(session, i)
+        || matches!(session.items.get(i), Some(Item::Invocation(k))
+            if session.hooks.failed(&session.invocations[*k].invocation_id) > 0)
+}
+
 /// Whether item `i` starts a turn: a prompt of the main agent (a subagent's prompt, inside a
 /// Task call, belongs to the turn that spawned it), or a fork row (a Claude Code branch).
 pub fn is_turn_start(session: &Session, i: usize) -> bool {

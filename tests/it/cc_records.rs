@@ -756,3 +756,38 @@ fn a_failed_task_update_says_it_failed_with_the_message() {
     );
     assert_snapshot!("cc_task_update_failed_100x40", term.backend());
 }
+
+/// The `invocation_id` of the selected row's call (else the row's item, debug-printed).
+fn selected_call(app: &App) -> String {
+    let s = app.session();
+    match app.view().selected_item(s).map(|i| &s.items[i]) {
+        Some(Item::Invocation(k)) => s.invocations[*k].invocation_id.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn e_stops_at_a_call_whose_hook_failed() {
+    // `tests/fixtures/cc_hook_failed_calls.jsonl`: h1 ok; h2 ok with a failed PostToolUse hook;
+    // h3 an error result; h4 ok with a hook that succeeded.
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_hook_failed_calls.jsonl");
+    let mut app = app_for(&p);
+    let mut stops = Vec::new();
+    for a in [
+        Action::NextError,
+        Action::NextError,
+        Action::NextError,
+        Action::PrevError,
+    ] {
+        act(&mut app, &[a]);
+        stops.push(selected_call(&app));
+    }
+    assert_eq!(stops, ["toolu_h2", "toolu_h3", "toolu_h3", "toolu_h2"]);
+    // The hook's failure is not the call's: the turn counts one error (h3), as the rows say.
+    let term = draw(&mut app, 100, 30);
+    let screen = screen_text(&term);
+    assert!(
+        screen.contains("Run the checks") && screen.contains("4 calls · 1 error"),
+        "{screen}"
+    );
+}
