@@ -1079,7 +1079,11 @@ impl Session {
             None => self.input,
         };
         if let Some(sid) = f.session {
-            self.sessions.get_mut(sid).findings += 1;
+            let e = self.sessions.get_mut(sid);
+            e.findings += 1;
+            if f.code == crate::source::merge::INPUT_FAILED && f.level == Level::Error {
+                e.failed = true;
+            }
         }
         let sid = f.session.unwrap_or(0);
         if let Some(i) = f

@@ -83,6 +83,9 @@ pub struct SessionEntry {
     pub agent: Option<Box<str>>,
     /// Rows of this session dropped by the live row cap (`Session::compact_if_needed`).
     pub dropped: u64,
+    /// Its input could not be read, or stopped with an error (an `input-failed` error finding,
+    /// `source::merge`).
+    pub failed: bool,
 }
 
 /// The agent or client a frame names: `metadata.agent` or `metadata.client` (a string, or an

@@ -12,7 +12,8 @@
 //! so the session browser can list its files with it (their states and figures are the same
 //! words). The rows of a view's sessions come from [`rows_of`].
 //!
-//! State words ([`state_of`]): the live state's words (`session::live`: running, waiting for
+//! State words ([`state_of`]): `input failed` for a session whose input could not be read or
+//! stopped with an error (its finding says why; the other inputs go on); the live state's words (`session::live`: running, waiting for
 //! you, stuck, looping) for the session whose call the live state names; else `running N` with
 //! open calls, `ended` when the input ended, `idle 3m10s` since the session's newest frame
 //! (measured by the wall clock on a live input), `idle` without times.
@@ -101,6 +102,9 @@ pub fn state_of(
         return (visible(&l.describe(session)), theme.finding_warning);
     }
     let e = session.sessions.get(sid);
+    if e.failed {
+        return ("input failed".to_owned(), theme.status_failed);
+    }
     if e.counts.running > 0 && !session.ended {
         let words = if e.counts.running == 1 {
             live.filter(owns)
@@ -141,7 +145,18 @@ pub fn rows_of(
                 sid: Some(sid),
                 tag,
                 tag_style,
-                name: s.name(sid).to_owned(),
+                // A failed input says why where its name goes (its finding's message).
+                name: if e.failed {
+                    session
+                        .findings
+                        .iter()
+                        .find(|f| {
+                            f.session == Some(sid) && f.code == crate::source::merge::INPUT_FAILED
+                        })
+                        .map_or_else(|| s.name(sid).to_owned(), |f| f.message.clone())
+                } else {
+                    s.name(sid).to_owned()
+                },
                 agent: e.agent.as_deref().unwrap_or("").to_owned(),
                 state,
                 state_style,

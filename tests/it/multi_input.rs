@@ -340,3 +340,43 @@ fn the_viewer_shows_two_inputs_in_one_feed_with_session_tags() {
     );
     insta::assert_snapshot!("multi_input_fold_one_session_80x24", term.backend());
 }
+
+/// The real binary on a terminal: `rawpv a.ndjson b.ndjson missing.ndjson` opens the two that
+/// can be read in one feed, tagged, with the sessions list saying the third input failed; `-f`
+/// on two growing files shows a call appended to the second (live inputs by arrival).
+#[test]
+fn the_binary_opens_several_inputs_and_says_which_failed() {
+    use crate::support::pty::Pty;
+    let wait = std::time::Duration::from_secs(30);
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("in");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["a.ndjson", "b.ndjson"] {
+        std::fs::copy(multi(f), dir.join(f)).unwrap();
+    }
+    let t = Pty::spawn(
+        &["a.ndjson", "b.ndjson", "missing.ndjson"],
+        &dir,
+        home.path(),
+        120,
+        30,
+    );
+    t.wait_screen("b.ndjson 10:00:10", wait);
+    t.wait_screen("a.ndjson 10:00:09", wait);
+    t.wait_screen("input failed", wait);
+    t.wait_screen("3 inputs", wait);
+    drop(t);
+    let t = Pty::spawn(&["-f", "a.ndjson", "b.ndjson"], &dir, home.path(), 120, 30);
+    t.wait_screen("b.ndjson 10:00:10", wait);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("b.ndjson"))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        br#"{"type": "tool.invoke.request", "timestamp": "2026-11-29T10:00:20.000Z", "payload": {"invocation_id": "00000000-0000-4000-8000-000000000003", "tool_name": "Read", "input": {"path": "appended.md"}}}
+"#,
+    )
+    .unwrap();
+    t.wait_screen("appended.md", wait);
+}
