@@ -46,12 +46,13 @@ pub struct Progress {
 }
 
 /// The text of item `i` that is indexed and searched: a message's text; a call's tool name,
-/// input and output strings (and keys) and stream text (`crate::session::query::haystack`,
-/// the viewer's `/` text). `None` for other rows (usage, events).
+/// input and output strings (and keys) and stream text (`crate::session::query::own_text`: the
+/// viewer's `/` text without the call's hooks, which are on other lines than the call's
+/// records). `None` for other rows (usage, events).
 pub fn doc_text(session: &Session, i: usize) -> Option<String> {
     match session.items.get(i)? {
         Item::Message(m) if !m.text.is_empty() => Some(m.text.clone()),
-        Item::Invocation(_) => Some(crate::session::query::haystack(session, i)),
+        Item::Invocation(_) => Some(crate::session::query::own_text(session, i)),
         Item::Message(_) | Item::Event(_) => None,
     }
 }

@@ -3,7 +3,8 @@
 //! lists them and its feed row says when one failed.
 //!
 //! Who calls it: `Session::push_event` ([`Hooks::add`]), the detail builder and the feed
-//! ([`Hooks::of`], [`Hooks::failed`]). Payload read (all optional): `invocation_id`, `outcome`,
+//! ([`Hooks::of`], [`Hooks::failed`]), search and the filter (`super::query`, through
+//! [`HookRun::search_texts`]). Payload read (all optional): `invocation_id`, `outcome`,
 //! `failed`, `hook_name`, `hook_event`, `command`, `exit_code`, `duration_ms`, `output`,
 //! `stderr`. Invariants: a run's texts are kept up to [`MAX_HOOK_TEXT`] bytes each (the row
 //! itself keeps the whole record); lookups are one hash probe; a `start` row (1.0.x "Running
@@ -18,6 +19,12 @@ use crate::protocol::{Body, Frame, Timestamp};
 /// Bytes of a hook's output (and of its stderr) kept for the call's detail; the rest is
 /// counted (`HookRun::cut`) and the hook's own row has it all.
 pub const MAX_HOOK_TEXT: usize = 64 * 1024;
+
+/// Bytes of each of a run's texts (command, output, stderr) that `/` search and the text filter
+/// read as part of its call ([`HookRun::search_texts`]): a hook printing megabytes costs a
+/// search at most this much per text. (Output and stderr are kept up to [`MAX_HOOK_TEXT`]
+/// already; the command is not cut when kept.)
+pub const MAX_HOOK_SEARCH: usize = 64 * 1024;
 
 /// One hook run, as the call's detail shows it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -107,6 +114,22 @@ pub fn failed_words(n: u32) -> String {
     }
 }
 
+impl HookRun {
+    /// What search reads of this run: its name, command, output and stderr, each cut to
+    /// [`MAX_HOOK_SEARCH`] bytes (at a character boundary).
+    pub fn search_texts(&self) -> [&str; 4] {
+        fn cap(t: &str) -> &str {
+            crate::fmt::cut_bytes(t, MAX_HOOK_SEARCH).0
+        }
+        [
+            cap(&self.name),
+            cap(self.command.as_deref().unwrap_or("")),
+            cap(&self.output),
+            cap(&self.stderr),
+        ]
+    }
+}
+
 impl Hooks {
     /// Keeps `f` when it is a hook row naming a call; returns that call's id.
     pub fn add(&mut self, f: &Frame) -> Option<String> {
@@ -145,5 +168,34 @@ impl Hooks {
 
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_reads_each_text_up_to_the_cap() {
+        // A command of 64 KiB + "tail" (commands are kept whole): search reads 64 KiB of it.
+        let command = format!("{}tail", "é".repeat(MAX_HOOK_SEARCH / 2));
+        let run = HookRun {
+            name: "PostToolUse:Bash".into(),
+            command: Some(command.clone()),
+            output: "coverage 87%".into(),
+            stderr: "warn".into(),
+            ..HookRun::default()
+        };
+        assert_eq!(
+            run.search_texts(),
+            [
+                "PostToolUse:Bash",
+                &command[..MAX_HOOK_SEARCH],
+                "coverage 87%",
+                "warn"
+            ]
+        );
+        let none = HookRun::default();
+        assert_eq!(none.search_texts(), ["", "", "", ""]);
     }
 }

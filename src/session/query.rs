@@ -10,9 +10,26 @@ use regex::Regex;
 use super::{Item, MessageKind, Session};
 use crate::protocol::FrameType;
 
-/// The searchable text of a feed item: tool name, input and output JSON, stream text, message
-/// text, event payload. Built on demand (search and filter are user actions, not the draw path).
+/// The searchable text of a feed item: tool name, input and output JSON, stream text, the
+/// call's hook runs (name, command, output, stderr: each at most
+/// [`super::hooks::MAX_HOOK_SEARCH`] bytes, 64 KiB), message text, event payload. Built on
+/// demand (search and filter are user actions, not the draw path).
 pub fn haystack(session: &Session, i: usize) -> String {
+    let mut s = own_text(session, i);
+    if let Some(Item::Invocation(k)) = session.items.get(i) {
+        for run in session.hooks.of(&session.invocations[*k].invocation_id) {
+            for t in run.search_texts() {
+                s.push('\n');
+                s.push_str(t);
+            }
+        }
+    }
+    s
+}
+
+/// [`haystack`] without a call's hooks: the text of the item's own records (a call's request,
+/// result and stream), what the library index reads back from those records' lines.
+pub fn own_text(session: &Session, i: usize) -> String {
     match session.items.get(i) {
         None => String::new(),
         Some(Item::Invocation(k)) => {
@@ -39,10 +56,20 @@ pub fn haystack(session: &Session, i: usize) -> String {
 }
 
 /// Whether `re` matches the searchable text of item `i` (the parts [`haystack`] joins: tool
-/// name, input and output strings and keys, stream text, message text, event type and payload),
-/// each part on its own and without building the joined text: search and filter scans stay
-/// allocation-free for all but multi-chunk streams. A match cannot span two parts.
+/// name, input and output strings and keys, stream text, the call's hook runs' texts as
+/// [`haystack`] bounds them, message text, event type and payload), each part on its own and
+/// without building the joined text: search and filter scans stay allocation-free for all but
+/// multi-chunk streams. A match cannot span two parts.
 pub fn item_matches(session: &Session, i: usize, re: &Regex) -> bool {
+    own_matches(session, i, re)
+        || matches!(session.items.get(i), Some(Item::Invocation(k))
+            if session.hooks.of(&session.invocations[*k].invocation_id)
+                .any(|run| run.search_texts().iter().any(|t| re.is_match(t))))
+}
+
+/// [`item_matches`] on [`own_text`]'s parts (a call's hooks left out): what the library index
+/// finds.
+pub fn own_matches(session: &Session, i: usize, re: &Regex) -> bool {
     match session.items.get(i) {
         None => false,
         Some(Item::Invocation(k)) => {

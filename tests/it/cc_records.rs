@@ -791,3 +791,30 @@ fn e_stops_at_a_call_whose_hook_failed() {
         "{screen}"
     );
 }
+
+#[test]
+fn search_finds_text_only_in_a_calls_hooks() {
+    // `tests/fixtures/cc_hook_failed_calls.jsonl`: "quokka-threshold" is only in h4's
+    // PostToolUse hook output, "coverage-gate" only in its command, "needless_return" only in
+    // h2's failed hook's stderr (the hook rows themselves are quiet, hidden).
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_hook_failed_calls.jsonl");
+    let mut app = app_for(&p);
+    let mut found = Vec::new();
+    for word in ["quokka-threshold", "coverage-gate", "needless_return"] {
+        act(&mut app, &[Action::Top, Action::StartSearch]);
+        app.type_text(word);
+        app.press(crossterm::event::KeyCode::Enter);
+        found.push(selected_call(&app));
+    }
+    assert_eq!(found, ["toolu_h4", "toolu_h4", "toolu_h2"]);
+    act(&mut app, &[Action::Top, Action::StartSearch]);
+    app.type_text("quokka-threshold");
+    app.press(crossterm::event::KeyCode::Enter);
+    let term = draw(&mut app, 100, 30);
+    assert!(
+        screen_text(&term).contains("(quokka-threshold met)"),
+        "{}",
+        screen_text(&term)
+    );
+    assert_snapshot!("cc_search_hook_output_100x30", term.backend());
+}

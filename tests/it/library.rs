@@ -100,7 +100,8 @@ fn word_re(word: &str) -> regex::Regex {
 }
 
 /// (file, item) of every prompt, reply, thinking block and call whose text holds `word`:
-/// each file decoded and every row tested with the viewer's own search (`item_matches`).
+/// each file decoded and every row tested with the viewer's own search on the row's own records
+/// (`own_matches`: the library indexes a call's records, not its hooks, which are other lines).
 fn brute_force(home: &Path, word: &str) -> BTreeSet<(PathBuf, u32)> {
     let re = word_re(word);
     let mut out = BTreeSet::new();
@@ -114,7 +115,7 @@ fn brute_force(home: &Path, word: &str) -> BTreeSet<(PathBuf, u32)> {
                 rawpv::session::Item::Message(m) => !m.text.is_empty(),
                 rawpv::session::Item::Event(_) => false,
             };
-            if is_doc && rawpv::session::query::item_matches(&s, i, &re) {
+            if is_doc && rawpv::session::query::own_matches(&s, i, &re) {
                 out.insert((f.clone(), i as u32));
             }
         }
