@@ -318,7 +318,8 @@ impl App {
                     if let Some(i) =
                         (self.view.sessions).index_at(&self.panels.sessions, inner, row)
                     {
-                        self.view.sessions.selected = i;
+                        let d = i as isize - self.view.sessions.selected as isize;
+                        self.view.sessions.select_by(&self.panels.sessions, d);
                     }
                 }
             }

@@ -415,8 +415,10 @@ impl App {
                         .sessions
                         .select_by(&self.panels.sessions, if down { d } else { -d });
                 }
-                Verb::Top => self.view.sessions.selected = 0,
-                Verb::Bottom => self.view.sessions.selected = usize::MAX / 2,
+                Verb::Top => (self.view.sessions).select_by(&self.panels.sessions, isize::MIN / 2),
+                Verb::Bottom => {
+                    (self.view.sessions).select_by(&self.panels.sessions, isize::MAX / 2);
+                }
                 Verb::Open => self.show_session(),
             },
             Focused::Audit => match verb {

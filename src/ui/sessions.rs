@@ -67,6 +67,9 @@ pub struct SessionsState {
     /// Selected row (0: "all sessions").
     pub selected: usize,
     pub offset: usize,
+    /// The selected row's session (`Some(None)`: "all"), so the selection stays on it when the
+    /// rows are sorted again by activity; `None` until a row was chosen.
+    pub chosen: Option<Option<u32>>,
 }
 
 /// What the list keeps between frames (owned by the app; safe to drop).
@@ -223,6 +226,12 @@ impl SessionsState {
         {
             cache.rows = rows_of(session, live, now, theme);
             cache.built = Some((session.revision, Instant::now()));
+            if let Some(k) = self
+                .chosen
+                .and_then(|sid| cache.rows.iter().position(|r| r.sid == sid))
+            {
+                self.selected = k;
+            }
         }
         self.selected = self.selected.min(cache.rows.len().saturating_sub(1));
         let shown = usize::from(area.height.saturating_sub(1)).max(1);
@@ -237,6 +246,7 @@ impl SessionsState {
     pub fn select_by(&mut self, cache: &SessionsCache, delta: isize) {
         let last = cache.rows.len().saturating_sub(1);
         self.selected = self.selected.saturating_add_signed(delta).min(last);
+        self.chosen = cache.rows.get(self.selected).map(|r| r.sid);
     }
 
     /// What Enter applies to the feed's filter: `Some(Some(name))` filters to the selected
@@ -404,5 +414,53 @@ impl<'a> SessionsView<'a> {
             }
             buf.set_line(area.x, y, &l, area.width);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::load_bytes;
+
+    fn frames(lines: &[(&str, i64)]) -> Vec<crate::import::Decoded> {
+        let text: Vec<String> = lines
+            .iter()
+            .map(|(sid, ts)| {
+                format!(
+                    r#"{{"type":"agent.message","session_id":"{sid}","timestamp":{ts},"payload":{{"text":"x"}}}}"#
+                )
+            })
+            .collect();
+        load_bytes(text.join("\n").as_bytes()).items
+    }
+
+    /// Newest activity first under "all"; a chosen session stays selected when the rows are
+    /// sorted again, and Enter's filter names it.
+    #[test]
+    fn the_selection_follows_its_session_when_the_rows_reorder() {
+        let theme = Theme::dark();
+        let area = Rect::new(0, 0, 80, 10);
+        let mut s = Session::new();
+        for d in frames(&[("aaa", 1_000), ("bbb", 2_000)]) {
+            s.apply(d);
+        }
+        s.finish();
+        let (mut st, mut cache) = (SessionsState::default(), SessionsCache::default());
+        st.prepare(&mut cache, &s, None, None, &theme, area);
+        let order: Vec<&str> = cache.rows().iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(order, ["2 sessions", "bbb", "aaa"]);
+        st.select_by(&cache, 2);
+        assert_eq!(st.selected_filter(&cache), Some(Some("aaa".to_owned())));
+        // aaa becomes the newest: it moves up, and stays selected.
+        for d in frames(&[("aaa", 3_000)]) {
+            s.apply(d);
+        }
+        st.prepare(&mut cache, &s, None, None, &theme, area);
+        let order: Vec<&str> = cache.rows().iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(order, ["2 sessions", "aaa", "bbb"]);
+        assert_eq!(st.selected, 1);
+        assert_eq!(st.selected_filter(&cache), Some(Some("aaa".to_owned())));
+        st.select_by(&cache, -5);
+        assert_eq!(st.selected_filter(&cache), Some(None));
     }
 }
