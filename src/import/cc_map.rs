@@ -715,7 +715,12 @@ impl Mapper {
                     .iter()
                     .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
                     .count();
-                for b in blocks {
+                // A pasted image belongs to the prompt it came with: Claude Code writes the
+                // image blocks first, the typed text after; the image rows follow the record's
+                // other rows (issue 20), in their own order.
+                let is_image = |b: &&Value| b.get("type").and_then(Value::as_str) == Some("image");
+                let others = blocks.iter().filter(|b| !is_image(b));
+                for b in others.chain(blocks.iter().filter(is_image)) {
                     match b.get("type").and_then(Value::as_str).unwrap_or("") {
                         "text" => {
                             let t = b.get("text").and_then(Value::as_str).unwrap_or("");

@@ -818,3 +818,38 @@ fn search_finds_text_only_in_a_calls_hooks() {
     );
     assert_snapshot!("cc_search_hook_output_100x30", term.backend());
 }
+
+#[test]
+fn a_pasted_image_follows_the_prompt_it_came_with() {
+    // `tests/fixtures/cc_image_before_prompt.jsonl`: one user record `[image, text]` (the order
+    // Claude Code writes a pasted image in, as in the 1.0.43 corpus file), then the reply.
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_image_before_prompt.jsonl");
+    assert_eq!(
+        rawpv(&["print", p.to_str().unwrap()]),
+        "prompt     Why is this button grey?\n\
+         x-claude-code.image image · image/png · 155 B · 64×48\n\
+         agent      The button has `disabled` set.\n\
+         session.turn.end session.turn.end · stop reason end_turn\n"
+    );
+    let mut app = app_for(&p);
+    let term = draw(&mut app, 80, 12);
+    assert_snapshot!("cc_image_after_prompt_80x12", term.backend());
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let c = dir.join("cc-v1.0.43-image-hooks-multiedit.jsonl");
+    let print = rawpv(&["print", c.to_str().unwrap()]);
+    let lines: Vec<&str> = print.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("x-claude-code.image "))
+        .unwrap();
+    assert_eq!(
+        lines[at - 1..=at],
+        [
+            "prompt     I think the library is setting it, it's an inline style (and there's no data-groupid:\\ …",
+            "x-claude-code.image image · image/png · 766.4 KiB · 2000×1008",
+        ]
+    );
+}
