@@ -72,7 +72,7 @@ pub enum Action {
     FoldAll,
     /// Unfold every turn.
     UnfoldAll,
-    /// Start typing a feed filter (`tool:NAME status:STATUS text`).
+    /// Start typing a feed filter (`tool:NAME status:STATUS session:ID text`).
     StartFilter,
     /// Show the tool catalog panel (again: back to the detail).
     ShowCatalog,

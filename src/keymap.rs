@@ -265,7 +265,7 @@ impl Default for Keymap {
             b(
                 vec![c('f')],
                 Action::StartFilter,
-                "filter: tool:NAME status:STATUS text",
+                "filter: tool:NAME status:STATUS session:ID text",
                 Some("filter"),
             ),
             b(

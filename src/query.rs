@@ -28,8 +28,8 @@ pub fn compile_search(q: &str) -> Result<Option<Regex>, regex::Error> {
         .map(Some)
 }
 
-/// A parsed feed filter: `tool:NAME status:STATUS free text` (all parts optional; the kinds
-/// must all hold; several `tool:` or several `status:` words are alternatives, so
+/// A parsed feed filter: `tool:NAME status:STATUS session:ID free text` (all parts optional;
+/// the kinds must all hold; several `tool:`, `status:` or `session:` words are alternatives, so
 /// `tool:Bash tool:Read` keeps both tools).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Filter {

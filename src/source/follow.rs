@@ -83,6 +83,29 @@ async fn drain(
     Ok(send_decoded(tx, dec, &mut items).await)
 }
 
+/// Reads what is left of `o`, finishes the decoder and sends its last items (a stop, a
+/// rotation). `false` when following ends: the receiver is gone, or the read failed (sent as
+/// `Failed`).
+async fn drain_and_finish(
+    o: &mut Open,
+    dec: &mut LineDecoder,
+    buf: &mut [u8],
+    tx: &mpsc::Sender<SourceMsg>,
+    io_err: &impl Fn(std::io::Error) -> SourceError,
+) -> bool {
+    match drain(o, dec, buf, tx).await {
+        Ok(true) => {}
+        Ok(false) => return false,
+        Err(e) => {
+            let _ = tx.send(SourceMsg::Failed(io_err(e))).await;
+            return false;
+        }
+    }
+    let mut items = Vec::new();
+    dec.finish(&mut items);
+    send_decoded(tx, dec, &mut items).await
+}
+
 /// Follows `path` until the receiver is dropped (or the task is cancelled). `poll` is the
 /// check interval ([`POLL_INTERVAL`] in the app; tests may pass less).
 pub async fn run(path: PathBuf, poll: Duration, tx: &mpsc::Sender<SourceMsg>) {
@@ -132,17 +155,7 @@ pub async fn run_until(
             () = tokio::time::sleep(poll) => {}
             () = stop.cancelled() => {
                 // Last read: what was written before the stop, then the end of the input.
-                match drain(&mut cur, &mut dec, &mut buf, tx).await {
-                    Ok(true) => {}
-                    Ok(false) => return,
-                    Err(e) => {
-                        let _ = tx.send(SourceMsg::Failed(io_err(e))).await;
-                        return;
-                    }
-                }
-                let mut items = Vec::new();
-                dec.finish(&mut items);
-                if send_decoded(tx, &mut dec, &mut items).await {
+                if drain_and_finish(&mut cur, &mut dec, &mut buf, tx, &io_err).await {
                     let _ = tx.send(SourceMsg::Eof).await;
                 }
                 return;
@@ -193,17 +206,7 @@ pub async fn run_until(
             continue;
         };
         // Lines written to the old file before the switch still count.
-        match drain(&mut cur, &mut dec, &mut buf, tx).await {
-            Ok(true) => {}
-            Ok(false) => return,
-            Err(e) => {
-                let _ = tx.send(SourceMsg::Failed(io_err(e))).await;
-                return;
-            }
-        }
-        let mut items = Vec::new();
-        dec.finish(&mut items);
-        if !send_decoded(tx, &mut dec, &mut items).await {
+        if !drain_and_finish(&mut cur, &mut dec, &mut buf, tx, &io_err).await {
             return;
         }
         let reason = "file replaced (rotated); reading the new file".to_owned();
