@@ -8,6 +8,10 @@
 //!   decoders on the same threads, nothing indexed (what `rawpv stats --no-cache` reads), MB/s.
 //! * `library_bench read HOME`: as `fold`, plus what the indexer makes of each file (rows and
 //!   documents, `library::index::read`), nothing written: the indexer's reading side alone.
+//! * `library_bench append FILE [whole]`: one append to a session file as the browser's
+//!   indexing thread indexes it: FILE but its last 7 lines indexed, then each line appended and
+//!   the update timed (median); `whole` reads the changed file whole (the path before the
+//!   append path), else through the append path (`index::Indexer`).
 //! * `library_bench warm HOME DB`: the warm start with nothing changed: the update (a stat of
 //!   every file) and, separately, the browser's first screen (open the index, read the rows,
 //!   build the list, draw 200x60), each the median of 5 runs.
@@ -57,6 +61,70 @@ fn first_screen(db: &Path) -> (Duration, usize) {
     })
     .unwrap();
     (t0.elapsed(), n)
+}
+
+/// `append FILE [whole]`: FILE's lines but the last 7 written to a new session file and
+/// indexed into a new index (the first update, timed apart), then the 7 lines appended one at a
+/// time, each followed by the update the browser's indexing thread runs (timed: the append's
+/// whole cost on that thread, stat to commit). `whole`: through `index::update`, which reads a
+/// changed file whole (the path every changed file took before the append path); else through
+/// one `index::Indexer` (the browser's), which reads only the appended line.
+fn append(file: &Path, mode: Option<&str>) {
+    let bytes = std::fs::read(file).unwrap();
+    let mut ends: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    ends.truncate(ends.len().saturating_sub(1));
+    let tail: Vec<usize> = ends[ends.len() - 7..].to_vec();
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let dir = tmp.path().join(".claude/projects/-p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.jsonl");
+    std::fs::write(&path, &bytes[..tail[0]]).unwrap();
+    let db = tmp.path().join("library.sqlite");
+    let mut store = SqliteStore::open(&db).unwrap().store;
+    let inputs = vec![(path.clone(), "/p".to_owned())];
+    let whole = mode == Some("whole");
+    let mut indexer = if whole {
+        index::Indexer::once()
+    } else {
+        index::Indexer::new()
+    };
+    let t0 = Instant::now();
+    indexer.update(&mut store, &inputs, |_| true).unwrap();
+    let first = t0.elapsed();
+    let mut times = Vec::new();
+    let mut at = tail[0];
+    for &to in tail[1..].iter().chain([bytes.len()].iter()) {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, &bytes[at..to]).unwrap();
+        drop(f);
+        at = to;
+        let t0 = Instant::now();
+        let p = indexer.update(&mut store, &inputs, |_| true).unwrap();
+        times.push(t0.elapsed());
+        assert_eq!(p.files_done, 1);
+    }
+    let ms: Vec<String> = times
+        .iter()
+        .map(|d| format!("{:.1}", d.as_secs_f64() * 1e3))
+        .collect();
+    println!(
+        "{}: first index {:.0} ms; one append ({} lines of {:.1} MB), each: {} ms; median {:.1} ms; tails kept {}",
+        if whole { "whole file" } else { "append path" },
+        first.as_secs_f64() * 1e3,
+        times.len(),
+        bytes.len() as f64 / 1e6,
+        ms.join(", "),
+        median(times).as_secs_f64() * 1e3,
+        indexer.tails()
+    );
 }
 
 fn main() {
@@ -121,6 +189,7 @@ fn main() {
                 b / secs
             );
         }
+        Some("append") => append(Path::new(&args[1]), args.get(2).map(String::as_str)),
         Some("warm") => {
             let (home, db) = (Path::new(&args[1]), Path::new(&args[2]));
             let mut updates = Vec::new();

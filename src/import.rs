@@ -412,6 +412,12 @@ pub trait Decoder: Send {
     }
     /// The input ended; emit whatever is pending.
     fn finish(&mut self, out: &mut Vec<Decoded>);
+    /// A copy of this decoder's state, to see what [`Decoder::finish`] would emit now without
+    /// ending the input (the library's append path, `crate::library::index`): `None` (the
+    /// default) when the decoder cannot be copied, and then its files are read whole each time.
+    fn fork(&self) -> Option<Box<dyn Decoder>> {
+        None
+    }
     /// A live input has nothing more for now (a followed file at its end): emit what waits for
     /// later lines that may never come (Claude Code's records waiting for a parent), so the
     /// screen shows everything written. Later lines still decode as usual.

@@ -13,6 +13,7 @@
 //! removed at the next update). `--no-index` and the config's `library.index = false` leave it
 //! alone entirely (then `search` reads every file).
 
+pub mod append;
 pub mod index;
 pub mod live;
 pub mod search;

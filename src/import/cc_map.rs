@@ -99,7 +99,7 @@ pub struct RecCtx<'a> {
     pub in_file: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Use {
     name: String,
     ts: Option<Timestamp>,
@@ -120,7 +120,7 @@ struct Use {
 const PROGRESS_TAIL_LINES: usize = 40;
 
 /// The record → frame mapper; keeps the state pairing needs (tool uses seen, timestamps).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Mapper {
     seq: u64,
     last_ts: Option<Timestamp>,

@@ -168,7 +168,7 @@ struct At<'a> {
 }
 
 /// Where a record that waits is.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Src {
     /// Its text (a main-file record waiting for its parent).
     Text(Box<str>),
@@ -177,7 +177,7 @@ enum Src {
 }
 
 /// A record not mapped yet: its compact key and where its text is.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Held {
     src: Src,
     file: usize,
@@ -189,14 +189,14 @@ struct Held {
 }
 
 /// What waits to be mapped after the record being mapped.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Work {
     After(u64),
     Place(Held),
 }
 
 /// A subagent run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Group {
     agent_id: String,
     /// Index into `chains` once its first record is mapped (or its place is decided).
@@ -212,7 +212,7 @@ struct Group {
 }
 
 /// The usage of an API message, held until the next record of its agent.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct PendingUsage {
     rec: Value,
     line: u64,
@@ -221,7 +221,7 @@ struct PendingUsage {
 }
 
 /// Children of each record that continue the conversation, for fork points (see module docs).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct ForkTracker {
     /// Parent uuid → (branches seen, line of the parent, message id of the parent, line of the
     /// first branch's first record, uuid of that record).
@@ -243,7 +243,7 @@ struct ForkTracker {
 }
 
 /// The one Claude Code decoder (see the module docs).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ClaudeCodeDecoder {
     pub(crate) mapper: Mapper,
     /// Publish derived catalogs (off when a real catalog was published, e.g. stream-json init).
@@ -1505,6 +1505,10 @@ impl Decoder for ClaudeCodeDecoder {
 
     fn finish(&mut self, out: &mut Vec<Decoded>) {
         Self::finish(self, out);
+    }
+
+    fn fork(&self) -> Option<Box<dyn Decoder>> {
+        Some(Box::new(self.clone()))
     }
 
     /// Records waiting for a parent go out as roots, as at the end of input: a followed

@@ -21,6 +21,10 @@ impl Decoder for RawpDecoder {
     }
 
     fn finish(&mut self, _out: &mut Vec<Decoded>) {}
+
+    fn fork(&self) -> Option<Box<dyn Decoder>> {
+        Some(Box::new(Self))
+    }
 }
 
 /// One RAWP NDJSON line (`RawpDecoder::line` with parse options; the file reader skips deferred

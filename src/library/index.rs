@@ -1,7 +1,8 @@
 //! The indexer: brings the library's store up to date with the session files on disk.
 //!
-//! Who calls it: `rawpv search` and `rawpv sessions` (once, before answering), the browser's
-//! indexing thread (`crate::app::browser`, again whenever the watcher sees a change).
+//! Who calls it: `rawpv search` and `rawpv sessions` (once, before answering: [`update`]), the
+//! browser's indexing thread (`super::live`, an [`Indexer`] run again whenever the watcher sees
+//! a change).
 //!
 //! What a file gives ([`read`]): the file is folded by the same decoders and reducer as the
 //! viewer (outputs kept in memory while it is indexed, so each is parsed once), then one
@@ -10,10 +11,13 @@
 //! read back from the file).
 //!
 //! Invariants:
-//! * A file is read again only when its [`Stamp`] (device, inode, size, mtime) changed; then it
-//!   is read whole (a Claude Code transcript's records are ordered by their parent links, so an
-//!   appended record can move earlier ones) and its rows replaced in one transaction (with
-//!   other files' in a batch: at most [`BATCH_BYTES`] of files or [`BATCH_TIME`] apart).
+//! * A file is read again only when its [`Stamp`] (device, inode, size, mtime) changed. An
+//!   [`Indexer`] that keeps tails (the browser's) reads a file modified in the last
+//!   [`TAIL_RECENT`] through the append path (`super::append`): from where it was indexed, its
+//!   changed rows written alone ([`Store::put_delta`]); a file it cannot follow, and every file
+//!   of a one-shot [`update`], is read whole and its rows replaced in one transaction (with
+//!   other files' in a batch: at most [`BATCH_BYTES`] of files or [`BATCH_TIME`] apart). Both
+//!   ways give the same rows (`tests/it/library_append.rs`).
 //! * Files the store knows that no longer exist are removed, words and all, and the store
 //!   purged ([`Store::purge`]): their text is not left in the index's bytes.
 //! * Decoding runs on worker threads (all cores but the writer's), writing on the caller's;
@@ -132,7 +136,7 @@ fn one_line(s: &str) -> Option<String> {
 
 /// The agent version and git branch named in the first records (Claude Code `version` /
 /// `gitBranch`, Codex `session_meta.payload.cli_version` / `git.branch`).
-fn version_and_branch(path: &Path) -> (Option<String>, Option<String>) {
+pub(super) fn version_and_branch(path: &Path) -> (Option<String>, Option<String>) {
     use std::io::Read;
     let mut buf = Vec::new();
     if let Ok(f) = std::fs::File::open(path) {
@@ -202,16 +206,20 @@ fn fold_whole(path: &Path) -> std::io::Result<(Session, crate::import::Format)> 
     Ok((session, format))
 }
 
-/// What the library keeps of one file (module docs); `project` is the directory's project,
-/// used when the session names no `cwd`. An unreadable file gives a row with its `error`.
-pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) {
-    let stamp = Stamp::of(path).unwrap_or_default();
-    let mut row = SessionRow {
+/// The row a file gets before (or instead of) its fold: its path, stamp and directory project.
+pub(super) fn base_row(path: &Path, project: &str, stamp: Stamp) -> SessionRow {
+    SessionRow {
         path: path.to_path_buf(),
         stamp,
         project: project.to_owned(),
         ..SessionRow::default()
-    };
+    }
+}
+
+/// What the library keeps of one file (module docs); `project` is the directory's project,
+/// used when the session names no `cwd`. An unreadable file gives a row with its `error`.
+pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) {
+    let mut row = base_row(path, project, Stamp::of(path).unwrap_or_default());
     let shown = crate::render::text::visible(&path.display().to_string());
     if let Some(e) = crate::import::not_a_session(path, &shown) {
         row.error = Some(e);
@@ -224,6 +232,126 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
             return (row, Vec::new(), Vec::new());
         }
     };
+    let row = summarize(row, &s, format, version_and_branch(path), &[]);
+    let by_line = recipes_by_line(path, format, row.session_id.as_deref());
+    let mut ordinals = Ordinals::default();
+    let (mut calls, mut docs) = (Vec::new(), Vec::new());
+    for i in 0..s.items.len() {
+        let ordinal = ordinals.next(&s, i);
+        let (call, doc) = item_rows(&s, i, ordinal, by_line, format);
+        calls.extend(call);
+        docs.extend(doc);
+    }
+    (row, calls, docs)
+}
+
+/// Whether documents of a file can be read back from their own lines (`Doc::recipe`): a format
+/// of one record a line, and no subagent files (their records' lines are another file's).
+pub(super) fn recipes_by_line(
+    path: &Path,
+    format: crate::import::Format,
+    session_id: Option<&str>,
+) -> bool {
+    super::search::by_line(format)
+        && (format != crate::import::Format::ClaudeCode
+            || crate::import::cc_files::subagent_files(path, session_id).is_empty())
+}
+
+/// The k-th document of its kind on its line, item by item in order (empty messages count:
+/// the search's decode of the same lines makes them too). Items are only ever appended to a
+/// session, so an item's ordinal never changes as its file grows.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Ordinals {
+    counts: HashMap<(&'static str, u64), u32>,
+}
+
+impl Ordinals {
+    /// Item `i`'s ordinal (`None` for rows that are no document); call once per item, in order.
+    pub(super) fn next(&mut self, s: &Session, i: usize) -> Option<u32> {
+        let kind = doc_kind(s, i)?;
+        let line = match &s.items[i] {
+            Item::Message(m) => m.line,
+            Item::Invocation(k) => s.invocations[*k].request_line,
+            Item::Event(_) => return None,
+        };
+        let n = self.counts.entry((kind, line)).or_default();
+        *n += 1;
+        Some(*n - 1)
+    }
+}
+
+/// Item `i`'s call row (a call) and document (a prompt, text, thinking block or call), with
+/// its `ordinal` ([`Ordinals`]); `by_line`: [`recipes_by_line`].
+pub(super) fn item_rows(
+    s: &Session,
+    i: usize,
+    ordinal: Option<u32>,
+    by_line: bool,
+    format: crate::import::Format,
+) -> (Option<CallRow>, Option<Doc>) {
+    let Some(item) = s.items.get(i) else {
+        return (None, None);
+    };
+    let call = match item {
+        Item::Invocation(k) => {
+            let inv = &s.invocations[*k];
+            Some(CallRow {
+                item: i as u32,
+                line: inv.request_line,
+                tool: inv.tool_name.clone(),
+                status: inv.status.word(true).to_owned(),
+                summary: inv.summary.to_string(),
+                started: inv.requested_at.map(|t| t.0),
+                ended: inv.ended_at.map(|t| t.0),
+            })
+        }
+        Item::Message(_) | Item::Event(_) => None,
+    };
+    let (Some(kind), Some(text)) = (doc_kind(s, i), doc_text(s, i)) else {
+        return (call, None);
+    };
+    let recipe = ordinal
+        .filter(|_| by_line)
+        .and_then(|k| recipe(s, i, k, format == crate::import::Format::RawpNdjson));
+    let (line, ts, tool) = match item {
+        Item::Message(m) => (m.line, m.timestamp, String::new()),
+        Item::Invocation(k) => {
+            let inv = &s.invocations[*k];
+            (
+                inv.request_line,
+                inv.requested_at.or(inv.ended_at),
+                inv.tool_name.clone(),
+            )
+        }
+        Item::Event(_) => return (call, None),
+    };
+    let doc = Doc {
+        item: i as u32,
+        line,
+        kind,
+        tool,
+        ts: ts.map(|t| t.0),
+        // Composed, as queries are (`search::composed`, attack 11 #4).
+        text: match super::search::composed(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(c) => c,
+        },
+        recipe,
+    };
+    (call, Some(doc))
+}
+
+/// The session row of the folded session `s` (issue 27 item 3): `row` as [`base_row`] made it,
+/// filled from every item, then from `extra` (event frames the end of the file would add, as
+/// rows after the last item: the append path's [`crate::source::file::Growing::peek_finish`]).
+/// `vb`: [`version_and_branch`] of the file.
+pub(super) fn summarize(
+    mut row: SessionRow,
+    s: &Session,
+    format: crate::import::Format,
+    vb: (Option<String>, Option<String>),
+    extra: &[&crate::protocol::Frame],
+) -> SessionRow {
     format.as_str().clone_into(&mut row.format);
     agent_of(format).clone_into(&mut row.agent);
     if let Some((_, e)) = s.sessions.iter().next() {
@@ -233,9 +361,7 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
         }
     }
     row.compactions = s.sessions.iter().map(|(_, e)| e.compactions).sum();
-    let (version, branch) = version_and_branch(path);
-    row.agent_version = version;
-    row.git_branch = branch;
+    (row.agent_version, row.git_branch) = vb;
 
     let mut first: Option<i64> = None;
     let mut last: Option<i64> = None;
@@ -250,37 +376,29 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
     let mut usage = Vec::new();
     let mut tools: HashMap<&str, u64> = HashMap::new();
     let mut agents: HashSet<&str> = HashSet::new();
-    let mut calls = Vec::new();
-    let mut docs = Vec::new();
-    // Whether documents can be read back from their own lines (`Doc::recipe`): a format of
-    // one record a line, and no subagent files (their records' lines are another file's).
-    let by_line = super::search::by_line(format)
-        && (format != crate::import::Format::ClaudeCode
-            || crate::import::cc_files::subagent_files(path, row.session_id.as_deref()).is_empty());
-    let mut ordinals: HashMap<(&'static str, u64), u32> = HashMap::new();
-    for (i, item) in s.items.iter().enumerate() {
-        match item {
-            Item::Event(f) => {
-                seen(f.envelope.timestamp);
-                if let Some(u) = crate::usage::facts::usage_fact(f) {
-                    usage.push(u);
-                }
-                let t = f.frame_type.as_str();
-                if matches!(
-                    t,
-                    "x-claude-code.summary"
-                        | "x-claude-code.custom-title"
-                        | "x-claude-code.ai-title"
-                ) {
-                    let p = f.payload_json();
-                    let found = ["customTitle", "aiTitle", "title", "summary"]
-                        .iter()
-                        .find_map(|k| p.get(*k).and_then(Value::as_str).and_then(one_line));
-                    if found.is_some() {
-                        title = found;
-                    }
-                }
+    let mut event = |f: &crate::protocol::Frame,
+                     seen: &mut dyn FnMut(Option<crate::protocol::Timestamp>)| {
+        seen(f.envelope.timestamp);
+        if let Some(u) = crate::usage::facts::usage_fact(f) {
+            usage.push(u);
+        }
+        let t = f.frame_type.as_str();
+        if matches!(
+            t,
+            "x-claude-code.summary" | "x-claude-code.custom-title" | "x-claude-code.ai-title"
+        ) {
+            let p = f.payload_json();
+            let found = ["customTitle", "aiTitle", "title", "summary"]
+                .iter()
+                .find_map(|k| p.get(*k).and_then(Value::as_str).and_then(one_line));
+            if found.is_some() {
+                title = found;
             }
+        }
+    };
+    for item in &s.items {
+        match item {
+            Item::Event(f) => event(f, &mut seen),
             Item::Message(m) => {
                 seen(m.timestamp);
                 if m.kind == MessageKind::Prompt && first_prompt.is_none() {
@@ -302,59 +420,11 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
                 row.errors += u64::from(inv.status.is_failure());
                 row.cancelled +=
                     u64::from(matches!(inv.status, crate::session::CallStatus::Cancelled));
-                calls.push(CallRow {
-                    item: i as u32,
-                    line: inv.request_line,
-                    tool: inv.tool_name.clone(),
-                    status: inv.status.word(true).to_owned(),
-                    summary: inv.summary.to_string(),
-                    started: inv.requested_at.map(|t| t.0),
-                    ended: inv.ended_at.map(|t| t.0),
-                });
             }
         }
-        // The k-th document of its kind on its line (empty messages count: the search's
-        // decode of the same lines makes them too).
-        let ordinal = doc_kind(&s, i).and_then(|kind| {
-            let line = match item {
-                Item::Message(m) => m.line,
-                Item::Invocation(k) => s.invocations[*k].request_line,
-                Item::Event(_) => return None,
-            };
-            let n = ordinals.entry((kind, line)).or_default();
-            *n += 1;
-            Some(*n - 1)
-        });
-        if let (Some(kind), Some(text)) = (doc_kind(&s, i), doc_text(&s, i)) {
-            let recipe = ordinal
-                .filter(|_| by_line)
-                .and_then(|k| recipe(&s, i, k, format == crate::import::Format::RawpNdjson));
-            let (line, ts, tool) = match item {
-                Item::Message(m) => (m.line, m.timestamp, String::new()),
-                Item::Invocation(k) => {
-                    let inv = &s.invocations[*k];
-                    (
-                        inv.request_line,
-                        inv.requested_at.or(inv.ended_at),
-                        inv.tool_name.clone(),
-                    )
-                }
-                Item::Event(_) => continue,
-            };
-            docs.push(Doc {
-                item: i as u32,
-                line,
-                kind,
-                tool,
-                ts: ts.map(|t| t.0),
-                // Composed, as queries are (`search::composed`, attack 11 #4).
-                text: match super::search::composed(&text) {
-                    std::borrow::Cow::Borrowed(_) => text,
-                    std::borrow::Cow::Owned(c) => c,
-                },
-                recipe,
-            });
-        }
+    }
+    for f in extra {
+        event(f, &mut seen);
     }
     row.first_ts = first;
     row.last_ts = last;
@@ -372,7 +442,7 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
     row.models = models.into_iter().collect();
     // Tokens deduplicated as `rawpv stats` does (ccusage's rule).
     let facts = [crate::usage::facts::FileFacts {
-        path: path.to_path_buf(),
+        path: row.path.clone(),
         usage,
         ..Default::default()
     }];
@@ -385,7 +455,7 @@ pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) 
         row.tokens_cache_read = row.tokens_cache_read.saturating_add(u.tokens.cache_read);
         row.tokens_cache_write = row.tokens_cache_write.saturating_add(u.tokens.cache_write);
     }
-    (row, calls, docs)
+    row
 }
 
 /// The session files of the library: under `roots` (the browser's layouts) and the files
@@ -394,108 +464,246 @@ pub fn list(paths: &[PathBuf]) -> crate::usage::report::Inputs {
     crate::usage::report::list(paths)
 }
 
-/// Updates `store` for `inputs` (module docs); `progress` is called after each file and may
-/// return `false` to stop (what was written stays). Returns the last progress.
+/// Updates `store` for `inputs` once (module docs), every changed file read whole:
+/// [`Indexer::update`] of an [`Indexer::once`].
 ///
 /// # Errors
 /// The store's first write error.
 pub fn update(
     store: &mut dyn Store,
     inputs: &crate::usage::report::Inputs,
-    mut progress: impl FnMut(&Progress) -> bool,
+    progress: impl FnMut(&Progress) -> bool,
 ) -> Result<Progress, String> {
-    let known: BTreeMap<PathBuf, Stamp> = store.stamps()?.into_iter().collect();
-    let mut p = Progress::default();
-    let listed: HashSet<&Path> = inputs.iter().map(|(p, _)| p.as_path()).collect();
-    for path in known.keys() {
-        if !listed.contains(path.as_path()) && !path.exists() {
-            store.remove(path)?;
-            p.removed += 1;
+    Indexer::once().update(store, inputs, progress)
+}
+
+/// Files read through the append path at most at once (each holds its session in memory).
+pub const TAILS: usize = 8;
+/// … and at most this many bytes of them.
+pub const TAIL_BYTES: u64 = 512 << 20;
+/// A file modified within this long is read through the append path when it changes (a
+/// session being written now).
+pub const TAIL_RECENT: std::time::Duration = std::time::Duration::from_mins(15);
+
+/// The indexer of one process: [`update`]s that remember, for the files written to recently,
+/// where they were indexed up to (`super::append::Tail`), so that an append is read and
+/// written alone.
+pub struct Indexer {
+    tails: super::append::Tails,
+    /// At most this many tails ([`TAILS`]; 0: every changed file is read whole).
+    pub max_tails: usize,
+    /// … and at most this many bytes of their files ([`TAIL_BYTES`]).
+    pub max_tail_bytes: u64,
+    /// Files modified within this long get a tail ([`TAIL_RECENT`]).
+    pub recent: std::time::Duration,
+}
+
+impl Default for Indexer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Indexer {
+    /// An indexer that keeps tails (the browser's indexing thread).
+    pub fn new() -> Self {
+        Self {
+            tails: super::append::Tails::default(),
+            max_tails: TAILS,
+            max_tail_bytes: TAIL_BYTES,
+            recent: TAIL_RECENT,
         }
     }
-    let mut todo: Vec<(PathBuf, String, Stamp)> = Vec::new();
-    for (path, project) in inputs {
-        match Stamp::of(path) {
-            None => {
-                if known.contains_key(path) {
-                    store.remove(path)?;
-                    p.removed += 1;
-                }
+
+    /// An indexer that reads every changed file whole (one update, then the process ends).
+    pub fn once() -> Self {
+        Self {
+            max_tails: 0,
+            ..Self::new()
+        }
+    }
+
+    /// How many files it follows now.
+    pub fn tails(&self) -> usize {
+        self.tails.len()
+    }
+
+    /// Forgets every tail (the store was replaced by another file: what they wrote is not in
+    /// it).
+    pub fn forget(&mut self) {
+        self.tails.clear();
+    }
+
+    /// Whether a file of `stamp` may get a tail now.
+    fn recent(&self, stamp: &Stamp) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        self.max_tails > 0
+            && stamp.size <= self.max_tail_bytes
+            && now.saturating_sub(stamp.mtime_ns) <= self.recent.as_nanos() as i64
+    }
+
+    /// Updates `store` for `inputs` (module docs); `progress` is called after each file and
+    /// may return `false` to stop (what was written stays). Returns the last progress.
+    ///
+    /// # Errors
+    /// The store's first write error.
+    pub fn update(
+        &mut self,
+        store: &mut dyn Store,
+        inputs: &crate::usage::report::Inputs,
+        mut progress: impl FnMut(&Progress) -> bool,
+    ) -> Result<Progress, String> {
+        type Read = (super::store::Indexed, Option<Box<super::append::Tail>>);
+        let known: BTreeMap<PathBuf, Stamp> = store.stamps()?.into_iter().collect();
+        let mut p = Progress::default();
+        let listed: HashSet<&Path> = inputs.iter().map(|(p, _)| p.as_path()).collect();
+        for path in known.keys() {
+            if !listed.contains(path.as_path()) && !path.exists() {
+                store.remove(path)?;
+                self.tails.take(path);
+                p.removed += 1;
             }
-            Some(s) if known.get(path) == Some(&s) => {}
-            Some(s) => todo.push((path.clone(), project.clone(), s)),
         }
-    }
-    if p.removed > 0 {
-        store.purge()?;
-    }
-    todo.sort_by(|a, b| b.2.mtime_ns.cmp(&a.2.mtime_ns).then(a.0.cmp(&b.0)));
-    p.files = todo.len();
-    p.bytes = todo.iter().map(|t| t.2.size).sum();
-    if todo.is_empty() {
-        progress(&p);
-        return Ok(p);
-    }
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .clamp(1, 8)
-        .min(todo.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (tx, rx) =
-        std::sync::mpsc::sync_channel::<(SessionRow, Vec<CallRow>, Vec<Doc>)>(workers * 2);
-    std::thread::scope(|scope| -> Result<(), String> {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (todo, next, stop) = (&todo, &next, &stop);
-            scope.spawn(move || {
-                loop {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        break;
+        let mut todo: Vec<(PathBuf, String, Stamp)> = Vec::new();
+        for (path, project) in inputs {
+            match Stamp::of(path) {
+                None => {
+                    self.tails.take(path);
+                    if known.contains_key(path) {
+                        store.remove(path)?;
+                        p.removed += 1;
                     }
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((path, project, _)) = todo.get(k) else {
-                        break;
-                    };
-                    if tx.send(read(path, project)).is_err() {
-                        break;
-                    }
                 }
-            });
+                Some(s) if known.get(path) == Some(&s) => {}
+                Some(s) => todo.push((path.clone(), project.clone(), s)),
+            }
         }
-        drop(tx);
-        let mut result = Ok(());
-        let mut batch: Vec<super::store::Indexed> = Vec::new();
-        let mut batch_bytes = 0u64;
-        let mut since = std::time::Instant::now();
-        let mut rx = rx.into_iter().peekable();
-        while let Some(one) = rx.next() {
-            if result.is_err() {
+        if p.removed > 0 {
+            store.purge()?;
+        }
+        todo.sort_by(|a, b| b.2.mtime_ns.cmp(&a.2.mtime_ns).then(a.0.cmp(&b.0)));
+        p.files = todo.len();
+        p.bytes = todo.iter().map(|t| t.2.size).sum();
+        // Appends first, on this thread: each is a small read and one small transaction.
+        let mut whole = Vec::with_capacity(todo.len());
+        for (path, project, stamp) in todo {
+            let Some(mut tail) = self.tails.take(&path) else {
+                whole.push((path, project, stamp));
+                continue;
+            };
+            let was = tail.stamp;
+            let Some(delta) = tail.extend(&path, stamp) else {
+                whole.push((path, project, stamp));
+                continue;
+            };
+            if !store.put_delta(was, &delta)? {
+                // Another process indexed the file meanwhile: read it whole.
+                whole.push((path, project, stamp));
                 continue;
             }
-            batch_bytes += one.0.stamp.size;
-            batch.push(one);
-            // Written in batches (one transaction, FTS5 flushes its postings once), at least
-            // every BATCH_TIME so rows appear as they are read.
-            let last = rx.peek().is_none();
-            if !last && batch_bytes < BATCH_BYTES && since.elapsed() < BATCH_TIME {
-                continue;
-            }
-            if let Err(e) = store.put_many(&batch) {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                result = Err(e);
-                continue;
-            }
-            p.files_done += batch.len();
-            p.bytes_done += batch_bytes;
-            batch.clear();
-            batch_bytes = 0;
-            since = std::time::Instant::now();
+            tail.written_as(stamp);
+            self.tails
+                .put(&path, tail, self.max_tails, self.max_tail_bytes);
+            p.files_done += 1;
+            p.bytes_done += stamp.size;
             if !progress(&p) {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Ok(p);
             }
         }
-        result
-    })?;
-    Ok(p)
+        if whole.is_empty() {
+            progress(&p);
+            return Ok(p);
+        }
+        // The newest recent files get a tail (read through the append path from the start).
+        let mut tails_left = self.max_tails;
+        let todo: Vec<(PathBuf, String, Stamp, bool)> = whole
+            .into_iter()
+            .map(|(path, project, stamp)| {
+                let tail = tails_left > 0 && self.recent(&stamp);
+                tails_left -= usize::from(tail);
+                (path, project, stamp, tail)
+            })
+            .collect();
+        let workers = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 8)
+            .min(todo.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Read>(workers * 2);
+        let (max_tails, max_bytes) = (self.max_tails, self.max_tail_bytes);
+        let tails = &mut self.tails;
+        std::thread::scope(|scope| -> Result<(), String> {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (todo, next, stop) = (&todo, &next, &stop);
+                scope.spawn(move || {
+                    loop {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((path, project, stamp, tail)) = todo.get(k) else {
+                            break;
+                        };
+                        let one = if *tail {
+                            use super::append::{Built, Tail};
+                            match Tail::build(path, project, *stamp) {
+                                Built::Followed(t, indexed) => (indexed, Some(t)),
+                                Built::Whole(indexed) => (indexed, None),
+                                Built::Unsupported => (read(path, project), None),
+                            }
+                        } else {
+                            (read(path, project), None)
+                        };
+                        if tx.send(one).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut result = Ok(());
+            let mut batch: Vec<super::store::Indexed> = Vec::new();
+            let mut batch_tails: Vec<Box<super::append::Tail>> = Vec::new();
+            let mut batch_bytes = 0u64;
+            let mut since = std::time::Instant::now();
+            let mut rx = rx.into_iter().peekable();
+            while let Some((one, tail)) = rx.next() {
+                if result.is_err() {
+                    continue;
+                }
+                batch_bytes += one.0.stamp.size;
+                batch.push(one);
+                batch_tails.extend(tail);
+                // Written in batches (one transaction, FTS5 flushes its postings once), at
+                // least every BATCH_TIME so rows appear as they are read.
+                let last = rx.peek().is_none();
+                if !last && batch_bytes < BATCH_BYTES && since.elapsed() < BATCH_TIME {
+                    continue;
+                }
+                if let Err(e) = store.put_many(&batch) {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    result = Err(e);
+                    continue;
+                }
+                for t in batch_tails.drain(..) {
+                    let path = t.path().to_path_buf();
+                    tails.put(&path, t, max_tails, max_bytes);
+                }
+                p.files_done += batch.len();
+                p.bytes_done += batch_bytes;
+                batch.clear();
+                batch_bytes = 0;
+                since = std::time::Instant::now();
+                if !progress(&p) {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            result
+        })?;
+        Ok(p)
+    }
 }

@@ -97,6 +97,8 @@ fn run(
     let Some((mut store, mut id)) = open() else {
         return;
     };
+    // Files written to now are read from where they were indexed (`index::Indexer`).
+    let mut indexer = index::Indexer::new();
     // The watcher wakes this thread; without one, the poll does.
     let waker = wake.clone();
     let watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
@@ -141,9 +143,10 @@ fn run(
                 return;
             };
             (store, id) = (s, i);
+            indexer.forget();
         }
         let inputs = index::list(paths);
-        let result = index::update(&mut store, &inputs, |p| {
+        let result = indexer.update(&mut store, &inputs, |p| {
             let _ = tx.send(Update::Progress(*p));
             !stop.load(Ordering::Relaxed)
         });

@@ -16,7 +16,9 @@
 //! Invariants:
 //! * One file's rows (its file, session, calls, documents and their words) are written in one
 //!   transaction ([`Store::put`]), replacing what was there: a killed process leaves either the
-//!   old rows or the new ones, and two processes indexing the same file leave one copy.
+//!   old rows or the new ones, and two processes indexing the same file leave one copy. An
+//!   append ([`Store::put_delta`]) replaces the row and the calls and documents of the items it
+//!   names, in one transaction, and only over the rows written for the stamp it started from.
 //! * The words of a document are kept only as the full-text index's postings (an FTS5
 //!   contentless table with `detail=none`): the text itself is read back from the session file
 //!   when a hit is shown (`super::search`). Removing a file ([`Store::remove`]) deletes its
@@ -37,7 +39,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 /// `PRAGMA application_id`: "RWPV". A database without it (and not empty) is foreign.
 pub const APPLICATION_ID: i32 = 0x5257_5056;
 /// How long a writer waits for another process's transaction.
@@ -174,6 +176,17 @@ pub struct Candidate {
     pub recipe: Option<String>,
 }
 
+/// What an append to a file changes in the store (`super::append`): the new row, and the
+/// items whose call rows and documents are replaced by `calls` and `docs` (an item listed and
+/// in neither loses its rows).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Delta {
+    pub row: SessionRow,
+    pub items: Vec<u32>,
+    pub calls: Vec<CallRow>,
+    pub docs: Vec<Doc>,
+}
+
 /// What one file gives the index: its session row, calls and documents.
 pub type Indexed = (SessionRow, Vec<CallRow>, Vec<Doc>);
 
@@ -198,6 +211,12 @@ pub trait Store {
     }
     /// [`Store::put`] of several files in one transaction (a cold index writes in batches).
     fn put_many(&mut self, files: &[Indexed]) -> Result<(), String>;
+    /// Brings the rows of `delta.row.path`, written for stamp `was`, to `delta`, in one
+    /// transaction. `Ok(false)`: the store does not hold that file at `was` (another process
+    /// indexed it meanwhile, or this is another store), and nothing was written: the caller
+    /// writes the file whole. A store already holding the file at the delta's own stamp (the
+    /// other process wrote the same bytes' rows) is left as it is: `Ok(true)`.
+    fn put_delta(&mut self, was: Stamp, delta: &Delta) -> Result<bool, String>;
     /// Forgets `path` (its session, calls and words).
     fn remove(&mut self, path: &Path) -> Result<(), String>;
     /// Makes what [`Store::remove`] forgot unrecoverable from the store's own bytes (a deleted
@@ -299,7 +318,7 @@ CREATE TABLE docs(
   file_id INTEGER NOT NULL, item INTEGER NOT NULL, line INTEGER NOT NULL,
   kind TEXT NOT NULL, tool TEXT NOT NULL, ts INTEGER, recipe TEXT
 );
-CREATE INDEX docs_file ON docs(file_id);
+CREATE INDEX docs_item ON docs(file_id, item);
 CREATE VIRTUAL TABLE words USING fts5(
   text, content='', contentless_delete=1, detail=none,
   tokenize='unicode61 remove_diacritics 0'
@@ -326,16 +345,28 @@ fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
         ))
         .map_err(|e| err(&e))?;
         tx.commit().map_err(|e| err(&e))?;
+        return Ok(());
     }
     // Schema 2: a document's recipe (`Doc::recipe`); a schema-1 document has none, so the
     // search reads its whole file, as schema 1 did, until the file is indexed again.
-    if from == 1 {
+    if from <= 1 {
         let tx = conn.transaction().map_err(|e| err(&e))?;
         tx.execute_batch("ALTER TABLE docs ADD COLUMN recipe TEXT; PRAGMA user_version = 2;")
             .map_err(|e| err(&e))?;
         tx.commit().map_err(|e| err(&e))?;
     }
-    // Later versions: `if from <= 2 { ALTER …; user_version = 3 }`, and so on.
+    // Schema 3: documents found by file and item (an append replaces a few of a file's
+    // documents, `Store::put_delta`); the index by file alone is its prefix.
+    if from <= 2 {
+        let tx = conn.transaction().map_err(|e| err(&e))?;
+        tx.execute_batch(
+            "CREATE INDEX IF NOT EXISTS docs_item ON docs(file_id, item); \
+             DROP INDEX IF EXISTS docs_file; PRAGMA user_version = 3;",
+        )
+        .map_err(|e| err(&e))?;
+        tx.commit().map_err(|e| err(&e))?;
+    }
+    // Later versions: `if from <= 3 { ALTER …; user_version = 4 }`, and so on.
     Ok(())
 }
 
@@ -572,6 +603,35 @@ impl SqliteStore {
         })
     }
 
+    /// The call rows kept of `path`, by item (for tests and tools: nothing in rawpv reads them
+    /// back yet).
+    ///
+    /// # Errors
+    /// The store cannot be read.
+    pub fn calls_of(&self, path: &Path) -> Result<Vec<CallRow>, String> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT c.item, c.line, c.tool, c.status, c.summary, c.started, c.ended \
+                 FROM calls c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.item",
+            )
+            .map_err(|e| err(&e))?;
+        let rows = st
+            .query_map([path_text(path)], |r| {
+                Ok(CallRow {
+                    item: r.get(0)?,
+                    line: r.get::<_, i64>(1)? as u64,
+                    tool: r.get(2)?,
+                    status: r.get(3)?,
+                    summary: r.get(4)?,
+                    started: r.get(5)?,
+                    ended: r.get(6)?,
+                })
+            })
+            .map_err(|e| err(&e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| err(&e))
+    }
+
     /// Where the index is.
     pub fn path(&self) -> &Path {
         &self.path
@@ -782,6 +842,16 @@ impl Store for SqliteStore {
             .map_err(|e| err(&e))
     }
 
+    fn put_delta(&mut self, was: Stamp, delta: &Delta) -> Result<bool, String> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| err(&e))?;
+        let done = put_delta(&tx, was, delta).map_err(|e| err(&e))?;
+        tx.commit().map_err(|e| err(&e))?;
+        Ok(done)
+    }
+
     fn remove(&mut self, path: &Path) -> Result<(), String> {
         let Some(id) = self.file_id(path)? else {
             return Ok(());
@@ -872,8 +942,9 @@ impl SqliteStore {
 
     /// [`Store::each_candidate`] for an FTS5 `query` that many documents match: the matching
     /// rowids alone (no join, no sort), then the sessions in order, each with the matches
-    /// among its own documents (one range of rowids: a file's documents are written in one
-    /// transaction, each above every rowid there is), read from `docs` by that range.
+    /// among its own documents, read from `docs` by the range of their rowids and the file
+    /// (a file written whole has one range of its own; one brought up to date by appends,
+    /// `Store::put_delta`, has later documents above other files' and is read by its id).
     fn each_candidate_by_session(
         &self,
         query: &str,
@@ -996,6 +1067,16 @@ fn put_one(
         params![path, s.dev as i64, s.ino as i64, s.size as i64, s.mtime_ns],
     )?;
     let id = tx.last_insert_rowid();
+    insert_session(tx, id, row)?;
+    insert_calls_and_docs(tx, id, calls, docs)
+}
+
+/// The `sessions` row of file `id`.
+fn insert_session(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    row: &SessionRow,
+) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO sessions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
              ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
@@ -1024,41 +1105,95 @@ fn put_one(
             row.error,
         ],
     )?;
-    {
-        let mut st =
-            tx.prepare_cached("INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?;
-        for c in calls {
-            st.execute(params![
-                id,
-                c.item,
-                c.line as i64,
-                c.tool,
-                c.status,
-                c.summary,
-                c.started,
-                c.ended
-            ])?;
-        }
-        let mut doc = tx.prepare_cached(
-            "INSERT INTO docs(file_id, item, line, kind, tool, ts, recipe) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        let mut words = tx.prepare_cached("INSERT INTO words(rowid, text) VALUES (?1, ?2)")?;
-        for d in docs {
-            doc.execute(params![
-                id,
-                d.item,
-                d.line as i64,
-                d.kind,
-                d.tool,
-                d.ts,
-                d.recipe
-            ])?;
-            let rowid = tx.last_insert_rowid();
-            words.execute(params![rowid, d.text])?;
-        }
+    Ok(())
+}
+
+/// Call rows, documents and their words of file `id`.
+fn insert_calls_and_docs(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    calls: &[CallRow],
+    docs: &[Doc],
+) -> rusqlite::Result<()> {
+    let mut st = tx.prepare_cached("INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?;
+    for c in calls {
+        st.execute(params![
+            id,
+            c.item,
+            c.line as i64,
+            c.tool,
+            c.status,
+            c.summary,
+            c.started,
+            c.ended
+        ])?;
+    }
+    let mut doc = tx.prepare_cached(
+        "INSERT INTO docs(file_id, item, line, kind, tool, ts, recipe) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let mut words = tx.prepare_cached("INSERT INTO words(rowid, text) VALUES (?1, ?2)")?;
+    for d in docs {
+        doc.execute(params![
+            id,
+            d.item,
+            d.line as i64,
+            d.kind,
+            d.tool,
+            d.ts,
+            d.recipe
+        ])?;
+        let rowid = tx.last_insert_rowid();
+        words.execute(params![rowid, d.text])?;
     }
     Ok(())
+}
+
+/// [`Store::put_delta`] inside the caller's transaction.
+fn put_delta(tx: &rusqlite::Transaction<'_>, was: Stamp, delta: &Delta) -> rusqlite::Result<bool> {
+    let row = &delta.row;
+    let held: Option<(i64, Stamp)> = tx
+        .query_row(
+            "SELECT id, dev, ino, size, mtime_ns FROM files WHERE path = ?1",
+            [path_text(&row.path)],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    Stamp {
+                        dev: r.get::<_, i64>(1)? as u64,
+                        ino: r.get::<_, i64>(2)? as u64,
+                        size: r.get::<_, i64>(3)? as u64,
+                        mtime_ns: r.get(4)?,
+                    },
+                ))
+            },
+        )
+        .optional()?;
+    let id = match held {
+        Some((_, s)) if s == row.stamp => return Ok(true),
+        Some((id, s)) if s == was => id,
+        _ => return Ok(false),
+    };
+    let s = row.stamp;
+    tx.execute(
+        "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5 WHERE id = ?1",
+        params![id, s.dev as i64, s.ino as i64, s.size as i64, s.mtime_ns],
+    )?;
+    tx.execute("DELETE FROM sessions WHERE file_id = ?1", [id])?;
+    insert_session(tx, id, row)?;
+    {
+        let mut words = tx.prepare_cached(
+            "DELETE FROM words WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?1 AND item = ?2)",
+        )?;
+        let mut docs = tx.prepare_cached("DELETE FROM docs WHERE file_id = ?1 AND item = ?2")?;
+        let mut calls = tx.prepare_cached("DELETE FROM calls WHERE file_id = ?1 AND item = ?2")?;
+        for &item in &delta.items {
+            words.execute(params![id, item])?;
+            docs.execute(params![id, item])?;
+            calls.execute(params![id, item])?;
+        }
+    }
+    insert_calls_and_docs(tx, id, &delta.calls, &delta.docs).map(|()| true)
 }
 
 /// Deletes file `id`'s rows and postings (inside the caller's transaction).
@@ -1267,8 +1402,11 @@ mod tests {
         s.put(&row("/a", 1), &[], &[doc(0, "alpha")]).unwrap();
         drop(s);
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch("ALTER TABLE docs DROP COLUMN recipe; PRAGMA user_version = 1;")
-            .unwrap();
+        conn.execute_batch(
+            "ALTER TABLE docs DROP COLUMN recipe; DROP INDEX docs_item; \
+             CREATE INDEX docs_file ON docs(file_id); PRAGMA user_version = 1;",
+        )
+        .unwrap();
         drop(conn);
         let o = SqliteStore::open(&path).unwrap();
         assert_eq!(o.notes, Vec::<String>::new());
@@ -1291,6 +1429,77 @@ mod tests {
             got,
             vec![("/b".into(), Some("0:7".into())), ("/a".into(), None)]
         );
+    }
+
+    /// The index names of `docs`.
+    fn doc_indexes(s: &SqliteStore) -> Vec<String> {
+        let mut st = s
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'docs'")
+            .unwrap();
+        let mut v: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        v.sort();
+        v
+    }
+
+    /// An index of schema 2 (documents found by file only) is migrated in place to schema 3:
+    /// its rows and words stay, documents are found by file and item, and an append's delta
+    /// (`Store::put_delta`) replaces one item's document.
+    #[test]
+    fn a_schema_2_index_is_migrated_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("library.sqlite");
+        let mut s = SqliteStore::open(&path).unwrap().store;
+        s.put(&row("/a", 1), &[], &[doc(0, "alpha"), doc(1, "beta")])
+            .unwrap();
+        drop(s);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP INDEX docs_item; CREATE INDEX docs_file ON docs(file_id); \
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        drop(conn);
+        let o = SqliteStore::open(&path).unwrap();
+        assert_eq!(o.notes, Vec::<String>::new());
+        let mut s = o.store;
+        let version: i32 = s
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 3);
+        assert_eq!(doc_indexes(&s), ["docs_item"]);
+        let f = Filter::default();
+        let items = |s: &SqliteStore, w: &str| -> Vec<u32> {
+            s.candidates(&[w.to_owned()], &f)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.item)
+                .collect()
+        };
+        assert_eq!((items(&s, "alpha"), items(&s, "beta")), (vec![0], vec![1]));
+        let mut r = row("/a", 2);
+        r.stamp.size = 9;
+        let delta = Delta {
+            row: r.clone(),
+            items: vec![1, 2],
+            calls: Vec::new(),
+            docs: vec![doc(1, "gamma"), doc(2, "beta")],
+        };
+        // Not over the rows of another stamp.
+        assert!(!s.put_delta(r.stamp, &delta).unwrap());
+        assert!(s.put_delta(Stamp::default(), &delta).unwrap());
+        assert_eq!(items(&s, "alpha"), vec![0]);
+        assert_eq!(items(&s, "beta"), vec![2]);
+        assert_eq!(items(&s, "gamma"), vec![1]);
+        assert_eq!(s.sessions(&f).unwrap(), vec![r]);
+        // Already at the delta's stamp (another process wrote it): left as it is.
+        assert!(s.put_delta(Stamp::default(), &delta).unwrap());
+        assert_eq!(items(&s, "beta"), vec![2]);
     }
 
     /// The two ways of reading candidates (all matches sorted; a session at a time by rowid

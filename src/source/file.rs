@@ -280,6 +280,108 @@ pub fn fold_path_each_queued(
     Ok((session, format))
 }
 
+/// A saved file decoded as it grows, as [`read_path_with`] with [`ReadOptions::defer_outputs`]
+/// decodes it (the same line splitter, decoder, spans and line numbers), one appended piece at a
+/// time: the library's append path (`crate::library::index::Tail`), which folds what it is
+/// given into a file-backed [`Session`] and asks [`Growing::peek_finish`] what the end of the
+/// file would add now, without ending the decoder.
+///
+/// Invariant: feeding a file's bytes in any pieces, then [`Growing::take_partial`] and
+/// [`Growing::peek_finish`] of that partial line, gives the items `read_path_with` gives for the
+/// whole file (`tests/it/library_append.rs` holds the indexes equal for every corpus session).
+pub struct Growing {
+    lines: Lines,
+}
+
+impl Growing {
+    /// A decoder for `path`, whose format is `format`; `None` for a JSON array (decoded whole,
+    /// never line by line).
+    pub fn new(path: &Path, format: Format) -> Option<Self> {
+        if format == Format::RawpJsonArray {
+            return None;
+        }
+        let spans = format == Format::RawpNdjson;
+        let dec: Box<dyn Decoder> = if format == Format::ClaudeCode {
+            Box::new(import::claude_code::ClaudeCodeDecoder::for_file(path))
+        } else {
+            import::decoder_for(format)
+        };
+        Some(Self {
+            lines: Lines {
+                dec,
+                spans,
+                skip_outputs: spans,
+                defer: true,
+                sent: false,
+                next_offset: 0,
+                line: 0,
+                carry: Vec::new(),
+                overlong: None,
+                out: Vec::with_capacity(BATCH),
+            },
+        })
+    }
+
+    /// Decodes the complete lines of `data` (the bytes after those fed so far) into `out`; an
+    /// incomplete last line waits for the next piece (or [`Growing::take_partial`]).
+    pub fn feed(&mut self, data: &[u8], out: &mut Vec<Decoded>) {
+        self.lines.feed(data, &mut |ev| {
+            if let FileEvent::Batch(b) = ev {
+                out.extend(b);
+            }
+            true
+        });
+        out.append(&mut self.lines.out);
+    }
+
+    /// Bytes of the complete lines decoded so far: where the next piece starts once the
+    /// incomplete last line was taken back.
+    pub fn offset(&self) -> u64 {
+        self.lines.next_offset
+    }
+
+    /// Complete lines decoded so far.
+    pub fn lines(&self) -> u64 {
+        self.lines.line
+    }
+
+    /// Takes back the incomplete last line kept by [`Growing::feed`] (it is fed again, whole,
+    /// with the next piece read from [`Growing::offset`]); `None` while a line too long to keep
+    /// is being skipped (the caller reads the file whole instead).
+    pub fn take_partial(&mut self) -> Option<Vec<u8>> {
+        if self.lines.overlong.is_some() {
+            return None;
+        }
+        Some(std::mem::take(&mut self.lines.carry))
+    }
+
+    /// What the end of the file would add now, were `partial` its last bytes (an unterminated
+    /// line, or empty): the items `read_path_with` gives after the last complete line. The
+    /// decoder is forked ([`Decoder::fork`]), so this one goes on; `None` when it cannot be.
+    pub fn peek_finish(&self, partial: &[u8]) -> Option<Vec<Decoded>> {
+        let mut lines = Lines {
+            dec: self.lines.dec.fork()?,
+            spans: self.lines.spans,
+            skip_outputs: self.lines.skip_outputs,
+            defer: self.lines.defer,
+            sent: self.lines.sent,
+            next_offset: self.lines.next_offset,
+            line: self.lines.line,
+            carry: partial.to_vec(),
+            overlong: None,
+            out: Vec::new(),
+        };
+        let mut out = Vec::new();
+        lines.finish(&mut |ev| {
+            if let FileEvent::Batch(b) = ev {
+                out.extend(b);
+            }
+            true
+        });
+        Some(out)
+    }
+}
+
 /// `read` that retries on `Interrupted`.
 fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     loop {

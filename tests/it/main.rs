@@ -44,6 +44,7 @@ mod import_anthropic;
 mod import_claude_code;
 mod import_stream_json;
 mod library;
+mod library_append;
 mod library_live;
 mod limits_input;
 mod live_follow;
