@@ -81,8 +81,10 @@ pub(super) fn read_at_most_its_size(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// The `sessionId` of the first record of a JSONL file that has one (reads at most 64 KiB).
-fn first_session_id(path: &Path) -> Option<String> {
+/// The `sessionId` of the first record of a JSONL file that has one (reads at most 64 KiB):
+/// a 2.0.x subagent file's session; also for the library's stamps
+/// (`crate::library::index::Indexer::stamps_of`).
+pub fn first_session_id(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut buf = Vec::new();
     std::fs::File::open(path)

@@ -11,7 +11,8 @@
 //! read back from the file).
 //!
 //! Invariants:
-//! * A file is read again only when its [`Stamp`] (device, inode, size, mtime) changed. An
+//! * A file is read again only when its [`Stamp`] (device, inode, size, mtime; with its
+//!   subagent files', [`Indexer::stamps_of`]) changed. An
 //!   [`Indexer`] that keeps tails (the browser's) reads a file modified in the last
 //!   [`TAIL_RECENT`] through the append path (`super::append`): from where it was indexed, its
 //!   changed rows written alone ([`Store::put_delta`]); a file it cannot follow, and every file
@@ -219,7 +220,16 @@ pub(super) fn base_row(path: &Path, project: &str, stamp: Stamp) -> SessionRow {
 /// What the library keeps of one file (module docs); `project` is the directory's project,
 /// used when the session names no `cwd`. An unreadable file gives a row with its `error`.
 pub fn read(path: &Path, project: &str) -> (SessionRow, Vec<CallRow>, Vec<Doc>) {
-    let mut row = base_row(path, project, Stamp::of(path).unwrap_or_default());
+    let stamp = Indexer::once()
+        .stamps_of(&vec![(path.to_path_buf(), String::new())])
+        .pop()
+        .flatten();
+    read_stamped(path, project, stamp.unwrap_or_default())
+}
+
+/// [`read`] of a file whose stamp ([`Indexer::stamps_of`]) was taken before.
+fn read_stamped(path: &Path, project: &str, stamp: Stamp) -> (SessionRow, Vec<CallRow>, Vec<Doc>) {
+    let mut row = base_row(path, project, stamp);
     let shown = crate::render::text::visible(&path.display().to_string());
     if let Some(e) = crate::import::not_a_session(path, &shown) {
         row.error = Some(e);
@@ -496,6 +506,9 @@ pub struct Indexer {
     pub max_tail_bytes: u64,
     /// Files modified within this long get a tail ([`TAIL_RECENT`]).
     pub recent: std::time::Duration,
+    /// The `sessionId` of each 2.0.x subagent file (`agent-*.jsonl` beside the transcripts), by
+    /// device and inode: read once (its first records do not change as it grows).
+    agent_sessions: HashMap<(u64, u64), Option<String>>,
 }
 
 impl Default for Indexer {
@@ -512,6 +525,7 @@ impl Indexer {
             max_tails: TAILS,
             max_tail_bytes: TAIL_BYTES,
             recent: TAIL_RECENT,
+            agent_sessions: HashMap::new(),
         }
     }
 
@@ -532,6 +546,79 @@ impl Indexer {
     /// it).
     pub fn forget(&mut self) {
         self.tails.clear();
+    }
+
+    /// The stamp of each input as the index keeps it: the file's own ([`Stamp::of`]; `None`: it
+    /// cannot be read), and for a Claude Code transcript its subagent files' folded in (their
+    /// sizes added, the latest modification time): the session's text is theirs too, so an
+    /// append to a subagent file changes its session's stamp and the session is read again
+    /// (it was not: attack of session 14). The subagent files are those the decoder reads
+    /// (`crate::import::cc_files::subagent_files`): `<dir>/<stem>/subagents/agent-*.jsonl`,
+    /// and `<dir>/agent-*.jsonl` whose records carry the transcript's session id (its stem), one
+    /// directory listing per directory.
+    pub fn stamps_of(&mut self, inputs: &crate::usage::report::Inputs) -> Vec<Option<Stamp>> {
+        let agent = |p: &Path| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("agent-"))
+                && std::fs::metadata(p).is_ok_and(|m| m.is_file())
+        };
+        // Directory → session id → its 2.0.x subagent files' stamps.
+        let mut beside: HashMap<PathBuf, HashMap<String, Vec<Stamp>>> = HashMap::new();
+        let mut out = Vec::with_capacity(inputs.len());
+        for (path, _) in inputs {
+            let Some(own) = Stamp::of(path) else {
+                out.push(None);
+                continue;
+            };
+            let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
+                out.push(Some(own));
+                continue;
+            };
+            if path.extension().is_none_or(|x| x != "jsonl") || agent(path) {
+                out.push(Some(own));
+                continue;
+            }
+            let mut subs: Vec<Stamp> = std::fs::read_dir(dir.join(stem).join("subagents"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| agent(p))
+                .filter_map(|p| Stamp::of(&p))
+                .collect();
+            let sessions = &mut self.agent_sessions;
+            let by_session = beside.entry(dir.to_path_buf()).or_insert_with(|| {
+                let mut m: HashMap<String, Vec<Stamp>> = HashMap::new();
+                for p in std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| agent(p))
+                {
+                    let Some(st) = Stamp::of(&p) else { continue };
+                    let sid = sessions
+                        .entry((st.dev, st.ino))
+                        .or_insert_with(|| crate::import::cc_files::first_session_id(&p));
+                    if let Some(sid) = sid {
+                        m.entry(sid.clone()).or_default().push(st);
+                    }
+                }
+                m
+            });
+            if let Some(v) = by_session.get(&*stem.to_string_lossy()) {
+                subs.extend(v.iter().copied());
+            }
+            let mut s = own;
+            for sub in subs {
+                s.size = s.size.saturating_add(sub.size);
+                s.mtime_ns = s.mtime_ns.max(sub.mtime_ns);
+            }
+            out.push(Some(s));
+        }
+        out
     }
 
     /// Whether a file of `stamp` may get a tail now.
@@ -567,8 +654,9 @@ impl Indexer {
             }
         }
         let mut todo: Vec<(PathBuf, String, Stamp)> = Vec::new();
-        for (path, project) in inputs {
-            match Stamp::of(path) {
+        let stamps = self.stamps_of(inputs);
+        for ((path, project), stamp) in inputs.iter().zip(stamps) {
+            match stamp {
                 None => {
                     self.tails.take(path);
                     if known.contains_key(path) {
@@ -653,10 +741,10 @@ impl Indexer {
                             match Tail::build(path, project, *stamp) {
                                 Built::Followed(t, indexed) => (indexed, Some(t)),
                                 Built::Whole(indexed) => (indexed, None),
-                                Built::Unsupported => (read(path, project), None),
+                                Built::Unsupported => (read_stamped(path, project, *stamp), None),
                             }
                         } else {
-                            (read(path, project), None)
+                            (read_stamped(path, project, *stamp), None)
                         };
                         if tx.send(one).is_err() {
                             break;

@@ -368,3 +368,73 @@ fn words_of_bytes(dir: &Path, bytes: &[u8]) -> Vec<String> {
     std::fs::remove_file(&p).unwrap();
     w
 }
+
+/// A record with `text` appended to the subagent file at `path`, after its last record.
+fn append_agent_text(path: &Path, text: &str) {
+    let body = std::fs::read_to_string(path).unwrap();
+    let last: serde_json::Value =
+        serde_json::from_str(body.lines().rev().find(|l| !l.trim().is_empty()).unwrap()).unwrap();
+    let mut r = last.clone();
+    r["parentUuid"] = last["uuid"].clone();
+    r["uuid"] = serde_json::json!("99999999-0000-4000-8000-000000000001");
+    r["type"] = serde_json::json!("assistant");
+    r["message"] = serde_json::json!({
+        "model": "claude-x", "id": "msg_zz", "type": "message", "role": "assistant",
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1}
+    });
+    append(path, format!("{r}\n").as_bytes());
+}
+
+/// An append to a session's subagent file (both layouts: 2.0.x `agent-*.jsonl` beside the
+/// transcript, 2.1.x `<session>/subagents/`) is its session's: the session is read again and
+/// its new words found, by the browser's indexer and by a one-shot update (`rawpv search`),
+/// though the transcript itself did not change (the index kept the old rows: attack of
+/// session 14).
+#[test]
+fn an_append_to_a_subagent_file_is_its_sessions() {
+    let Some(deep) = corpus::dir("claude-code/cc-v2.0.55-deep-manifest") else {
+        return;
+    };
+    let layouts = [
+        (
+            deep,
+            "a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl",
+            "agent-c8d9b115.jsonl",
+        ),
+        (
+            PathBuf::from(FIXTURES).join("cc_subagents_layout"),
+            "11111111-2222-4333-8444-555555555555.jsonl",
+            "11111111-2222-4333-8444-555555555555/subagents/agent-a1b2c3d.jsonl",
+        ),
+    ];
+    for (from, main, agent) in layouts {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("p");
+        std::fs::create_dir_all(dir.join(agent).parent().unwrap()).unwrap();
+        std::fs::copy(from.join(main), dir.join(main)).unwrap();
+        std::fs::copy(from.join(agent), dir.join(agent)).unwrap();
+        let path = dir.join(main);
+        let inputs = rawpv::library::index::list(std::slice::from_ref(&dir));
+        assert_eq!(inputs.len(), 1, "{inputs:?}");
+        let mut live = (SqliteStore::memory().unwrap(), Indexer::new());
+        let mut once = SqliteStore::memory().unwrap();
+        live.1.update(&mut live.0, &inputs, |_| true).unwrap();
+        index::update(&mut once, &inputs, |_| true).unwrap();
+        let words = vec!["zzsubagentword".to_owned()];
+        assert_eq!(held(&live.0, &path, &words).hits[0].1, Vec::new());
+        append_agent_text(&dir.join(agent), "zzsubagentword written by the subagent");
+        let mut fresh = SqliteStore::memory().unwrap();
+        index::update(&mut fresh, &inputs, |_| true).unwrap();
+        let want = held(&fresh, &path, &words);
+        assert_eq!(want.hits[0].1.len(), 1, "{main}: the whole read finds it");
+        live.1.update(&mut live.0, &inputs, |_| true).unwrap();
+        same(
+            &held(&live.0, &path, &words),
+            &want,
+            &format!("{main}, browser"),
+        );
+        index::update(&mut once, &inputs, |_| true).unwrap();
+        same(&held(&once, &path, &words), &want, &format!("{main}, once"));
+    }
+}
