@@ -134,8 +134,8 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
         cost: !(state.costs_done && state.costs.is_empty()),
     };
     // The column names over the rows, when there is room for a row under them.
+    let by_index = state.entries.iter().any(|e| e.facts.is_some());
     let list = if list.height >= 3 {
-        let by_index = state.entries.iter().any(|e| e.facts.is_some());
         let head = if by_index {
             cols.index_head()
         } else {
@@ -204,6 +204,45 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
                 "{when} {mark} {:<6} {project} {:>4}↳{errors}{tokens}{cost}  ",
                 e.agent.label(),
                 f.calls,
+            );
+            session_row(
+                buf,
+                list,
+                row,
+                head,
+                &prompt,
+                offset + row == state.selected,
+                theme,
+            );
+            continue;
+        }
+        if by_index {
+            // A session the index does not hold yet (a cold index is under way): in the
+            // index's columns, its start time and `…` for what indexing will tell (it was drawn
+            // in the file list's columns, out of line with the rows around it).
+            let when = e.started.map(|t| t.0);
+            let when = if narrow {
+                when.and_then(chrono::DateTime::from_timestamp_millis)
+                    .map_or_else(|| "—".repeat(11), |t| t.format("%m-%d %H:%M").to_string())
+            } else {
+                when_label(when)
+            };
+            let project = crate::fmt::fit_path(&state.project(e), cols.project_w);
+            let tokens = if cols.tokens {
+                format!(" {:>7}", "")
+            } else {
+                String::new()
+            };
+            let cost = if cols.cost {
+                format!(" {:>8}", crate::fmt::fit_right(&cost, 8))
+            } else {
+                String::new()
+            };
+            let head = format!(
+                "{when}   {:<6} {project} {:>4} {:>4}{tokens}{cost}  ",
+                e.agent.label(),
+                "…",
+                "",
             );
             session_row(
                 buf,

@@ -2,10 +2,12 @@
 //! indexed, then appended to, then indexed again through the same `Indexer` (which reads only
 //! the appended bytes) gives exactly the rows, calls, documents and word hits that indexing the
 //! whole file at once gives. For every corpus Claude Code transcript and every Claude Code and
-//! RAWP NDJSON fixture, split at several line boundaries (one append, and two in a row).
+//! RAWP NDJSON fixture, split at several line boundaries (one append, and two in a row) and
+//! once in the middle of a line (a writer caught mid-record).
 //!
 //! Also: the checks that make the append path read a file from scratch (a rewrite of the bytes
-//! before the offset, a truncation, another inode) and two indexers sharing one store.
+//! before the offset, a truncation, another inode), two indexers sharing one store, and an
+//! append to a subagent file re-indexing its session.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -125,7 +127,8 @@ fn words_of(path: &Path) -> Vec<String> {
     out
 }
 
-/// Byte offsets just after line `k` for each `k` of `at` (0 < k < lines).
+/// Byte offsets just after a line, at each share of `parts` of the lines, and after the first
+/// and the last but one line.
 fn cuts(bytes: &[u8], parts: &[f64]) -> Vec<usize> {
     let ends: Vec<usize> = bytes
         .iter()
@@ -204,6 +207,15 @@ fn appends_index_exactly_as_the_whole_file() {
         let two = cuts(&bytes, &[0.3, 0.6]);
         if two.len() >= 2 {
             splits.push(two[..2].to_vec());
+        }
+        // A writer caught in the middle of a line: the half line is read again with the rest.
+        if let Some(&c) = cuts(&bytes, &[0.5]).get(1)
+            && bytes[c..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .is_some_and(|n| n > 20)
+        {
+            splits.push(vec![c + 10]);
         }
         let mut tails = 0;
         for at in &splits {

@@ -196,7 +196,7 @@ fn the_browser_on_the_index_and_its_hit_list() {
     let mut store = SqliteStore::open(&tmp.path().join("library.sqlite"))
         .unwrap()
         .store;
-    let inputs = rawpv::library::index::list(&[root]);
+    let inputs = rawpv::library::index::list(std::slice::from_ref(&root));
     rawpv::library::index::update(&mut store, &inputs, |_| true).unwrap();
     let rows = store.sessions(&Filter::default()).unwrap();
     // Every row's project is its session's own cwd.
@@ -210,13 +210,26 @@ fn the_browser_on_the_index_and_its_hit_list() {
             .unwrap();
         assert_eq!(r.project, &*cwd, "{}", r.path.display());
     }
-    let mut b = rawpv::browse::Browser::from_library(rows).with_home(None);
+    let mut b = rawpv::browse::Browser::from_library(rows.clone()).with_home(None);
     b.costs_done = true;
     b.move_by(1);
     assert_snapshot!("library_browser_80x24", draw(&b, 80, 24).backend());
     assert_snapshot!("library_browser_200x60", draw(&b, 200, 60).backend());
     b.status = Some("indexing 3/12 files · 25%".into());
     assert_snapshot!("library_browser_indexing_80x24", draw(&b, 80, 24).backend());
+    // Sessions the index does not hold yet (a cold index under way) are drawn in its columns,
+    // in line with the rows around them (they were in the file list's: attack of session 14).
+    let scanned = rawpv::browse::scan(std::slice::from_ref(&root));
+    let mut pending = b.clone();
+    pending.replace_rows(rows[2..].to_vec(), &scanned);
+    assert_snapshot!(
+        "library_browser_pending_80x24",
+        draw(&pending, 80, 24).backend()
+    );
+    assert_snapshot!(
+        "library_browser_pending_200x60",
+        draw(&pending, 200, 60).backend()
+    );
     b.status = None;
     let q = search::Query::parse("xterm", None).unwrap();
     let hits = search::search(&store, &q, &Filter::default(), None).unwrap();
