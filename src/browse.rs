@@ -497,6 +497,10 @@ pub struct Browser {
     pub costs_done: bool,
     /// The library's indexing progress for the status line (`None`: nothing to say).
     pub status: Option<String>,
+    /// What the user is told about the index until the next key (it was moved aside and
+    /// rebuilt, it cannot be opened or watched): first on the status line. Progress replaces
+    /// `status` as indexing goes, so such a note there was gone at once (attack of session 14).
+    pub notice: Option<String>,
     /// "Now" in epoch ms, for the live mark (a file changed within [`LIVE_WITHIN_MS`]).
     pub now_ms: i64,
     /// The full-text search (`/`): its query and hits, while shown.

@@ -45,9 +45,13 @@ pub(super) async fn run_browser(
     no_index: bool,
     first: Option<std::path::PathBuf>,
 ) -> color_eyre::Result<i32> {
-    let mut lib = (config.library.index && !no_index)
-        .then(|| Library::open(config))
-        .flatten();
+    let opened = (config.library.index && !no_index).then(|| Library::open(config));
+    let notice = match &opened {
+        Some(Ok((_, notes))) if !notes.is_empty() => Some(notes.join("; ")),
+        Some(Err(e)) => Some(e.clone()),
+        _ => None,
+    };
+    let mut lib = opened.and_then(Result::ok).map(|(l, _)| l);
     // The full-text search's thread, with its own connection to the index.
     let mut searcher = lib
         .as_ref()
@@ -67,6 +71,7 @@ pub(super) async fn run_browser(
         }
         None => Browser::scan(&browse::default_roots(&config.browser.dirs)),
     };
+    browser.notice = notice.map(|n| crate::render::text::visible(&n));
     browser.now_ms = now_ms();
     // Each session's cost, off the UI thread: cached ones at once, the others as they are read
     // (again once the index has listed more sessions than were costed).
@@ -172,6 +177,7 @@ pub(super) async fn run_browser(
         if k.kind != KeyEventKind::Press {
             continue;
         }
+        browser.notice = None;
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if let (Some(_), Some(s)) = (browser.search.as_ref(), searcher.as_ref()) {
             match browser.search_key(k.code, ctrl, s, Some(MAX_HITS)) {
@@ -290,18 +296,23 @@ struct Library {
 }
 
 impl Library {
-    /// Opens the index and starts indexing the library's directories; `None` (the plain list)
+    /// Opens the index and starts indexing the library's directories, with what to tell the
+    /// user about the index file (moved aside and rebuilt); `Err` (the plain list, and why)
     /// when it cannot be opened.
-    fn open(config: &Config) -> Option<Self> {
-        let db = crate::library::store::default_path()?;
-        let opened = crate::library::SqliteStore::open(&db).ok()?;
+    fn open(config: &Config) -> Result<(Self, Vec<String>), String> {
+        let db = crate::library::store::default_path()
+            .ok_or("no cache directory for the library index: the plain list")?;
+        let opened = crate::library::SqliteStore::open(&db)?;
         let paths = crate::library::roots(&config.browser.dirs);
         let live = crate::library::live::Live::start(db.clone(), paths, crate::library::live::POLL);
-        Some(Self {
-            store: opened.store,
-            live,
-            db,
-        })
+        Ok((
+            Self {
+                store: opened.store,
+                live,
+                db,
+            },
+            opened.notes,
+        ))
     }
 
     /// The index's session rows now (none on an error).
@@ -334,7 +345,7 @@ fn on_update(b: &mut Browser, u: crate::library::live::Update) -> bool {
             p.files_done > 0 || p.removed > 0
         }
         Update::Note(n) | Update::Failed(n) => {
-            b.status = Some(crate::render::text::visible(&n));
+            b.notice = Some(crate::render::text::visible(&n));
             false
         }
     }

@@ -490,7 +490,7 @@ pub fn update(
 /// Files read through the append path at most at once (each holds its session in memory).
 pub const TAILS: usize = 8;
 /// … and at most this many bytes of them.
-pub const TAIL_BYTES: u64 = 512 << 20;
+pub const TAIL_BYTES: u64 = 256 << 20;
 /// A file modified within this long is read through the append path when it changes (a
 /// session being written now).
 pub const TAIL_RECENT: std::time::Duration = std::time::Duration::from_mins(15);

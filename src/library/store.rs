@@ -370,12 +370,31 @@ fn migrate(conn: &mut Connection, from: i32) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether the file at `path` is shorter than its header says (a cut copy, a full disk).
+/// Whether the file at `path` is shorter than its header says (a cut copy, a full disk) or is
+/// no SQLite file at all ([`damage`]).
+#[cfg(test)]
+fn truncated(path: &Path) -> bool {
+    damage(path).is_some()
+}
+
+/// Why the file at `path` cannot be an index: shorter than its header says (a cut copy, a
+/// full disk: "the file is truncated"), or no SQLite header ("not an SQLite database").
 ///
 /// Never while another connection may be writing it (its `-shm` exists, or a `-wal` holds
 /// frames): a checkpoint writes page 1, with the new page count, before the pages after it,
 /// and empties the WAL last, so a look in between sees a short file and an empty WAL.
-fn truncated(path: &Path) -> bool {
+fn damage(path: &Path) -> Option<&'static str> {
+    damage_bool(path).map(|short| {
+        if short {
+            "the file is truncated"
+        } else {
+            "not an SQLite database"
+        }
+    })
+}
+
+/// [`damage`]: `Some(true)` truncated, `Some(false)` not SQLite.
+fn damage_bool(path: &Path) -> Option<bool> {
     let side = |ext: &str| {
         let mut s = path.as_os_str().to_owned();
         s.push(ext);
@@ -383,21 +402,23 @@ fn truncated(path: &Path) -> bool {
     };
     let wal_len = || std::fs::metadata(side("-wal")).map_or(0, |m| m.len());
     if side("-shm").exists() || wal_len() > 0 {
-        return false;
+        return None;
     }
     let mut bytes = Vec::with_capacity(100);
     let Ok(f) = std::fs::File::open(path) else {
-        return false;
+        return None;
     };
     if std::io::Read::read_to_end(&mut std::io::Read::take(f, 100), &mut bytes).is_err() {
-        return false;
+        return None;
     }
     let len = std::fs::metadata(path).map_or(0, |m| m.len());
     if bytes.len() < 100 {
-        return !bytes.is_empty();
+        let sqlite = b"SQLite format 3\0";
+        let head = &bytes[..bytes.len().min(16)];
+        return (!bytes.is_empty()).then(|| sqlite.starts_with(head));
     }
     if &bytes[..16] != b"SQLite format 3\0" {
-        return true;
+        return Some(false);
     }
     let page = match u16::from_be_bytes([bytes[16], bytes[17]]) {
         1 => 65536,
@@ -408,7 +429,7 @@ fn truncated(path: &Path) -> bool {
     ]));
     // The header's page count is valid only when it was written with the change counter.
     let valid = bytes[24..28] == bytes[92..96];
-    valid && len < pages * page && !side("-shm").exists() && wal_len() == 0
+    (valid && len < pages * page && !side("-shm").exists() && wal_len() == 0).then_some(true)
 }
 
 /// Why an index file could not be opened, which decides what [`SqliteStore::open`] does.
@@ -510,14 +531,14 @@ impl SqliteStore {
                     let _ = std::fs::remove_file(PathBuf::from(side));
                 }
                 let failed = moved.is_err();
+                // What happened first: the browser's status line keeps only the start of it.
                 notes.push(match moved {
                     Ok(()) => format!(
-                        "the library index {} could not be used ({why}): moved to {} and rebuilt",
-                        path.display(),
+                        "library index rebuilt: the old one could not be used ({why}) and was moved to {}",
                         aside.display()
                     ),
                     Err(e) => format!(
-                        "the library index {} could not be used ({why}) nor moved aside ({e}): rebuilt",
+                        "library index rebuilt: the old one could not be used ({why}) nor moved aside ({e}): {}",
                         path.display()
                     ),
                 });
@@ -545,8 +566,8 @@ impl SqliteStore {
     }
 
     fn try_open(path: &Path) -> Result<Self, Refusal> {
-        if truncated(path) {
-            return Err(Refusal::Bad("the file is truncated".into()));
+        if let Some(why) = damage(path) {
+            return Err(Refusal::Bad(why.into()));
         }
         create_private(path).map_err(Refusal::Other)?;
         let mut conn = Connection::open(path).map_err(|e| Refusal::of(&e))?;
@@ -1281,7 +1302,11 @@ mod tests {
         .unwrap();
         let o = SqliteStore::open(&p).unwrap();
         assert_eq!(o.notes.len(), 1, "{:?}", o.notes);
-        assert!(o.notes[0].contains("moved to"), "{:?}", o.notes);
+        assert!(
+            o.notes[0].starts_with("library index rebuilt: the old one could not be used (not an SQLite database) and was moved to "),
+            "{:?}",
+            o.notes
+        );
         assert!(o.store.sessions(&Filter::default()).unwrap().is_empty());
     }
 

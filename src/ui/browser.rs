@@ -79,17 +79,18 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
     };
     top.render(Rect::new(inner.x, inner.y, inner.width, 1), buf);
     // The status line: indexing progress and the keys (index mode).
-    let status_h = u16::from(indexed && inner.height > 2);
+    let status_h = u16::from((indexed || state.notice.is_some()) && inner.height > 2);
     if status_h == 1 {
         let keys = if state.search.is_some() {
             "Enter open at the match · Esc back"
         } else {
             "/ search all sessions · Enter open · Esc quit"
         };
-        let text = match &state.status {
-            Some(s) => format!("{s} · {keys}"),
-            None => keys.to_owned(),
-        };
+        let text = [state.notice.as_deref(), state.status.as_deref(), Some(keys)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" · ");
         Line::styled(
             crate::fmt::truncate(&text, usize::from(inner.width)),
             theme.dim,

@@ -685,3 +685,62 @@ fn documents_read_from_their_lines_equal_the_whole_files() {
         "{by_line} {with_recipes}"
     );
 }
+
+/// The browser (the real binary on a pty, 80x24) over a truncated index file says that it was
+/// moved aside and rebuilt, and lists the sessions; the note stays on the status line while
+/// the rebuild's progress comes and goes, until a key (the browser dropped the open's notes,
+/// and the indexing thread's went with the next progress: attack of session 14).
+#[test]
+fn the_browser_says_a_truncated_index_was_rebuilt() {
+    let Some(home) = corpus_home() else {
+        return;
+    };
+    let h = home.path();
+    let (code, _, err) = rawpv(h, &["sessions"]);
+    assert_eq!(code, 0, "{err}");
+    let db = h.join(".cache/rawpv/library.sqlite");
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let mut pty = crate::support::pty::Pty::spawn(&[], h, h, 80, 24);
+    pty.wait_screen(
+        "library index rebuilt: the old one could not be used (the file is",
+        std::time::Duration::from_secs(10),
+    );
+    pty.wait_screen("/spotter", std::time::Duration::from_secs(10));
+    // Indexed again (no progress left on the status line), and still said.
+    let t0 = std::time::Instant::now();
+    while pty.screen().iter().any(|r| r.contains("indexing"))
+        && t0.elapsed() < std::time::Duration::from_secs(20)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let screen = pty.screen().join("\n");
+    assert!(!screen.contains("indexing"), "{screen}");
+    assert!(screen.contains("could not be used"), "{screen}");
+    assert!(
+        h.join(".cache/rawpv")
+            .read_dir()
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().contains(".bad-"))
+    );
+    // A key puts it away.
+    pty.send(b"\x1b[B");
+    pty.wait_screen(
+        "/ search all sessions · Enter open",
+        std::time::Duration::from_secs(5),
+    );
+    let t0 = std::time::Instant::now();
+    while pty.screen().iter().any(|r| r.contains("could not be used"))
+        && t0.elapsed() < std::time::Duration::from_secs(5)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let screen = pty.screen().join("\n");
+    assert!(!screen.contains("could not be used"), "{screen}");
+}
