@@ -460,6 +460,11 @@ impl Tails {
         self.by_path.contains_key(path)
     }
 
+    /// Keeps only the tails whose stamp `keep` accepts (the others' sessions leave memory).
+    pub fn retain(&mut self, mut keep: impl FnMut(&Stamp) -> bool) {
+        self.by_path.retain(|_, (_, t)| keep(&t.stamp));
+    }
+
     /// Forgets every tail (the store was replaced: nothing they wrote is there).
     pub fn clear(&mut self) {
         self.by_path.clear();

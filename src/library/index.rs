@@ -487,6 +487,13 @@ pub fn update(
     Indexer::once().update(store, inputs, progress)
 }
 
+/// Now, ns since the epoch (as [`Stamp::mtime_ns`]).
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 /// Files read through the append path at most at once (each holds its session in memory).
 pub const TAILS: usize = 8;
 /// … and at most this many bytes of them.
@@ -497,7 +504,8 @@ pub const TAIL_RECENT: std::time::Duration = std::time::Duration::from_mins(15);
 
 /// The indexer of one process: [`update`]s that remember, for the files written to recently,
 /// where they were indexed up to (`super::append::Tail`), so that an append is read and
-/// written alone.
+/// written alone. A tail goes once its file was not written to for [`Indexer::recent`] (its
+/// session leaves memory), or past [`TAILS`] / [`TAIL_BYTES`] (the least recently used first).
 pub struct Indexer {
     tails: super::append::Tails,
     /// At most this many tails ([`TAILS`]; 0: every changed file is read whole).
@@ -623,9 +631,7 @@ impl Indexer {
 
     /// Whether a file of `stamp` may get a tail now.
     fn recent(&self, stamp: &Stamp) -> bool {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i64);
+        let now = now_ns();
         self.max_tails > 0
             && stamp.size <= self.max_tail_bytes
             && now.saturating_sub(stamp.mtime_ns) <= self.recent.as_nanos() as i64
@@ -671,6 +677,11 @@ impl Indexer {
         if p.removed > 0 {
             store.purge()?;
         }
+        // A session no longer written to lets its tail go (its session leaves memory; it is
+        // read whole, and gets a tail again, should it grow again).
+        let (recent, now) = (self.recent, now_ns());
+        self.tails
+            .retain(|s| now.saturating_sub(s.mtime_ns) <= recent.as_nanos() as i64);
         todo.sort_by(|a, b| b.2.mtime_ns.cmp(&a.2.mtime_ns).then(a.0.cmp(&b.0)));
         p.files = todo.len();
         p.bytes = todo.iter().map(|t| t.2.size).sum();

@@ -450,3 +450,22 @@ fn an_append_to_a_subagent_file_is_its_sessions() {
         same(&held(&once, &path, &words), &want, &format!("{main}, once"));
     }
 }
+
+/// A followed file that is no longer written to (older than `Indexer::recent`) lets its tail go
+/// at the next update, with nothing changed: its session leaves the indexer's memory.
+#[test]
+fn a_tail_goes_once_its_file_is_no_longer_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("s.jsonl");
+    std::fs::copy(FIXTURE, &path).unwrap();
+    let inputs = vec![(path.clone(), "/dir".to_owned())];
+    let mut store = SqliteStore::memory().unwrap();
+    let mut indexer = Indexer::new();
+    indexer.update(&mut store, &inputs, |_| true).unwrap();
+    assert_eq!(indexer.tails(), 1);
+    indexer.update(&mut store, &inputs, |_| true).unwrap();
+    assert_eq!(indexer.tails(), 1, "still written to: kept");
+    indexer.recent = std::time::Duration::ZERO;
+    let p = indexer.update(&mut store, &inputs, |_| true).unwrap();
+    assert_eq!((p.files, indexer.tails()), (0, 0));
+}
