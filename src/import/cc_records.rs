@@ -29,6 +29,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::at;
+
 /// Attachment types that are context Claude Code put in front of the model (shown as quiet,
 /// readable rows). Any other type that is not a hook, a queued command or a catalog delta is
 /// unknown: a visible row, counted in the "not understood" finding.
@@ -147,8 +149,7 @@ fn queued_prompt(att: &Value) -> Option<String> {
     let mode = att.get("commandMode").and_then(Value::as_str);
     if !matches!(mode, None | Some("prompt"))
         || att.get("isMeta").and_then(Value::as_bool) == Some(true)
-        || att
-            .pointer("/origin/kind")
+        || at(att, &["origin", "kind"])
             .and_then(Value::as_str)
             .is_some_and(|k| k != "human")
     {

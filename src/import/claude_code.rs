@@ -63,7 +63,7 @@ use serde_json::{Map, Value, json};
 
 use super::cc_files::{read_at_most_its_size, subagent_files};
 use super::cc_map::{Mapper, RecCtx, info};
-use super::{Decoded, Decoder};
+use super::{Decoded, Decoder, at};
 use crate::finding::code;
 use crate::protocol::rules::known_category;
 use crate::protocol::{
@@ -90,7 +90,7 @@ fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
 }
 
 fn blocks(v: &Value) -> &[Value] {
-    v.pointer("/message/content")
+    at(v, &["message", "content"])
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
@@ -113,7 +113,7 @@ fn user_text(v: &Value) -> Option<&str> {
     if str_of(v, "type") != Some("user") {
         return None;
     }
-    match v.pointer("/message/content") {
+    match at(v, &["message", "content"]) {
         Some(Value::String(s)) => Some(s),
         Some(Value::Array(b)) => b
             .iter()
@@ -158,11 +158,11 @@ fn unwrap(v: &Value) -> Unwrapped<'_> {
     u
 }
 
-/// Where a record of the opened input is: its text (empty for stream-json, which never
-/// waits), its 1-based line and its byte span in a saved file.
+/// Where a record of the opened input is: whether it may wait for its parent (not in
+/// stream-json), its 1-based line and its byte span in a saved file.
 #[derive(Debug, Clone, Copy)]
-struct At<'a> {
-    text: &'a str,
+struct At {
+    may_wait: bool,
     line: u64,
     span: Option<ByteSpan>,
 }
@@ -170,8 +170,10 @@ struct At<'a> {
 /// Where a record that waits is.
 #[derive(Debug, Clone)]
 enum Src {
-    /// Its text (a main-file record waiting for its parent).
-    Text(Box<str>),
+    /// The parsed record (a main-file record waiting for its parent; at most [`MAX_WAITING`]
+    /// wait, so keeping the tree rather than the text, to be parsed again, costs a bounded
+    /// amount: parsing each of them twice was 16 % of `check` on a transcript of excerpts).
+    Value(Box<Value>),
     /// A byte span of a subagent file (`file` indexes `ClaudeCodeDecoder::files`).
     Span { offset: u64, len: u64 },
 }
@@ -377,34 +379,28 @@ impl ClaudeCodeDecoder {
         text: &str,
         out: &mut Vec<Decoded>,
     ) {
-        if !self.file_findings.is_empty() {
-            out.append(&mut self.file_findings);
-        }
         if text.trim().is_empty() {
+            if !self.file_findings.is_empty() {
+                out.append(&mut self.file_findings);
+            }
             return;
         }
         match serde_json::from_str::<Value>(text) {
-            Ok(v @ Value::Object(_)) => {
-                // At the first record naming its session (a 2.0.x agent file beside it is
-                // recognised by that id; `summary` and snapshot records come first and name none).
-                if !self.looked_for_subagents && str_of(&v, "sessionId").is_some() {
-                    self.looked_for_subagents = true;
-                    self.session_id = str_of(&v, "sessionId").map(str::to_owned);
-                    self.read_subagent_files(str_of(&v, "sessionId"));
-                }
-                self.arrive(&v, At { text, line, span }, out);
-            }
-            Ok(_) => out.push(Decoded::Malformed(ParseError::new(
-                line,
-                ParseErrorKind::NotObject,
-                text,
-            ))),
-            Err(e) => {
-                out.push(Decoded::Malformed(ParseError::new(
+            Ok(v @ Value::Object(_)) => self.record_at(line, span, v, out),
+            Ok(_) => self
+                .file_findings_then(out)
+                .push(Decoded::Malformed(ParseError::new(
                     line,
-                    ParseErrorKind::Json(e.to_string()),
+                    ParseErrorKind::NotObject,
                     text,
-                )));
+                ))),
+            Err(e) => {
+                self.file_findings_then(out)
+                    .push(Decoded::Malformed(ParseError::new(
+                        line,
+                        ParseErrorKind::Json(e.to_string()),
+                        text,
+                    )));
                 // Its children must not wait for it: take its uuid from the text if it shows.
                 if let Some(u) = uuid_in(text) {
                     self.placed.entry(key(u)).or_insert(0);
@@ -414,19 +410,45 @@ impl ClaudeCodeDecoder {
         }
     }
 
+    /// The file's findings (read when its first record arrived) go out first.
+    fn file_findings_then<'o>(&mut self, out: &'o mut Vec<Decoded>) -> &'o mut Vec<Decoded> {
+        if !self.file_findings.is_empty() {
+            out.append(&mut self.file_findings);
+        }
+        out
+    }
+
+    /// A line of the opened file that parsed as the JSON object `v`.
+    fn record_at(&mut self, line: u64, span: Option<ByteSpan>, v: Value, out: &mut Vec<Decoded>) {
+        self.file_findings_then(out);
+        // At the first record naming its session (a 2.0.x agent file beside it is
+        // recognised by that id; `summary` and snapshot records come first and name none).
+        if !self.looked_for_subagents && str_of(&v, "sessionId").is_some() {
+            self.looked_for_subagents = true;
+            self.session_id = str_of(&v, "sessionId").map(str::to_owned);
+            self.read_subagent_files(str_of(&v, "sessionId"));
+        }
+        let at = At {
+            may_wait: true,
+            line,
+            span,
+        };
+        self.arrive(std::borrow::Cow::Owned(v), at, out);
+    }
+
     /// Maps one parsed record (`line` 1-based) of a stream (stream-json): no span, no waiting.
     pub fn record(&mut self, v: &Value, line: u64, out: &mut Vec<Decoded>) {
         let at = At {
-            text: "",
+            may_wait: false,
             line,
             span: None,
         };
-        self.arrive(v, at, out);
+        self.arrive(std::borrow::Cow::Borrowed(v), at, out);
     }
 
     /// A record of the opened input arrives. Until a record with a timestamp arrives, frames are
     /// held back so they can be given that first timestamp.
-    fn arrive(&mut self, v: &Value, at: At<'_>, out: &mut Vec<Decoded>) {
+    fn arrive(&mut self, v: std::borrow::Cow<'_, Value>, at: At, out: &mut Vec<Decoded>) {
         if !self.hold_for_timestamp || self.mapper.last_timestamp().is_some() {
             return self.arrive_now(v, at, out);
         }
@@ -449,12 +471,16 @@ impl ClaudeCodeDecoder {
         }
     }
 
-    fn arrive_now(&mut self, v: &Value, at: At<'_>, out: &mut Vec<Decoded>) {
-        let At { text, line, span } = at;
-        let u = unwrap(v);
+    fn arrive_now(&mut self, v: std::borrow::Cow<'_, Value>, at: At, out: &mut Vec<Decoded>) {
+        let At {
+            may_wait,
+            line,
+            span,
+        } = at;
+        let u = unwrap(&v);
         let uuid = str_of(u.rec, "uuid").map_or(0, key);
-        if !std::ptr::eq(u.rec, v)
-            && let Some(w) = str_of(v, "uuid").map(key)
+        if !std::ptr::eq(u.rec, v.as_ref())
+            && let Some(w) = str_of(&v, "uuid").map(key)
             && !self.placed.contains_key(&w)
         {
             // The progress record wrapping a subagent message: later records may name it.
@@ -479,13 +505,10 @@ impl ClaudeCodeDecoder {
         let parent = str_of(u.rec, "parentUuid").map_or(0, key);
         // A record waits for a parent not seen yet, except the first one (an excerpt or a
         // resumed session begins with a dangling parent); stream-json never waits.
-        if parent != 0
-            && !text.is_empty()
-            && !self.placed.is_empty()
-            && !self.placed.contains_key(&parent)
+        if parent != 0 && may_wait && !self.placed.is_empty() && !self.placed.contains_key(&parent)
         {
             self.waiting.entry(parent).or_default().push(Held {
-                src: Src::Text(text.into()),
+                src: Src::Value(Box::new(v.into_owned())),
                 file: 0,
                 line,
                 uuid,
@@ -645,29 +668,34 @@ impl ClaudeCodeDecoder {
         .filter(|&p| self.chains[p].len() == depth)
     }
 
-    /// Reads a held record again and maps it on `chain`. A subagent file that changed since it
+    /// Maps a held record on `chain` (a subagent file's is read and parsed again). A subagent file that changed since it
     /// was indexed (the record no longer parses) is a malformed line, not a lost one.
     fn place_held(&mut self, held: &Held, chain: usize, out: &mut Vec<Decoded>) {
         let changed = |why: String| {
             Decoded::Malformed(ParseError::new(held.line, ParseErrorKind::Json(why), ""))
         };
-        let text = match &held.src {
-            Src::Text(t) => std::borrow::Cow::Borrowed(&**t),
-            Src::Span { offset, len } => match self.read_span(held.file, *offset, *len) {
-                Ok(t) => std::borrow::Cow::Owned(t),
-                Err(e) => {
+        let parsed;
+        let record = match &held.src {
+            Src::Value(v) => &**v,
+            Src::Span { offset, len } => {
+                let text = match self.read_span(held.file, *offset, *len) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let name = &self.files[held.file].0;
+                        out.push(changed(format!("{name} changed while it was read: {e}")));
+                        return;
+                    }
+                };
+                let Ok(v) = serde_json::from_str::<Value>(&text) else {
                     let name = &self.files[held.file].0;
-                    out.push(changed(format!("{name} changed while it was read: {e}")));
+                    out.push(changed(format!("{name} changed while it was read")));
                     return;
-                }
-            },
+                };
+                parsed = v;
+                &parsed
+            }
         };
-        let Ok(record) = serde_json::from_str::<Value>(&text) else {
-            let name = &self.files[held.file].0;
-            out.push(changed(format!("{name} changed while it was read")));
-            return;
-        };
-        let inner = unwrap(&record);
+        let inner = unwrap(record);
         if held.uuid != 0 && self.placed.contains_key(&held.uuid) {
             self.dups += 1;
             return;
@@ -715,9 +743,7 @@ impl ClaudeCodeDecoder {
         // A followed file: the subagent of this Task result may have written its file after the
         // first record (attack 5: `-f` never showed a subagent's calls).
         if self.follow
-            && let Some(a) = rec
-                .pointer("/toolUseResult/agentId")
-                .and_then(Value::as_str)
+            && let Some(a) = at(rec, &["toolUseResult", "agentId"]).and_then(Value::as_str)
             && !self.by_agent.contains_key(a)
         {
             let sid = self.session_id.clone();
@@ -725,9 +751,7 @@ impl ClaudeCodeDecoder {
         }
         // Subagent runs of the Task calls this record answers.
         for id in block_ids(rec, "tool_result") {
-            if let Some(a) = rec
-                .pointer("/toolUseResult/agentId")
-                .and_then(Value::as_str)
+            if let Some(a) = at(rec, &["toolUseResult", "agentId"]).and_then(Value::as_str)
                 && let Some(&g) = self.by_agent.get(a)
                 && self.groups[g].link.is_none()
             {
@@ -744,7 +768,7 @@ impl ClaudeCodeDecoder {
             }
         }
         // Usage of the agent's previous API message.
-        let msg_id = rec.pointer("/message/id").and_then(Value::as_str).map(key);
+        let msg_id = at(rec, &["message", "id"]).and_then(Value::as_str).map(key);
         // (Not at a tool result: in 2.1.x a message's later records, with its final usage, come
         // after the results of its first calls.)
         let starts_other = match rtype {
@@ -814,7 +838,7 @@ impl ClaudeCodeDecoder {
                 && matches!(str_of(b, "name"), Some("Task" | "Agent"))
                 && let Some(id) = str_of(b, "id")
             {
-                let prompt = b.pointer("/input/prompt").and_then(Value::as_str);
+                let prompt = at(b, &["input", "prompt"]).and_then(Value::as_str);
                 let g = self.groups.iter().position(|g| {
                     g.link.is_none()
                         && !g.held.is_empty()
@@ -923,9 +947,7 @@ impl ClaudeCodeDecoder {
             if ran {
                 continue;
             }
-            let agent = rec
-                .pointer("/toolUseResult/agentId")
-                .and_then(Value::as_str);
+            let agent = at(rec, &["toolUseResult", "agentId"]).and_then(Value::as_str);
             let msg = match agent {
                 Some(a) => format!(
                     "the subagent transcript of this call (agent {a:?}: its agent-<id>.jsonl beside the session or in its subagents/ directory) is not in this input; only its result is shown"
@@ -951,7 +973,7 @@ impl ClaudeCodeDecoder {
     /// {added, removed}` saying what changed (a visible row).
     fn publish_delta(&mut self, rec: &Value, line: u64, out: &mut Vec<Decoded>) {
         if str_of(rec, "type") != Some("attachment")
-            || rec.pointer("/attachment/type").and_then(Value::as_str)
+            || at(rec, &["attachment", "type"]).and_then(Value::as_str)
                 != Some("deferred_tools_delta")
         {
             return;
@@ -1435,7 +1457,7 @@ fn uuid_in(text: &str) -> Option<&str> {
 
 /// The message id key of a (usage) record.
 fn rec_msg_key(rec: &Value) -> Option<u64> {
-    rec.pointer("/message/id").and_then(Value::as_str).map(key)
+    at(rec, &["message", "id"]).and_then(Value::as_str).map(key)
 }
 
 /// What the usage of an API message needs from its record (small).

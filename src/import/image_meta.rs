@@ -11,6 +11,8 @@
 use base64::Engine as _;
 use serde_json::Value;
 
+use super::at;
+
 /// Bytes of an image decoded to find its dimensions (a JPEG's size marker may follow its EXIF
 /// block; 64 KiB covers phone photos' usual headers).
 pub const HEADER_BYTES: usize = 64 * 1024;
@@ -91,8 +93,7 @@ pub fn record_images(text: &str, invocation_id: Option<&str>) -> Vec<Image> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let blocks = rec
-        .pointer("/message/content")
+    let blocks = at(&rec, &["message", "content"])
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     for b in blocks {

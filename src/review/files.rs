@@ -279,8 +279,7 @@ pub fn tool_use_result(rec: &dyn Records, inv: &Invocation) -> Option<Value> {
         return meta(m);
     }
     let rec = &v;
-    let results = rec
-        .pointer("/message/content")
+    let results = crate::import::at(rec, &["message", "content"])
         .and_then(Value::as_array)
         .map_or(0, |b| {
             b.iter()
