@@ -42,9 +42,12 @@ impl App {
 
     /// `X`: the session as a self-contained HTML page, secrets redacted, written new-only
     /// where copies go (`clipboard::write_export`). The page is built off the app task (the
-    /// page of a 100 MB session takes a few seconds): this leaves an [`ExportJob`] over a copy
-    /// of the session for the loop to run on `spawn_blocking`; its [`Exported`] comes back as
-    /// `Msg::Exported` and the status bar says where and what was redacted.
+    /// page of a 100 MB session takes a few seconds): this leaves an [`ExportJob`] for the loop
+    /// to run on `spawn_blocking`; its [`Exported`] comes back as `Msg::Exported` and the status
+    /// bar says where and what was redacted. A session backed by a saved file leaves the job the
+    /// file's path: the job reads it as `rawpv export FILE` does, so nothing of the session is
+    /// copied on the app task (a copy of a 100 MB transcript's session took a frame or more); a
+    /// live session (stdin, a stream, a followed file) is copied as it is now.
     pub(super) fn export_page(&mut self) {
         if self.exporting || self.export_job.is_some() {
             self.view.message = Some("an export is already being written".into());
@@ -60,10 +63,11 @@ impl App {
             title,
             ..crate::export::Options::default()
         };
-        self.export_job = Some(ExportJob {
-            session: self.session.clone(),
-            opts,
-        });
+        let of = match (&self.session.backing, self.live) {
+            (Some(path), false) => Of::File(path.to_path_buf()),
+            _ => Of::Session(Box::new(self.session.clone())),
+        };
+        self.export_job = Some(ExportJob { of, opts });
         self.view.message = Some("exporting the session…".into());
     }
 
@@ -93,11 +97,20 @@ impl App {
     }
 }
 
-/// `X`'s page to build: the session as it was when the key was pressed, and the options.
+/// `X`'s page to build: the saved file the session is read from, or (live) the session as it
+/// was when the key was pressed; and the options.
 #[derive(Debug)]
 pub struct ExportJob {
-    session: crate::session::Session,
+    of: Of,
     opts: crate::export::Options,
+}
+
+/// What an [`ExportJob`] writes the page of.
+#[derive(Debug)]
+enum Of {
+    /// A saved file, read and written as it folds (`crate::export::write_path`).
+    File(std::path::PathBuf),
+    Session(Box<crate::session::Session>),
 }
 
 impl ExportJob {
@@ -105,22 +118,33 @@ impl ExportJob {
     /// headless harness inline).
     pub fn run(self) -> Exported {
         let mut page = Vec::new();
-        let outcome = crate::export::write(
-            &mut page,
-            &self.session,
-            crate::export::Format::Html,
-            &self.opts,
-        )
-        .and_then(|report| {
-            clipboard::write_export(&page, "html").map(|path| ExportedPage {
-                path,
-                calls: report.calls,
-                redacted: report
-                    .redacted
-                    .map_or_else(|| "not redacted".to_owned(), |r| r.summary()),
+        let html = crate::export::Format::Html;
+        let written = match &self.of {
+            Of::File(path) => {
+                crate::export::write_path(&mut page, path, html, &self.opts).map_err(|e| match e {
+                    crate::export::PathError::Read(e) => std::io::Error::new(
+                        e.kind(),
+                        format!("cannot read {}: {e}", path.display()),
+                    ),
+                    crate::export::PathError::Write(e) => e,
+                    crate::export::PathError::NotSession => {
+                        std::io::Error::other("the file holds no session's record")
+                    }
+                })
+            }
+            Of::Session(session) => crate::export::write(&mut page, session, html, &self.opts),
+        };
+        let outcome = written
+            .and_then(|report| {
+                clipboard::write_export(&page, "html").map(|path| ExportedPage {
+                    path,
+                    calls: report.calls,
+                    redacted: report
+                        .redacted
+                        .map_or_else(|| "not redacted".to_owned(), |r| r.summary()),
+                })
             })
-        })
-        .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string());
         Exported { outcome }
     }
 }

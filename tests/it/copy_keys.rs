@@ -299,3 +299,62 @@ async fn x_in_the_loop_writes_the_page_off_the_app_task() {
     let _ = std::fs::remove_file(&path);
     assert!(page.contains("</html>"));
 }
+
+/// `X` on a session backed by a saved file: the job reads the file (nothing of the session is
+/// copied on the app task), and the page is the one `rawpv export FILE` writes, but for its
+/// nonce, even when `X` comes before the viewer has read the file; on a live session (stdin, a
+/// stream) the job copies the session and writes the page of what is shown.
+#[test]
+fn x_on_a_saved_file_exports_the_file_as_rawpv_export_does() {
+    let path = std::path::Path::new("../shared/corpus/claude-code/cc-v2.1.17-bash-errors.jsonl");
+    let page_of = |live: bool, fed: bool| {
+        use rawpv::app::Msg;
+        use rawpv::source::SourceMsg;
+        use rawpv::source::file::{FileEvent, ReadOptions, read_path_with};
+        let mut app = App::new(path.display().to_string(), live);
+        app.session_mut().backing = Some(std::sync::Arc::from(path));
+        app.session_mut().max_items = Some(0);
+        let mut msgs = Vec::new();
+        let opts = ReadOptions {
+            defer_outputs: true,
+        };
+        read_path_with(path, opts, |ev| {
+            match ev {
+                FileEvent::Batch(b) => msgs.push(SourceMsg::Batch(b)),
+                FileEvent::Format(f) => msgs.push(SourceMsg::Format(f)),
+                FileEvent::Progress { .. } => {}
+            }
+            true
+        })
+        .unwrap();
+        if fed {
+            for m in msgs {
+                app.update(Msg::Source(m));
+            }
+            app.update(Msg::Source(SourceMsg::Eof));
+        }
+        app.press(KeyCode::Char('X'));
+        app.run_jobs_inline();
+        let m = app.view().message.clone();
+        let out = exported_path(m.as_deref());
+        let page = std::fs::read_to_string(&out).unwrap();
+        let _ = std::fs::remove_file(&out);
+        page
+    };
+    let nonce = regex::Regex::new(r"nonce-[0-9a-f]+|nonce=.[0-9a-f]+.").unwrap();
+    let mut cli = Vec::new();
+    let opts = rawpv::export::Options {
+        title: "cc-v2.1.17-bash-errors.jsonl".into(),
+        ..rawpv::export::Options::default()
+    };
+    rawpv::export::write_path(&mut cli, path, rawpv::export::Format::Html, &opts).unwrap();
+    let cli = String::from_utf8(cli).unwrap();
+    let calls = |page: &str| page.matches("<div class=\"call\"").count();
+    assert!(calls(&cli) > 5, "{}", calls(&cli));
+    for fed in [true, false] {
+        let saved = page_of(false, fed);
+        assert_eq!(nonce.replace_all(&saved, "N"), nonce.replace_all(&cli, "N"));
+    }
+    assert_eq!(calls(&page_of(true, true)), calls(&cli));
+    assert_eq!(calls(&page_of(true, false)), 0);
+}
