@@ -259,6 +259,21 @@ fn entry(path: &Path, project: &str) -> SessionEntry {
     }
 }
 
+/// The browser filter's last `since:` word (its value, when not empty) and the other words.
+fn split_since(filter: &str) -> (Option<&str>, String) {
+    let mut since = None;
+    let mut words = Vec::new();
+    for w in filter.split_whitespace() {
+        match w.strip_prefix("since:") {
+            Some(v) if !v.is_empty() => since = Some(v),
+            // `since:` being typed: no bound yet, and not a word to match.
+            Some(_) => {}
+            None => words.push(w),
+        }
+    }
+    (since, words.join(" "))
+}
+
 /// A session row of the library index as a browser entry.
 pub fn entry_of(row: crate::library::SessionRow) -> SessionEntry {
     let agent = match row.agent.as_str() {
@@ -732,13 +747,28 @@ impl Browser {
     }
 
     /// Sets the filter and recomputes the visible rows (best match first; ties keep newest
-    /// first); the selection goes back to the top.
+    /// first); the selection goes back to the top. A word `since:7d` (or `since:12h`,
+    /// `since:YYYY-MM-DD`, as `rawpv sessions --since`) keeps the sessions active since then
+    /// (their last activity as the index knows it, else their start, else the file's time);
+    /// the other words are matched fuzzily. A `since:` value that is neither is said in
+    /// [`Browser::notice`] and filters nothing.
     pub fn set_filter(&mut self, filter: &str) {
         filter.clone_into(&mut self.filter);
+        let (since, words) = split_since(filter);
+        let bound = match since.map(crate::library::parse_since) {
+            Some(Ok(t)) => Some(t),
+            Some(Err(why)) => {
+                self.notice = Some(format!("since: {}", crate::render::text::visible(&why)));
+                None
+            }
+            None => None,
+        };
+        let filter = words.as_str();
         let mut scored: Vec<(i64, usize)> = self
             .entries
             .iter()
             .enumerate()
+            .filter(|(_, e)| bound.is_none_or(|t| e.when() >= t))
             .filter_map(|(i, e)| fuzzy_score(filter, &e.haystack()).map(|s| (s, i)))
             .collect();
         if !filter.trim().is_empty() {
@@ -928,6 +958,47 @@ mod tests {
             roots_from(Some(&home), None, &[])[1],
             home.join(".codex/sessions")
         );
+    }
+
+    #[test]
+    fn a_since_word_keeps_the_sessions_active_since_then() {
+        let now = chrono::Utc::now().timestamp_millis();
+        let day = 86_400_000;
+        let e = |p: &str, q: &str, days_ago: i64| SessionEntry {
+            path: PathBuf::from(p),
+            agent: Agent::Other,
+            project: p.into(),
+            first_prompt: Some(q.into()),
+            started: Some(Timestamp(now - days_ago * day)),
+            size: 0,
+            modified: None,
+            facts: None,
+        };
+        let mut b = Browser::new(vec![
+            e("a", "parser fix", 2),
+            e("b", "parser docs", 10),
+            e("c", "write docs", 1),
+        ]);
+        b.set_filter("since:7d");
+        assert_eq!(b.visible, vec![0, 2]);
+        b.set_filter("parser since:7d");
+        assert_eq!(b.visible, vec![0]);
+        b.set_filter("since:30d parser");
+        assert_eq!(b.visible, vec![0, 1]);
+        // Being typed: no bound yet, nothing hidden for it.
+        b.set_filter("docs since:");
+        assert_eq!(b.visible, vec![2, 1]);
+        assert_eq!(b.notice, None);
+        b.set_filter("since:soon");
+        assert_eq!(b.visible, vec![0, 1, 2]);
+        assert!(
+            b.notice
+                .as_deref()
+                .is_some_and(|n| n.starts_with("since: not a duration or date")),
+            "{:?}",
+            b.notice
+        );
+        assert_eq!(b.filter, "since:soon");
     }
 
     #[test]
