@@ -168,18 +168,7 @@ fn stream_lines(
     } else {
         import::decoder_for(format)
     };
-    let mut reader = Lines {
-        dec,
-        spans,
-        skip_outputs: spans && opts.defer_outputs,
-        defer: opts.defer_outputs,
-        sent: false,
-        next_offset: 0,
-        line: 0,
-        carry: Vec::new(),
-        overlong: None,
-        out: Vec::with_capacity(BATCH),
-    };
+    let mut reader = Lines::new(dec, spans, opts.defer_outputs);
     let mut read = filled as u64;
     let mut last_progress = Instant::now();
     loop {
@@ -307,18 +296,7 @@ impl Growing {
             import::decoder_for(format)
         };
         Some(Self {
-            lines: Lines {
-                dec,
-                spans,
-                skip_outputs: spans,
-                defer: true,
-                sent: false,
-                next_offset: 0,
-                line: 0,
-                carry: Vec::new(),
-                overlong: None,
-                out: Vec::with_capacity(BATCH),
-            },
+            lines: Lines::new(dec, spans, true),
         })
     }
 
@@ -443,6 +421,23 @@ struct Lines {
 }
 
 impl Lines {
+    /// A splitter at the start of a file: `spans` for RAWP NDJSON (a line is a frame), `defer`
+    /// for a session backed by the file ([`ReadOptions::defer_outputs`]).
+    fn new(dec: Box<dyn Decoder>, spans: bool, defer: bool) -> Self {
+        Self {
+            dec,
+            spans,
+            skip_outputs: spans && defer,
+            defer,
+            sent: false,
+            next_offset: 0,
+            line: 0,
+            carry: Vec::new(),
+            overlong: None,
+            out: Vec::with_capacity(BATCH),
+        }
+    }
+
     /// Decodes the complete lines of `data`; keeps the incomplete tail. `false`: sink said stop.
     ///
     /// RAWP NDJSON lines are decoded on two threads once the first batch is out (so the first
