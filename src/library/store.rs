@@ -1426,21 +1426,11 @@ mod tests {
         let mut s = SqliteStore::open(&path).unwrap().store;
         s.put(&row("/a", 1), &[], &[doc(0, "alpha")]).unwrap();
         drop(s);
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(
+        let mut s = migrated(
+            &path,
             "ALTER TABLE docs DROP COLUMN recipe; DROP INDEX docs_item; \
              CREATE INDEX docs_file ON docs(file_id); PRAGMA user_version = 1;",
-        )
-        .unwrap();
-        drop(conn);
-        let o = SqliteStore::open(&path).unwrap();
-        assert_eq!(o.notes, Vec::<String>::new());
-        let mut s = o.store;
-        let version: i32 = s
-            .conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, SCHEMA_VERSION);
+        );
         let mut d = doc(1, "alpha");
         d.recipe = Some("0:7".into());
         s.put(&row("/b", 2), &[], &[d]).unwrap();
@@ -1454,6 +1444,23 @@ mod tests {
             got,
             vec![("/b".into(), Some("0:7".into())), ("/a".into(), None)]
         );
+    }
+
+    /// The index at `path` made older by `sql`, then opened again: it is migrated in place to
+    /// [`SCHEMA_VERSION`] without a note (not moved aside).
+    fn migrated(path: &Path, sql: &str) -> SqliteStore {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        let o = SqliteStore::open(path).unwrap();
+        assert_eq!(o.notes, Vec::<String>::new());
+        let version: i32 = o
+            .store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        o.store
     }
 
     /// The index names of `docs`.
@@ -1482,21 +1489,11 @@ mod tests {
         s.put(&row("/a", 1), &[], &[doc(0, "alpha"), doc(1, "beta")])
             .unwrap();
         drop(s);
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(
+        let mut s = migrated(
+            &path,
             "DROP INDEX docs_item; CREATE INDEX docs_file ON docs(file_id); \
              PRAGMA user_version = 2;",
-        )
-        .unwrap();
-        drop(conn);
-        let o = SqliteStore::open(&path).unwrap();
-        assert_eq!(o.notes, Vec::<String>::new());
-        let mut s = o.store;
-        let version: i32 = s
-            .conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, 3);
+        );
         assert_eq!(doc_indexes(&s), ["docs_item"]);
         let f = Filter::default();
         let items = |s: &SqliteStore, w: &str| -> Vec<u32> {

@@ -172,8 +172,14 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             None if state.costs_done => String::new(),
             None => "…".to_owned(),
         };
-        if let Some(f) = &e.facts {
-            let when = f.last_ts.or_else(|| e.started.map(|t| t.0));
+        if e.facts.is_some() || by_index {
+            // The index's columns. A session the index does not hold yet (a cold index is
+            // under way) shows its start time and `…` for what indexing will tell (it was drawn
+            // in the file list's columns, out of line with the rows around it).
+            let facts = e.facts.as_deref();
+            let when = facts
+                .and_then(|f| f.last_ts)
+                .or_else(|| e.started.map(|t| t.0));
             let when = if narrow {
                 when.and_then(chrono::DateTime::from_timestamp_millis)
                     .map_or_else(|| "—".repeat(11), |t| t.format("%m-%d %H:%M").to_string())
@@ -186,64 +192,31 @@ pub fn render_browser(area: Rect, buf: &mut Buffer, state: &Browser, theme: &The
             } else {
                 String::new()
             };
-            let mark = if state.is_live(e) { "●" } else { " " };
-            let tokens = [f.tokens_out, f.tokens_cache_read, f.tokens_cache_write]
-                .into_iter()
-                .fold(f.tokens_in, u64::saturating_add);
+            let mark = if facts.is_some() && state.is_live(e) {
+                "●"
+            } else {
+                " "
+            };
             // Below 100 columns the tokens give way to the title (calls, errors, cost stay).
             let tokens = if cols.tokens {
-                format!(" {:>7}", crate::ui::status_bar::short_count(tokens))
+                let n = facts.map_or_else(String::new, |f| {
+                    let sum = [f.tokens_out, f.tokens_cache_read, f.tokens_cache_write]
+                        .into_iter()
+                        .fold(f.tokens_in, u64::saturating_add);
+                    crate::ui::status_bar::short_count(sum)
+                });
+                format!(" {n:>7}")
             } else {
                 String::new()
             };
-            let errors = if f.errors > 0 {
-                format!("{:>3}✗", f.errors)
-            } else {
-                "    ".to_owned()
+            let (calls, arrow, errors) = match facts {
+                Some(f) if f.errors > 0 => (f.calls.to_string(), "↳", format!("{:>3}✗", f.errors)),
+                Some(f) => (f.calls.to_string(), "↳", "    ".to_owned()),
+                None => ("…".to_owned(), " ", "    ".to_owned()),
             };
             let head = format!(
-                "{when} {mark} {:<6} {project} {:>4}↳{errors}{tokens}{cost}  ",
+                "{when} {mark} {:<6} {project} {calls:>4}{arrow}{errors}{tokens}{cost}  ",
                 e.agent.label(),
-                f.calls,
-            );
-            session_row(
-                buf,
-                list,
-                row,
-                head,
-                &prompt,
-                offset + row == state.selected,
-                theme,
-            );
-            continue;
-        }
-        if by_index {
-            // A session the index does not hold yet (a cold index is under way): in the
-            // index's columns, its start time and `…` for what indexing will tell (it was drawn
-            // in the file list's columns, out of line with the rows around it).
-            let when = e.started.map(|t| t.0);
-            let when = if narrow {
-                when.and_then(chrono::DateTime::from_timestamp_millis)
-                    .map_or_else(|| "—".repeat(11), |t| t.format("%m-%d %H:%M").to_string())
-            } else {
-                when_label(when)
-            };
-            let project = crate::fmt::fit_path(&state.project(e), cols.project_w);
-            let tokens = if cols.tokens {
-                format!(" {:>7}", "")
-            } else {
-                String::new()
-            };
-            let cost = if cols.cost {
-                format!(" {:>8}", crate::fmt::fit_right(&cost, 8))
-            } else {
-                String::new()
-            };
-            let head = format!(
-                "{when}   {:<6} {project} {:>4} {:>4}{tokens}{cost}  ",
-                e.agent.label(),
-                "…",
-                "",
             );
             session_row(
                 buf,
