@@ -392,6 +392,12 @@ pub struct Session {
     /// Catalog entries' `input_schema`s compiled when a request first needs one, and requests
     /// whose input broke theirs, waiting for their result (`check::SchemaCache`).
     pub(crate) schemas: check::SchemaCache,
+    /// Results whose `invocation_id` no call of their session has, that came while the
+    /// session had exactly one open call: by (session, the result's `tool_name`), the line of
+    /// the last one. Probably that call's answer under a wrong or missing id: the result's own
+    /// finding says so, and the call (if of that tool and requested before) is not reported
+    /// `request-never-answered` as well (`check::end_findings`; one finding per problem).
+    pub(crate) orphans: HashMap<(u32, Box<str>), u64>,
 }
 
 /// A finding of a blocked call answered by `session.error`, as it was before (see
@@ -1692,7 +1698,8 @@ impl Session {
         };
         let id = req.invocation_id.clone().unwrap_or_default();
         let sid = self.sid();
-        if self.has_call(sid, &id) {
+        // Two requests without a usable id are two `missing-field`s, not one id used twice.
+        if !id.is_empty() && self.has_call(sid, &id) {
             let msg = format!("invocation_id {} was already requested", Quoted(&id));
             let f = Finding::new(
                 Level::Error,
@@ -1786,6 +1793,11 @@ impl Session {
                 self.folded.chunk(sid, &id, seq, len, frame.origin.line);
                 return Applied::default();
             }
+            if id.is_empty() {
+                // No usable id: the checker's `missing-field` (or `wrong-field-type`) says so;
+                // that it matches no request follows from it.
+                return self.push_event(frame);
+            }
             let msg = format!(
                 "stream chunk for invocation_id {}, which was never requested{}",
                 Quoted(&id),
@@ -1828,6 +1840,7 @@ impl Session {
             return self.push_event(frame);
         };
         let id = r.invocation_id.clone().unwrap_or_default();
+        let tool = r.tool_name.clone().unwrap_or_default();
         let sid = self.sid();
         let line = frame.origin.line;
         let deferred = frame.origin.span.filter(|_| self.backing.is_some());
@@ -1844,20 +1857,7 @@ impl Session {
         if idx.is_none() && self.folded.contains(sid, &id) {
             return self.second_result(frame, id);
         }
-        let Some(idx) = idx else {
-            let msg = format!(
-                "result for invocation_id {}, which was never requested{}",
-                Quoted(&id),
-                self.elsewhere(sid, &id)
-            );
-            let f = Finding::new(
-                Level::Error,
-                code::RESULT_WITHOUT_REQUEST,
-                "SPEC 3.7",
-                line,
-                msg,
-            );
-            self.push_finding(f);
+        let Some(idx) = idx.or_else(|| self.orphan_result(sid, &id, &tool, line)) else {
             return self.push_event(frame);
         };
         if !self.invocations[idx].status.is_open() {
@@ -1901,6 +1901,64 @@ impl Session {
             invocation: Some(idx),
             new_item: false,
         }
+    }
+
+    /// A result whose `invocation_id` (`id`, empty when absent) no call of session `sid` has
+    /// (SPEC 3.7), of tool `tool`: the call it answers, if any, and one finding per problem.
+    ///
+    /// - An open call of the same tool without a usable id (its request's `missing-field` says
+    ///   so) is the one this result answers: it is folded into that call, with no finding.
+    /// - A result without a usable id: its own `missing-field` (or `wrong-field-type`) is the
+    ///   finding; no `result-without-request`.
+    /// - Otherwise `result-without-request`, unless the importer that built the frame already
+    ///   reported the same result (`tool-result-without-use`, on its line).
+    ///
+    /// When the session has exactly one open call, the result is probably its answer: that is
+    /// noted in [`Self::orphans`] (so the call is not also `request-never-answered`) and said in
+    /// the message.
+    fn orphan_result(&mut self, sid: u32, id: &str, tool: &str, line: u64) -> Option<usize> {
+        if !id.is_empty() && !tool.is_empty() {
+            let idless = (self.index.get(sid, "", &self.invocations)).filter(|&i| {
+                let inv = &self.invocations[i];
+                inv.status.is_open() && inv.tool_name == tool
+            });
+            if idless.is_some() {
+                return idless;
+            }
+        }
+        let only = self.sessions.get(sid).counts.running == 1 && !tool.is_empty();
+        if only {
+            self.orphans.insert((sid, tool.into()), line);
+        }
+        let reported = || {
+            (self.findings.iter().rev().take(64))
+                .take_while(|f| f.line == line && f.input == self.input)
+                .any(|f| {
+                    f.code == code::TOOL_RESULT_WITHOUT_USE && f.invocation_id.as_deref() == Some(id)
+                })
+        };
+        if id.is_empty() || reported() {
+            return None;
+        }
+        let probably = if only {
+            format!(" (probably the answer of the open {tool} call, under another id)")
+        } else {
+            String::new()
+        };
+        let msg = format!(
+            "result for invocation_id {}, which was never requested{}{probably}",
+            Quoted(id),
+            self.elsewhere(sid, id)
+        );
+        let f = Finding::new(
+            Level::Error,
+            code::RESULT_WITHOUT_REQUEST,
+            "SPEC 3.7",
+            line,
+            msg,
+        );
+        self.push_finding(f);
+        None
     }
 
     /// A result for a call that already has one: a `duplicate-result` finding, the frame kept

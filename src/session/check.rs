@@ -8,7 +8,9 @@
 //!
 //! Rules that live elsewhere: result/stream without a request, duplicate `invocation_id`, duplicate
 //! result, malformed lines, unknown frame types and payload fields of the wrong type are reported by the
-//! reducer itself (codes in [`crate::finding::code`]). The codes of this module are in [`code`].
+//! reducer itself (codes in [`crate::finding::code`]; a stream or result without a usable id is
+//! only this module's `missing-field`, not also "without a request"). The codes of this module are
+//! in [`code`].
 //!
 //! Levels (calibrated so converted Claude Code / Anthropic files get no error the adapter caused):
 //!
@@ -30,7 +32,7 @@
 //! | stream `sequence` gap, found when the result arrives | `stream-sequence-gap` | error (warning when still open at the end) |
 //! | stream/result `tool_name` differs from the request's | `tool-name-mismatch` | error |
 //! | `output_type` differs from the SPEC 3.4 rule (any step: catalog, category, fallback; RAWP-DPS 5.3.3 makes the whole order a MUST) | `output-type-mismatch` | error |
-//! | request never answered by the end of the session (unless an importer reported it as `tool-use-without-result`) | `request-never-answered` | warning |
+//! | request never answered by the end of the session (unless an importer reported it as `tool-use-without-result`; not a request without a usable `invocation_id`, which cannot be answered, nor the session's only open call when a result for an unknown id of its tool came after it: one finding per problem) | `request-never-answered` | warning |
 //! | unavailable/degraded tool without `status_description` (a SHOULD, RAWP-DPS 5.4) | `status-description-missing` | warning |
 //! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
 //! | `session_id` not a string, or empty (the frame goes to the default session) | `invalid-session-id` | warning |
@@ -251,7 +253,17 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
         !session.blocked.is_empty()
             && (session.blocked).contains_key(&(inv.session, Box::from(inv.invocation_id.as_str())))
     };
-    for inv in (session.invocations.iter()).filter(|i| i.status.is_open() && !answered(i)) {
+    // A request without a usable id cannot be answered (its `missing-field` says what is
+    // wrong); one an orphan result probably answered is that result's finding.
+    let orphaned = |inv: &Invocation| {
+        !session.orphans.is_empty()
+            && (session.orphans)
+                .get(&(inv.session, Box::from(inv.tool_name.as_str())))
+                .is_some_and(|&line| line > inv.request_line)
+    };
+    for inv in (session.invocations.iter()).filter(|i| {
+        i.status.is_open() && !i.invocation_id.is_empty() && !answered(i) && !orphaned(i)
+    }) {
         let mut out = Out {
             line: inv.request_line,
             invocation: Some(&inv.invocation_id),

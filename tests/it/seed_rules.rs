@@ -16,28 +16,8 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rules");
 /// Rows of TABLE.md that do not hold today: (file, why: the seed audit's verdict and what rawpv
 /// gives). Fix the rule, then remove its row here.
 const KNOWN: &[(&str, &str)] = &[
-    (
-        "A02_bad.ndjson",
-        "several findings; got error[missing-field], warning[request-never-answered]",
-    ),
-    (
-        "A02_bad_2.ndjson",
-        "several findings; got error[wrong-field-type], warning[request-never-answered]",
-    ),
     ("A03_bad_3.ndjson", "missing; got none"),
     ("A08_bad.ndjson", "missing; got none"),
-    (
-        "A09_bad.ndjson",
-        "several findings; got warning[request-never-answered], error[result-without-request], error[missing-field]",
-    ),
-    (
-        "A09_bad_3.ndjson",
-        "several findings; got warning[request-never-answered], error[result-without-request]",
-    ),
-    (
-        "A16_bad.ndjson",
-        "several findings; got error[stream-without-request], error[missing-field]",
-    ),
     ("A32_bad.ndjson", "missing; got none"),
     ("A32_bad_2.ndjson", "missing; got none"),
     ("A35_bad_2.ndjson", "missing; got none"),
