@@ -1934,7 +1934,8 @@ impl Session {
             (self.findings.iter().rev().take(64))
                 .take_while(|f| f.line == line && f.input == self.input)
                 .any(|f| {
-                    f.code == code::TOOL_RESULT_WITHOUT_USE && f.invocation_id.as_deref() == Some(id)
+                    f.code == code::TOOL_RESULT_WITHOUT_USE
+                        && f.invocation_id.as_deref() == Some(id)
                 })
         };
         if id.is_empty() || reported() {

@@ -23,7 +23,9 @@
 //! | request for a tool absent from the agent's catalog | `tool-not-in-catalog` | error (warning when the catalog was derived by an importer) |
 //! | request for an `unavailable` tool | `tool-unavailable` | error |
 //! | request for a tool under a `fatal` diagnostic | `tool-fatal-diagnostic` | error |
-//! | request for a `degraded` tool | `tool-degraded` | info |
+//! | request for a `degraded` tool (naming its `error` diagnostic, if any) | `tool-degraded` | info |
+//! | request for a tool with an `error` catalog diagnostic (allowed; the user SHOULD be warned, RAWP-DPS 5.4.1) | `tool-error-diagnostic` | info |
+//! | stream chunk for a call whose result already came | `stream-after-result` | error |
 //! | a computer/browser toolset member (`toolset_name` on the request) is looked up by its toolset's entry (SPEC 5) | — | — |
 //! | a successful call whose input does not follow its entry's `input_schema` (JSON Schema, validated at the result; an invalid call answered with an error is not reported) | `input-schema-mismatch` | warning |
 //! | such a blocked request (not in catalog, unavailable, fatal) answered by a `session.error` naming its `invocation_id`, and no stream or result after (the master blocked it; replaces the error) | `blocked-request-answered` | info |
@@ -41,7 +43,7 @@
 //! Leniency in the SPEC 3.4 rule (documented choices, [ours]): filesystem writes accept `diff` or
 //! `empty` (SPEC 4 lists both for Write); `search` accepts `text` or `file_list`; a result that is
 //! not `success` may also be `text` (an error message); an empty output (`null`, `""`, `{}`, `[]`)
-//! may always be `empty`. A filesystem tool whose name rawpv cannot classify (a custom reader,
+//! may be `empty` unless the catalog declares another type (step 1 wins over everything). A filesystem tool whose name rawpv cannot classify (a custom reader,
 //! lister or writer) may have any filesystem default (`diff`, `empty`, `file_content`,
 //! `file_list`). SPEC notes, where the seed contradicts itself (either reading passes, issue 19
 //! item 8): `WebSearch` may be `text` (5.3.1: category `search`) or `web_content` (SPEC 4 table);
@@ -116,8 +118,17 @@ pub mod code {
     /// SPEC 3.3's `input_schema`, SPEC 5: "an object that follows the tool's `input_schema`").
     pub const INPUT_SCHEMA_MISMATCH: &str = "input-schema-mismatch";
 
+    /// A request for a tool with an `error` catalog diagnostic: allowed, and the user should
+    /// be warned (SPEC 3.5, RAWP-DPS 5.4.1).
+    pub const TOOL_ERROR_DIAGNOSTIC: &str = "tool-error-diagnostic";
+    /// A stream chunk for a call whose result already came (SPEC 3.3: a stream is the output
+    /// of a call still running).
+    pub const STREAM_AFTER_RESULT: &str = "stream-after-result";
+
     /// Every code of this module, for docs and tests.
     pub const ALL: &[&str] = &[
+        TOOL_ERROR_DIAGNOSTIC,
+        STREAM_AFTER_RESULT,
         INPUT_SCHEMA_MISMATCH,
         MISSING_FIELD,
         UNKNOWN_ENUM_VALUE,
@@ -150,8 +161,11 @@ const IMPORTER_METADATA: &[&str] = &[
 ];
 
 /// Whether `id` is a hyphenated UUID of version 4 (SPEC 3.1).
+/// RFC 9562: version nibble 4 and the variant bits `10` (the nibble after the second hyphen is
+/// 8, 9, a or b).
 pub fn is_uuid_v4(id: &str) -> bool {
-    uuid::Uuid::try_parse(id).is_ok_and(|u| u.get_version_num() == 4)
+    uuid::Uuid::try_parse(id)
+        .is_ok_and(|u| u.get_version_num() == 4 && u.get_variant() == uuid::Variant::RFC4122)
 }
 
 /// Whether the frame was built by an importer (Claude Code, Anthropic API).
@@ -498,6 +512,17 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
         .as_deref()
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
+    // An `error` diagnostic on the tool: use is allowed, the user SHOULD be warned (RAWP-DPS
+    // 5.4.1): an info on the call; said in the degraded info when the tool is both.
+    let error_diag = (publish.catalog.diagnostics.iter())
+        .find(|d| d.severity == Some(Severity::Error) && d.tool_name.as_deref() == Some(name))
+        .map(|d| {
+            format!(
+                "an error catalog diagnostic ({}: {})",
+                d.code.as_deref().unwrap_or("?"),
+                crate::fmt::truncate(d.message.as_deref().unwrap_or(""), 200)
+            )
+        });
     match entry.effective_status() {
         ToolStatus::Unavailable => out.push(
             Level::Error,
@@ -509,9 +534,27 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
             Level::Info,
             code::TOOL_DEGRADED,
             "SPEC 3.5",
-            format!("request for {name}, which the catalog marks degraded{why}"),
+            format!(
+                "request for {name}, which the catalog marks degraded{why}{}",
+                error_diag
+                    .as_deref()
+                    .map(|d| format!(" and which has {d}"))
+                    .unwrap_or_default()
+            ),
         ),
-        ToolStatus::Available | ToolStatus::Unknown(_) => {}
+        ToolStatus::Available | ToolStatus::Unknown(_) => {
+            if let Some(d) = &error_diag {
+                out.push(
+                    Level::Info,
+                    code::TOOL_ERROR_DIAGNOSTIC,
+                    "SPEC 3.5",
+                    format!(
+                        "request for {name}, which has {d}: its use is allowed, and the user \
+                         should be warned"
+                    ),
+                );
+            }
+        }
     }
     if let Some(d) = publish
         .catalog
@@ -567,6 +610,22 @@ fn check_stream(at: &At<'_>, s: &ToolInvokeStream, out: &mut Out<'_>) {
         "stream chunk",
         out,
     );
+    let finished = match call {
+        CallRef::Kept(inv) => !inv.status.is_open(),
+        CallRef::Folded { .. } => true,
+    };
+    if finished {
+        out.push(
+            Level::Error,
+            code::STREAM_AFTER_RESULT,
+            S,
+            format!(
+                "stream chunk for {}, whose result already came (a stream is the output of a \
+                 call still running)",
+                Quoted(id)
+            ),
+        );
+    }
     if let Some(seq) = s.sequence {
         // The lookup `ChunkBuffer::insert` makes, so this agrees with what the buffer drops.
         if let Some(line) = call.chunk_line(seq) {
@@ -767,8 +826,9 @@ fn check_output_type(
     if *got == expected {
         return;
     }
-    // Documented leniency (module doc).
-    if *got == OutputType::Empty && is_empty_output(output) {
+    // Documented leniency (module doc); not against a catalog declaration, which wins over
+    // everything (SPEC 3.4 step 1).
+    if *got == OutputType::Empty && rule != Rule::Catalog && is_empty_output(output) {
         return;
     }
     if *got == OutputType::Text
@@ -966,6 +1026,9 @@ mod tests {
         assert!(is_uuid_v4("6f1c2b1e-8a4d-4c55-9e1a-0b7a3c2d4e5f"));
         // version 1
         assert!(!is_uuid_v4("6f1c2b1e-8a4d-1c55-9e1a-0b7a3c2d4e5f"));
+        // version 4, variant nibble c (Microsoft's), not 8–b
+        assert!(!is_uuid_v4("6f1c2b1e-8a4d-4c55-ce1a-0b7a3c2d4e5f"));
+        assert!(is_uuid_v4("6F1C2B1E-8A4D-4C55-BE1A-0B7A3C2D4E5F"));
         assert!(!is_uuid_v4("toolu_01ABC"));
         assert!(!is_uuid_v4(""));
     }

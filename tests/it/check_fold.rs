@@ -212,6 +212,7 @@ fn finished_calls_folded_away_still_answer_later_frames() {
             "duplicate-result",
             "request-never-answered",
             "result-without-request",
+            "stream-after-result",
             "stream-sequence-duplicate",
             "stream-sequence-gap",
             "tool-name-mismatch",

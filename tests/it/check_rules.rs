@@ -121,6 +121,23 @@ fn stream_sequence_duplicate() {
     );
 }
 
+/// A chunk after its call's result (line 5) is an error; the one before it (line 3) is not.
+#[test]
+fn stream_after_result() {
+    let s = session("stream_after_result");
+    assert_eq!(hits(&s, code::STREAM_AFTER_RESULT), [(5, E)]);
+    assert_eq!(s.findings.len(), 1, "{:?}", s.findings);
+}
+
+/// An `error` diagnostic on Read (allowed, the user should be warned): an info on the Read
+/// call; the `fatal` one on Bash blocks it (an error).
+#[test]
+fn tool_error_diagnostic() {
+    let s = session("tool_fatal_diagnostic");
+    assert_eq!(hits(&s, code::TOOL_ERROR_DIAGNOSTIC), [(3, I)]);
+    assert_eq!(hits(&s, code::TOOL_FATAL_DIAGNOSTIC), [(2, E)]);
+}
+
 #[test]
 fn stream_sequence_gap() {
     let s = session("stream_sequence_gap");
@@ -245,10 +262,11 @@ fn request_findings_count_on_their_invocation() {
         .invocation("00000000-0000-4000-8000-000000000001")
         .unwrap();
     assert_eq!(bash.findings, 1);
+    // Read's own finding: the info of its `error` diagnostic.
     let read = s
         .invocation("00000000-0000-4000-8000-000000000002")
         .unwrap();
-    assert_eq!(read.findings, 0);
+    assert_eq!(read.findings, 1);
 }
 
 #[test]

@@ -343,6 +343,26 @@ impl Errors<'_> {
         }
     }
 
+    /// An optional field that must be a JSON object (a catalog entry's `input_schema`, SPEC
+    /// 3.5): any other kind is a [`FieldError`] and reads as absent (`null` as absent too).
+    fn object(&mut self, v: Option<Value>, name: &str) -> Option<Value> {
+        let found = match v? {
+            v @ Value::Object(_) => return Some(v),
+            Value::Null => return None,
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+        };
+        self.out.push(FieldError {
+            field: format!("{}{name}", self.prefix),
+            expected: "an object",
+            found,
+            required: false,
+        });
+        None
+    }
+
     fn string(&mut self, f: Lenient<Cow<'_, str>>, name: &str, required: bool) -> Option<String> {
         self.take(f, name, required).map(Cow::into_owned)
     }
@@ -492,7 +512,7 @@ impl Tool<'_> {
             name: e.string(self.name, "name", true).unwrap_or_default(),
             version: e.string(self.version, "version", false),
             description: e.string(self.description, "description", true),
-            input_schema: self.input_schema,
+            input_schema: e.object(self.input_schema, "input_schema"),
             output_type: e.wire(
                 self.output_type,
                 "output_type",
