@@ -1914,8 +1914,8 @@ impl Session {
     ///   reported the same result (`tool-result-without-use`, on its line).
     ///
     /// When the session has exactly one open call, the result is probably its answer: that is
-    /// noted in [`Self::orphans`] (so the call is not also `request-never-answered`) and said in
-    /// the message.
+    /// noted in [`Self::orphans`], so the call is not also `request-never-answered` (the
+    /// message does not say so: the call may still get its own result).
     fn orphan_result(&mut self, sid: u32, id: &str, tool: &str, line: u64) -> Option<usize> {
         if !id.is_empty() && !tool.is_empty() {
             let idless = (self.index.get(sid, "", &self.invocations)).filter(|&i| {
@@ -1941,13 +1941,8 @@ impl Session {
         if id.is_empty() || reported() {
             return None;
         }
-        let probably = if only {
-            format!(" (probably the answer of the open {tool} call, under another id)")
-        } else {
-            String::new()
-        };
         let msg = format!(
-            "result for invocation_id {}, which was never requested{}{probably}",
+            "result for invocation_id {}, which was never requested{}",
             Quoted(id),
             self.elsewhere(sid, id)
         );
