@@ -747,11 +747,14 @@ fn build_hook_lines(hooks: &[HookRun], cx: &RenderCtx<'_>, expanded: bool) -> Ve
     }
     let mut lines = vec![section(&format!("Hooks: {title}"), theme)];
     for h in hooks {
-        let (word, style) = if h.failed {
-            (hook_outcome_words(&h.outcome), theme.status_failed)
+        let style = if h.failed {
+            theme.status_failed
+        } else if h.outcome == crate::session::hooks::PROGRESS {
+            theme.dim
         } else {
-            (hook_outcome_words(&h.outcome), theme.status_ok)
+            theme.status_ok
         };
+        let word = hook_outcome_words(&h.outcome);
         let mut head = vec![
             Span::styled(visible(&h.name), theme.title),
             Span::raw("  "),
@@ -813,6 +816,7 @@ fn build_hook_lines(hooks: &[HookRun], cx: &RenderCtx<'_>, expanded: bool) -> Ve
 pub fn hook_outcome_words(outcome: &str) -> String {
     match outcome {
         "success" => "ok".into(),
+        crate::session::hooks::PROGRESS => "ran (no outcome recorded)".into(),
         "non_blocking_error" | "error_during_execution" => "failed".into(),
         "blocking_error" => "blocked".into(),
         "cancelled" => "cancelled".into(),

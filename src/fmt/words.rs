@@ -57,7 +57,7 @@ pub fn hook_words(payload: &Value) -> String {
         "blocking_error" => "blocked".to_owned(),
         "additional_context" => "context added".to_owned(),
         "permission_decision" => format!("permission: {}", s("decision").unwrap_or("?")),
-        "" => "ran".to_owned(),
+        "" | crate::session::hooks::PROGRESS => "ran".to_owned(),
         o => o.replace('_', " "),
     });
     if let Some(c) = payload.get("exit_code").and_then(Value::as_i64) {

@@ -322,6 +322,13 @@ impl Mapper {
                 self.after_boundary = true;
             }
             "progress" if self.progress_chunk(rec, ctx, ts, out) => {}
+            "progress"
+                if let Some(p) = rec.get("data").and_then(|d| {
+                    cc_records::hook_progress(d, rec.get("parentToolUseID").and_then(Value::as_str))
+                }) =>
+            {
+                self.hook(p, rec, ctx, ts, out);
+            }
             "attachment" => self.attachment(rec, ctx, ts, out),
             "system" if self.system(rec, ctx, ts, out) => {}
             "system" | "summary" | "queue-operation" | "file-history-snapshot" | "progress" => {
@@ -414,7 +421,9 @@ impl Mapper {
         {
             p.insert("duration_ms".into(), json!((z.0 - a.0) as f64));
         }
-        let mut quiet = started;
+        // A 2.1.x `hook_progress` says only that a hook ran: quiet, like the progress rows.
+        let mut quiet = started
+            || p.get("outcome").and_then(Value::as_str) == Some(crate::session::hooks::PROGRESS);
         // Tied by (session, id): a hook of another session naming this session's call stays
         // its own visible row (attack 9 #5).
         if let Some(id) = p.get("tool_use_id").and_then(Value::as_str)

@@ -313,6 +313,15 @@ fn shape(name: &str, o: &Map<String, Value>, text: &str, input: Option<&Value>) 
             }
             Value::Object(m)
         }
+        // The plan is saved to a file (`toolUseResult {plan, filePath}`; 2.1.x asks with `{}`
+        // and writes `plan: null`, so the file is where the plan is): the result keeps the
+        // file's path beside what the user was told. The plan itself is the request's.
+        "ExitPlanMode" if o.get("filePath").is_some_and(Value::is_string) => {
+            let mut m = Map::new();
+            m.insert("result".into(), Value::String(text.to_owned()));
+            m.extend(pick(o, &[("filePath", "file_path")]));
+            Value::Object(m)
+        }
         "TodoWrite" => {
             if !o.contains_key("newTodos") {
                 return None;

@@ -16,6 +16,9 @@
 //! * 1.0.x `system` records without `subtype`: `content` `"Running ␛[1mPostToolUse:Edit␛[22m..."`
 //!   or `"␛[1mPostToolUse:Edit␛[22m [cmd] completed successfully: output"` (or `failed with
 //!   non-blocking status code N: stderr`) and a `toolUseID`.
+//! * 2.1.x `progress` records with `data: {type: "hook_progress", hookEvent, hookName, command}`
+//!   and `parentToolUseID` (the call, for a tool's hooks): a hook Claude Code ran, with no outcome
+//!   written (2.1.17–2.1.39 write no `hook_success` attachment after it).
 //! * Slash commands: user text `<command-name>/x</command-name><command-message>…
 //!   </command-message><command-args>a b</command-args>` (any order).
 //!
@@ -23,7 +26,7 @@
 //! `{outcome, failed, hook_name?, hook_event?, tool_use_id?, command?, exit_code?, duration_ms?,
 //! output?, stderr?, decision?}`; `outcome` is the attachment type without `hook_` (`success`,
 //! `non_blocking_error`, …), `start` for a 1.0.x "Running …" record, `message` for 1.0.x text
-//! that is neither; `output` is the text the hook printed (stdout, else `content`, else the
+//! that is neither, `progress` for a 2.1.x `hook_progress` record (ran; outcome not written); `output` is the text the hook printed (stdout, else `content`, else the
 //! blocking error), ANSI as written. Invariants: pure; never panics; unknown fields are left in
 //! the record (the frame keeps the raw attachment under `attachment`).
 
@@ -242,6 +245,35 @@ fn hook_attachment(outcome: &str, att: &Value) -> Map<String, Value> {
     }
     p.insert("failed".into(), json!(failed));
     p
+}
+
+/// A 2.1.x `hook_progress` record's `data` read as a hook payload with outcome `progress`
+/// (`None`: `data` is not a `hook_progress`). `tool_use_id`: the record's `parentToolUseID`.
+pub fn hook_progress(data: &Value, tool_use_id: Option<&str>) -> Option<Map<String, Value>> {
+    if data.get("type").and_then(Value::as_str) != Some("hook_progress") {
+        return None;
+    }
+    let s = |k: &str| {
+        data.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let mut p = Map::new();
+    p.insert("outcome".into(), json!("progress"));
+    for (from, to) in [
+        ("hookName", "hook_name"),
+        ("hookEvent", "hook_event"),
+        ("command", "command"),
+    ] {
+        if let Some(v) = s(from) {
+            p.insert(to.into(), json!(v));
+        }
+    }
+    if let Some(id) = tool_use_id.filter(|s| !s.is_empty()) {
+        p.insert("tool_use_id".into(), json!(id));
+    }
+    p.insert("failed".into(), json!(false));
+    Some(p)
 }
 
 /// A 1.0.x `system` hook record's `content` read as a hook payload (`None`: not a hook's text).

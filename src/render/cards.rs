@@ -9,7 +9,8 @@
 //! * `AskUserQuestion` input `{questions: [{question, header?, options: [{label, description?}],
 //!   multiSelect?}]}` (2.0.55+) or `{question}` (2.0.37); output `{questions?, answers: {question:
 //!   answer}}` (`super::super::import::cc_output` shapes it so).
-//! * `ExitPlanMode` input `{plan}`; the result says whether the user approved.
+//! * `ExitPlanMode` input `{plan}`; the result says whether the user approved. 2.1.x: input `{}`,
+//!   result `{result, file_path}` (the plan is only in the file; the card says so).
 //! * `TaskCreate` input `{subject, description?, activeForm?}`; `TaskUpdate` `{taskId, status?,
 //!   subject?, owner?, …}`; `TaskList` / `TaskGet` output `{tasks: [{id, subject, status,
 //!   owner?, blockedBy?}]}` or `{task: {…}}`. A failed `TaskCreate` / `TaskUpdate` (status
@@ -62,6 +63,20 @@ pub fn output_card(tool_name: &str, output: &Value, cx: &RenderCtx<'_>) -> Optio
             Some(out.finish(cx.theme))
         }
         "TaskList" | "TaskGet" | "TaskCreate" | "TaskUpdate" => task_list_card(output, cx),
+        // `{result, file_path}`: what the user was told, and where the plan is saved.
+        "ExitPlanMode" | "exit_plan_mode" => {
+            let result = field(output, &["result"]).and_then(Value::as_str)?;
+            let mut out = Out::new(cx);
+            for l in result.lines() {
+                out.push(Line::from(plain_spans(l, cx.theme.text, cx.theme)));
+            }
+            if let Some(p) = field(output, &["file_path"]).and_then(Value::as_str) {
+                let mut spans = vec![Span::styled("plan file ", cx.theme.dim)];
+                spans.extend(plain_spans(p, cx.theme.hint, cx.theme));
+                out.push(Line::from(spans));
+            }
+            Some(out.finish(cx.theme))
+        }
         _ => None,
     }
 }
@@ -162,7 +177,14 @@ fn questions_card(
 }
 
 fn plan_card(input: &Value, output: Option<&Value>, cx: &RenderCtx<'_>) -> Option<Rendered> {
-    let plan = field(input, &["plan"]).and_then(Value::as_str)?;
+    let file = output
+        .and_then(|o| field(o, &["file_path", "filePath"]))
+        .and_then(Value::as_str);
+    let plan = field(input, &["plan"]).and_then(Value::as_str);
+    // A 2.1.x request is `{}`: without a plan and a plan file there is nothing to draw.
+    if plan.is_none() && file.is_none() {
+        return None;
+    }
     let theme = cx.theme;
     let mut out = Out::new(cx);
     let said = output.map(|o| match o {
@@ -181,16 +203,19 @@ fn plan_card(input: &Value, output: Option<&Value>, cx: &RenderCtx<'_>) -> Optio
         }
         _ => {}
     }
-    if let Some(p) = output
-        .and_then(|o| field(o, &["file_path", "filePath"]))
-        .and_then(Value::as_str)
-    {
+    if let Some(p) = file {
         head.push(Span::styled("  ", theme.dim));
         head.extend(plain_spans(p, theme.dim, theme));
     }
     out.push(Line::from(head));
     out.push(Line::default());
-    out.extend(super::markdown::build_markdown_lines(plan, cx).lines);
+    match plan {
+        Some(plan) => out.extend(super::markdown::build_markdown_lines(plan, cx).lines),
+        None => out.push(Line::from(Span::styled(
+            "The plan's text is not in this transcript: Claude Code 2.1 keeps it in the plan file above.",
+            theme.dim,
+        ))),
+    }
     Some(out.finish(theme))
 }
 

@@ -742,8 +742,9 @@ impl Files {
 }
 
 /// What ran between feed rows `a` and `b` of `session` (exclusive) that may have changed a
-/// file: shell and subagent calls, and Claude Code hooks (`hook_progress` rows, 2.x; `system`
-/// hook rows, 1.0).
+/// file: shell and subagent calls, and Claude Code hooks (`x-claude-code.hook` rows with a
+/// command, but a `PreToolUse` hook or Claude Code's own `callback`; 1.0 `system` rows that
+/// name a `PostToolUse` hook).
 pub fn suspects(session: &Session, a: usize, b: usize) -> Vec<Suspect> {
     let mut out = Vec::new();
     let Some(rows) = session
@@ -777,19 +778,22 @@ pub fn suspects(session: &Session, a: usize, b: usize) -> Vec<Suspect> {
             }
             crate::session::Item::Event(frame) => {
                 let kind = frame.frame_type.as_str();
-                if kind != "x-claude-code.progress" && kind != "x-claude-code.system" {
+                if kind != "x-claude-code.hook" && kind != "x-claude-code.system" {
                     continue;
                 }
                 let payload = session.event_payload(frame);
-                let data = payload.get("data").unwrap_or(&payload);
-                let text = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
-                // A PreToolUse hook ran before the earlier change was made, and `callback`
-                // is Claude Code's own.
-                let what = if text("type") == "hook_progress" {
-                    if text("hookEvent") == "PreToolUse" || text("command") == "callback" {
+                let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
+                // A PreToolUse hook ran before the earlier change was made, `callback` is
+                // Claude Code's own, and a 1.0.x "Running …" row is the start of a run.
+                let what = if kind == "x-claude-code.hook" {
+                    if text("hook_event") == "PreToolUse"
+                        || text("command") == "callback"
+                        || text("command").is_empty()
+                        || text("outcome") == "start"
+                    {
                         continue;
                     }
-                    format!("hook {}: {}", text("hookName"), text("command"))
+                    format!("hook {}: {}", text("hook_name"), text("command"))
                 } else if kind == "x-claude-code.system" && text("content").contains("PostToolUse")
                 {
                     let c = crate::render::ansi::strip_sgr(text("content"));

@@ -8,7 +8,8 @@
 //! `failed`, `hook_name`, `hook_event`, `command`, `exit_code`, `duration_ms`, `output`,
 //! `stderr`. Invariants: a run's texts are kept up to [`MAX_HOOK_TEXT`] bytes each (the row
 //! itself keeps the whole record); lookups are one hash probe; a `start` row (1.0.x "Running
-//! …") is not a run.
+//! …") is not a run; a [`PROGRESS`] run and an outcome of the same hook on the same call are
+//! one run (the outcome's).
 
 use std::collections::HashMap;
 
@@ -25,6 +26,10 @@ pub const MAX_HOOK_TEXT: usize = 64 * 1024;
 /// search at most this much per text. (Output and stderr are kept up to [`MAX_HOOK_TEXT`]
 /// already; the command is not cut when kept.)
 pub const MAX_HOOK_SEARCH: usize = 64 * 1024;
+
+/// The outcome of a run known only from a 2.1.x `hook_progress` record: it ran, and Claude Code
+/// wrote no outcome (`crate::import::cc_records::hook_progress`).
+pub const PROGRESS: &str = "progress";
 
 /// One hook run, as the call's detail shows it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -138,6 +143,33 @@ impl Hooks {
         };
         let id = p.get("invocation_id").and_then(Value::as_str)?.to_owned();
         let run = run_of(f)?;
+        // A `progress` run (2.1.x `hook_progress`: it ran, no outcome written) is the same run
+        // as an outcome of the same hook on the same call: the outcome takes its place, and a
+        // progress record after the outcome adds nothing.
+        let same = |r: &HookRun| {
+            r.name == run.name
+                && (r.command.is_none() || run.command.is_none() || r.command == run.command)
+        };
+        let ran = |r: &HookRun| r.outcome == PROGRESS;
+        let earlier = self.by_id.get(&id).into_iter().flatten().copied();
+        if run.outcome == PROGRESS {
+            if earlier
+                .clone()
+                .filter_map(|k| self.runs.get(k as usize))
+                .any(|r| !ran(r) && same(r))
+            {
+                return Some(id);
+            }
+        } else if let Some(k) = earlier
+            .rev()
+            .find(|&k| self.runs.get(k as usize).is_some_and(|r| ran(r) && same(r)))
+        {
+            if run.failed {
+                *self.failed.entry(id.clone()).or_default() += 1;
+            }
+            self.runs[k as usize] = run;
+            return Some(id);
+        }
         if run.failed {
             *self.failed.entry(id.clone()).or_default() += 1;
         }

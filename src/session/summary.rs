@@ -39,7 +39,10 @@ pub fn input_summary(tool: &str, input: &Value) -> String {
             .pointer("/questions/0/question")
             .and_then(Value::as_str)
             .map(first_line),
-        "ExitPlanMode" | "exit_plan_mode" => pick(&["plan"]),
+        // 2.1.x asks with `{}` (the plan is in a file): say what the call does.
+        "ExitPlanMode" | "exit_plan_mode" => {
+            pick(&["plan"]).or_else(|| Some("leave plan mode (plan in its file)".to_owned()))
+        }
         "TaskCreate" => pick(&["subject", "title"]),
         "TaskUpdate" | "TaskGet" => {
             let id = input

@@ -358,7 +358,9 @@ fn deferred_event_payloads_read_back_equal_to_the_kept_ones() {
             a.origin.line
         );
     }
-    assert!(n > 10, "{n} deferred");
+    // Its system, queue-operation and waiting progress rows (hook_progress records are hook
+    // rows since they are tied to their calls, and hook rows keep their payload).
+    assert!(n >= 4, "{n} deferred");
     let theme = rawpv::theme::Theme::default();
     let row = |s: &Session, i| {
         rawpv::ui::feed::build_row(s, i, 200, &theme, None, rawpv::ui::feed::Fold::None)

@@ -853,3 +853,189 @@ fn a_pasted_image_follows_the_prompt_it_came_with() {
         ]
     );
 }
+
+/// `tests/fixtures/cc_hook_progress.jsonl` (2.1.38 shapes): `hook_progress` records before and
+/// after the calls, one of them followed by the same hook's `hook_success`, and a 2.1.x
+/// `ExitPlanMode` whose plan is in a file.
+fn hook_progress_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc_hook_progress.jsonl")
+}
+
+/// A hook run as the test compares it: name, outcome, exit code, command, line.
+type Run = (String, String, Option<i64>, Option<String>, u64);
+
+#[test]
+fn hook_progress_records_are_their_calls_hooks() {
+    let p = hook_progress_fixture();
+    let s = load(&p);
+    let runs = |tool: &str| -> Vec<Run> {
+        let inv = s.invocations.iter().find(|i| i.tool_name == tool).unwrap();
+        s.hooks
+            .of(&inv.invocation_id)
+            .map(|h| {
+                (
+                    h.name.clone(),
+                    h.outcome.clone(),
+                    h.exit_code,
+                    h.command.clone(),
+                    h.line,
+                )
+            })
+            .collect()
+    };
+    let ran = |name: &str, cmd: &str, line| {
+        (
+            name.to_owned(),
+            "progress".to_owned(),
+            None,
+            Some(cmd.to_owned()),
+            line,
+        )
+    };
+    assert_eq!(runs("Glob"), [ran("PostToolUse:Glob", "callback", 4)]);
+    // The progress record and the outcome of the same hook are one run: the outcome's.
+    assert_eq!(
+        runs("Bash"),
+        [(
+            "PreToolUse:Bash".to_owned(),
+            "success".to_owned(),
+            Some(0),
+            Some("./hooks/guard.sh".to_owned()),
+            8
+        )]
+    );
+    // Progress hooks are quiet rows (the session's own, SessionStart and Stop, too: they say
+    // only that a hook ran); `--all` lists them.
+    assert!(
+        rawpv(&["print", "--all", p.to_str().unwrap()])
+            .starts_with("x-claude-code.hook SessionStart:startup · ran · bd prime\n")
+    );
+    assert_eq!(
+        rawpv(&["print", p.to_str().unwrap()]),
+        "prompt     Plan the TODO app, then list the sources\n\
+         tool.catalog.publish 1 tool published\n\
+         Glob       ok        src/**/*.rs  [toolu_G]\n\
+         Bash       ok        cargo check  [toolu_B]\n\
+         ExitPlanMode ok        leave plan mode (plan in its file)  [toolu_P]\n"
+    );
+    let detail = rawpv(&["print", "--detail", "--width", "80", p.to_str().unwrap()]);
+    let detail = detail.split("\n\nBash  ok").next().unwrap();
+    assert!(
+        detail.ends_with(
+            "── Hooks: 1 hook ──\nPostToolUse:Glob  ran (no outcome recorded)  line 4\n  $ callback"
+        ),
+        "{detail}"
+    );
+
+    // The corpus: every `hook_progress` naming a call of the file is one of that call's hooks.
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    for name in [
+        "cc-v2.1.38-task-subagent-progress.jsonl",
+        "cc-v2.1.38-tool-heavy-web.jsonl",
+        "cc-v2.1.17-bash-errors.jsonl",
+    ] {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let recs: Vec<serde_json::Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let uses: std::collections::HashSet<&str> = recs
+            .iter()
+            .filter_map(|r| r.pointer("/message/content")?.as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .filter_map(|b| b["id"].as_str())
+            .collect();
+        let mut want = std::collections::BTreeMap::<&str, usize>::new();
+        for r in &recs {
+            if r.pointer("/data/type").and_then(|t| t.as_str()) == Some("hook_progress")
+                && let Some(id) = r["parentToolUseID"].as_str().filter(|id| uses.contains(id))
+            {
+                *want.entry(id).or_default() += 1;
+            }
+        }
+        let s = load(&path);
+        let got: std::collections::BTreeMap<&str, usize> = s
+            .invocations
+            .iter()
+            .map(|i| {
+                (
+                    i.invocation_id.as_str(),
+                    s.hooks.of(&i.invocation_id).count(),
+                )
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        assert_eq!(got, want, "{name}");
+        assert!(!want.is_empty() || name.contains("2.1.17"), "{name}");
+    }
+}
+
+#[test]
+fn an_exit_plan_mode_of_2_1_says_where_its_plan_is() {
+    assert_eq!(
+        detail_of(&hook_progress_fixture(), "ExitPlanMode", 0),
+        "Plan  ✔ approved  /home/u/.claude/plans/quiet-fox.md\n\n\
+         The plan's text is not in this transcript: Claude Code 2.1 keeps it in the plan \n\
+         file above.\n\n\
+         ── Output (text) ──\n\
+         User has approved exiting plan mode. You can now proceed.\n\
+         plan file /home/u/.claude/plans/quiet-fox.md\n"
+    );
+    let Some(dir) = crate::support::corpus::dir("claude-code") else {
+        return;
+    };
+    let c = dir.join("cc-v2.1.38-task-subagent-progress.jsonl");
+    assert!(detail_of(&c, "ExitPlanMode", 0).starts_with(
+        "Plan  ✔ approved  /home/user/.claude/plans/humble-seeking-umbrella.md\n\n\
+             The plan's text is not in this transcript"
+    ));
+    // 2.0.55 writes the plan in the request: the card draws it, as before.
+    let c = dir.join("cc-v2.0.55-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl");
+    assert!(
+        detail_of(&c, "ExitPlanMode", 0).starts_with(
+            "Plan  ✔ approved  /home/user/.claude/plans/humble-doodling-wolf.md\n\n# Plan: Add Tar"
+        ),
+        "{}",
+        detail_of(&c, "ExitPlanMode", 0)
+    );
+}
+
+#[test]
+fn screens_show_progress_hooks_and_the_plan_file() {
+    for (w, h) in [(80, 24), (200, 60)] {
+        let mut app = app_for(&hook_progress_fixture());
+        let calls: Vec<usize> = app
+            .session()
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| matches!(it, Item::Invocation(_)))
+            .map(|(k, _)| k)
+            .collect();
+        // Glob: its progress hook in the detail.
+        select_item(&mut app, calls[0]);
+        act(&mut app, &[Action::ToggleZoom]);
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(
+            screen.contains("PostToolUse:Glob  ran (no outcome recorded)  line 4"),
+            "{w}x{h}: {screen}"
+        );
+        assert_snapshot!(format!("cc_progress_hook_{w}x{h}"), term.backend());
+        act(&mut app, &[Action::ToggleZoom]);
+        // ExitPlanMode of 2.1.x: the outcome and the plan file.
+        select_item(&mut app, calls[2]);
+        act(&mut app, &[Action::ToggleZoom]);
+        let term = draw(&mut app, w, h);
+        let screen = screen_text(&term);
+        assert!(
+            screen.contains("Plan  ✔ approved  /home/u/.claude/plans/quiet-fox.md"),
+            "{w}x{h}: {screen}"
+        );
+        assert_snapshot!(format!("cc_plan_file_{w}x{h}"), term.backend());
+    }
+}
