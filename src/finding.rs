@@ -60,6 +60,16 @@ pub mod code {
     pub const TEXT_BEFORE_TOOL_RESULT: &str = "text-before-tool-result";
     /// A `tool_result` that does not directly follow the message holding its `tool_use` (SPEC 5).
     pub const TOOL_RESULT_NOT_NEXT: &str = "tool-result-not-next";
+    /// A `tool_result` block inside an assistant message (SPEC 5, B06: the reply to a tool call
+    /// is a user message).
+    pub const TOOL_RESULT_IN_ASSISTANT: &str = "tool-result-in-assistant";
+    /// A user message holding more than `tool_result` blocks while a server tool of the
+    /// assistant turn before it has no result yet (SPEC 5, B14; the API answers 400).
+    pub const TEXT_WITH_UNRESOLVED_SERVER_TOOL: &str = "text-with-unresolved-server-tool";
+    /// A server tool's result sent in a user message, as a `*_tool_result` block or as a client
+    /// `tool_result` for a server tool's id (SPEC 5, B16: server tools run inside the API and
+    /// their results sit in the assistant message).
+    pub const SERVER_TOOL_RESULT_IN_USER_MESSAGE: &str = "server-tool-result-in-user-message";
     /// A `tool_use` naming a member of a declared computer or browser toolset (`screenshot`)
     /// without `toolset_name` (SPEC 5: dispatch on both fields); the toolset is inferred when
     /// only one is declared.

@@ -393,11 +393,17 @@ pub struct Session {
     /// whose input broke theirs, waiting for their result (`check::SchemaCache`).
     pub(crate) schemas: check::SchemaCache,
     /// Results whose `invocation_id` no call of their session has, that came while the
-    /// session had exactly one open call: by (session, the result's `tool_name`), the line of
-    /// the last one. Probably that call's answer under a wrong or missing id: the result's own
-    /// finding says so, and the call (if of that tool and requested before) is not reported
+    /// session had exactly one open call of their tool ([`Self::open_by_tool`]): by (session,
+    /// the result's `tool_name`), the line of the last one. Probably that call's answer under a
+    /// wrong or missing id: the result's own finding says so, and the call is not reported
     /// `request-never-answered` as well (`check::end_findings`; one finding per problem).
     pub(crate) orphans: HashMap<(u32, Box<str>), u64>,
+    /// Open calls by (session, tool name) (entries at 0 are removed).
+    open_by_tool: HashMap<(u32, Box<str>), u32>,
+    /// Ids requested again while in use (`duplicate-invocation-id`), by (session, id): how
+    /// many of those requests have not had their result yet. A second result for such an id is
+    /// that request's answer, not also a `duplicate-result`.
+    reused_ids: HashMap<(u32, Box<str>), u32>,
 }
 
 /// A finding of a blocked call answered by `session.error`, as it was before (see
@@ -1708,8 +1714,9 @@ impl Session {
                 frame.origin.line,
                 msg,
             )
-            .for_invocation(id);
+            .for_invocation(id.clone());
             self.push_finding(f);
+            *self.reused_ids.entry((sid, id.into())).or_default() += 1;
             return self.push_event(frame);
         }
         let Body::Request(req) = frame.body else {
@@ -1729,6 +1736,9 @@ impl Session {
             self.push_item(Item::Invocation(idx))
         };
         let tool_name = req.tool_name.unwrap_or_default();
+        *(self.open_by_tool)
+            .entry((sid, tool_name.as_str().into()))
+            .or_default() += 1;
         let input = req.input.unwrap_or(Value::Null);
         let summary = summary::input_summary(&tool_name, &input).into_boxed_str();
         // A file-backed session leaves the input in the file, like outputs (issue 8).
@@ -1873,6 +1883,21 @@ impl Session {
             c.failed += u64::from(failure);
             c.cancelled += u64::from(cancelled);
         });
+        let key = (sid, Box::from(self.invocations[idx].tool_name.as_str()));
+        if let Some(n) = self.open_by_tool.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.open_by_tool.remove(&key);
+            }
+        }
+        if let Some(id) = r.invocation_id.as_deref() {
+            self.not_in_catalog_handled(
+                sid,
+                id,
+                &r,
+                frame.envelope.metadata.contains_key("anthropic"),
+            );
+        }
         let catalog_at = u32::try_from(self.publishes.len()).unwrap_or(u32::MAX);
         let inv = &mut self.invocations[idx];
         inv.catalog_at = catalog_at;
@@ -1926,7 +1951,8 @@ impl Session {
                 return idless;
             }
         }
-        let only = self.sessions.get(sid).counts.running == 1 && !tool.is_empty();
+        let only = !tool.is_empty()
+            && (self.open_by_tool.get(&(sid, Box::from(tool)))).is_some_and(|&n| n == 1);
         if only {
             self.orphans.insert((sid, tool.into()), line);
         }
@@ -1957,9 +1983,51 @@ impl Session {
         None
     }
 
+    /// Tool-use guide (SPEC 5, B19): a call of a tool its request's `tools` does not define,
+    /// answered with an error result (`is_error`: the client handled it), is what the guide
+    /// asks for; its `tool-not-in-catalog` error (SPEC 3.7) becomes an info saying so. Only for
+    /// Anthropic conversations (`anthropic`): a RAWP master blocks such a call with
+    /// `session.error` instead (`blocked-request-answered`).
+    fn not_in_catalog_handled(
+        &mut self,
+        sid: u32,
+        id: &str,
+        r: &crate::protocol::ToolInvokeResult,
+        anthropic: bool,
+    ) {
+        if !anthropic || r.status != Some(ResultStatus::Error) {
+            return;
+        }
+        let Some(at) = self.finding_ids.get(id) else {
+            return;
+        };
+        for &k in at {
+            if let Some(f) = self.findings.get_mut(k)
+                && f.session == Some(sid)
+                && f.code == check::code::TOOL_NOT_IN_CATALOG
+                && f.level == Level::Error
+            {
+                f.level = Level::Info;
+                f.message.push_str(
+                    "; answered with an error result, as the tool-use guide asks (the client \
+                     handled it)",
+                );
+            }
+        }
+    }
+
     /// A result for a call that already has one: a `duplicate-result` finding, the frame kept
-    /// as an event.
+    /// as an event; not when the id was requested again (`Self::reused_ids`): then it answers
+    /// that request, whose `duplicate-invocation-id` is the finding.
     fn second_result(&mut self, frame: Frame, id: String) -> Applied {
+        let key = (self.sid(), Box::from(id.as_str()));
+        if let Some(n) = self.reused_ids.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.reused_ids.remove(&key);
+            }
+            return self.push_event(frame);
+        }
         let msg = format!(
             "second result for invocation_id {}; the first one is kept",
             Quoted(&id)

@@ -47,7 +47,18 @@
 //! in the next message (`tool-use-without-result`; a warning when the input just ends, info when
 //! the recording keeps only responses), a `tool_result` with no `tool_use`
 //! (`tool-result-without-use`) or not right after it (`tool-result-not-next`), text before a
-//! `tool_result` (`text-before-tool-result`). Block fields: a `tool_use` without `input` is an
+//! `tool_result` (`text-before-tool-result`), a `tool_result` in an assistant message
+//! (`tool-result-in-assistant`, B06; it still answers a call with no other answer), a user
+//! message holding more than `tool_result` blocks while a server tool of the turn has no result
+//! (`text-with-unresolved-server-tool`, B14), a server tool's result in a user message
+//! (`server-tool-result-in-user-message`, B16). One finding per problem: a use without an `id`
+//! is not also unanswered (its request's `missing-field`), and the result in its reply that names
+//! no use is its answer; a result naming no use, in a reply that leaves exactly one use of the
+//! turn unanswered, is taken as that use's (B07: `tool-result-without-use` only); a use answered
+//! late is reported by its result (`tool-result-not-next`, B12), unless the next user message
+//! answered another use of the turn (then the use is `tool-use-without-result`, B20, and its late
+//! result is not reported again); a server tool whose turn went on without its result is an
+//! info at the end (B14 allows it). Block fields: a `tool_use` without `input` is an
 //! error `missing-field` (the call is read with `{}`, B04); an `is_error` that is not a boolean
 //! a warning `wrong-field-type` (read as false, B09). Invariants: never panics; unreadable input
 //! is a `Decoded::Malformed` with the parser's message.
@@ -683,8 +694,10 @@ struct UseInfo {
     line: u64,
     answered: bool,
     server: bool,
-    /// Reported as unanswered already.
+    /// Reported as unanswered already (or its problem reported otherwise: no second finding).
     reported: bool,
+    /// A server tool whose turn went on (a user message followed) without its result (B14).
+    continued: bool,
     input: Value,
     /// A server tool this call was made from (`caller.tool_id`).
     caller: Option<String>,
@@ -711,6 +724,13 @@ pub struct Mapper {
     responses_only: bool,
     /// The current request tool list's (name, `type`) pairs (for toolset members, SPEC 5).
     declared: Vec<(String, String)>,
+    /// Server tool uses of each assistant message (by entry index), and of the last response.
+    server_pending: HashMap<usize, Vec<String>>,
+    last_server: Vec<String>,
+    /// Every `tool_use_id` some `tool_result` block of the conversation names (whatever its
+    /// place): a use answered late or in the wrong message is reported by its result's finding
+    /// (`tool-result-not-next`, `tool-result-in-assistant`), not also as unanswered.
+    result_ids: HashSet<String>,
 }
 
 impl Mapper {
@@ -779,6 +799,16 @@ impl Mapper {
         if conv.catalogs.is_empty() {
             self.derived(conv, out);
         }
+        for m in &conv.msgs {
+            let blocks = m.v.get("content").and_then(Value::as_array);
+            for b in blocks.into_iter().flatten() {
+                if b.get("type").and_then(Value::as_str) == Some("tool_result")
+                    && let Some(id) = b.get("tool_use_id").and_then(Value::as_str)
+                {
+                    self.result_ids.insert(id.to_owned());
+                }
+            }
+        }
         let mut answered_from: HashSet<usize> = HashSet::new();
         for (k, m) in conv.msgs.iter().enumerate() {
             self.publish_at(conv, k, out);
@@ -801,11 +831,16 @@ impl Mapper {
                 }
                 self.assistant(m, out);
                 self.pending.insert(k, std::mem::take(&mut self.last_uses));
+                self.server_pending
+                    .insert(k, std::mem::take(&mut self.last_server));
             } else {
                 let expected: Vec<String> = prev
                     .and_then(|p| self.pending.get(&p).cloned())
                     .unwrap_or_default();
-                self.user(m, &expected, out);
+                let servers: Vec<String> = prev
+                    .and_then(|p| self.server_pending.get(&p).cloned())
+                    .unwrap_or_default();
+                self.user(m, &expected, &servers, out);
                 if let Some(p) = prev
                     && answered_from.insert(p)
                 {
@@ -830,15 +865,29 @@ impl Mapper {
         self.close_ids(&ids, out, why);
     }
 
+    /// One finding per problem: a use without an id cannot be answered (its request's
+    /// `missing-field` says so); a use whose result comes later, or in an assistant message, is
+    /// reported by that result's finding, unless the next user message answered another call
+    /// of the same turn (then that message is what is incomplete, B20, and the late result is
+    /// not reported again).
     fn close_ids(&mut self, ids: &[String], out: &mut Vec<Decoded>, why: Why) {
+        let some_answered = ids
+            .iter()
+            .any(|i| self.uses.get(i).is_some_and(|u| u.answered));
         for id in ids {
+            let late = matches!(why, Why::NotUserNext | Why::NoResultNext)
+                && self.result_ids.contains(id)
+                && !some_answered;
             let Some(u) = self.uses.get_mut(id) else {
                 continue;
             };
-            if u.answered || u.reported {
+            if u.answered || u.reported || late {
                 continue;
             }
             u.reported = true;
+            if id.is_empty() {
+                continue;
+            }
             let (level, text) = match why {
                 Why::NotUserNext => (
                     Level::Error,
@@ -877,7 +926,17 @@ impl Mapper {
                 .values()
                 .filter(|c| c.caller.as_deref() == Some(id.as_str()))
                 .count();
-            let (level, msg) = if inner > 0 {
+            let (level, msg) = if inner == 0 && u.continued {
+                (
+                    Level::Info,
+                    format!(
+                        "server tool {} call {id:?} has no result in the input; the \
+                         conversation went on without it (allowed while a server tool runs, \
+                         SPEC 5)",
+                        u.name
+                    ),
+                )
+            } else if inner > 0 {
                 (
                     Level::Info,
                     format!(
@@ -1162,7 +1221,30 @@ impl Mapper {
                 self.generic(out, FrameType::AgentThinkingDone, p, m);
             }
             "tool_use" | "server_tool_use" | "mcp_tool_use" => self.tool_use(b, ty, m, out),
-            t if t.ends_with("_tool_result") => self.tool_result(b, m, out),
+            "tool_result" => {
+                // B06: the reply is a user message. The result still answers its call when
+                // it has no other answer; else it is kept as a block.
+                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                let msg = format!(
+                    "tool_result for {id:?} inside an assistant message: results are sent in a \
+                     user message (the API answers 400)"
+                );
+                Self::finding(
+                    out,
+                    Level::Error,
+                    code::TOOL_RESULT_IN_ASSISTANT,
+                    m.line,
+                    id,
+                    msg,
+                );
+                if self.uses.get(id).is_some_and(|u| !u.answered) {
+                    self.tool_result(b, m, None, out);
+                } else {
+                    let p = obj([("block", b.clone())]);
+                    self.generic(out, FrameType::from_wire("x-anthropic.block"), p, m);
+                }
+            }
+            t if t.ends_with("_tool_result") => self.tool_result(b, m, None, out),
             _ => {
                 let p = obj([("block", b.clone())]);
                 self.generic(out, FrameType::from_wire("x-anthropic.block"), p, m);
@@ -1238,6 +1320,7 @@ impl Mapper {
                 reported: false,
                 input,
                 caller,
+                continued: false,
                 toolset: toolset.map(|t| {
                     let echo = b
                         .get("toolset_name")
@@ -1247,16 +1330,95 @@ impl Mapper {
                 }),
             },
         );
-        if !server {
+        if server {
+            self.last_server.push(id);
+        } else {
             self.last_uses.push(id);
         }
     }
 
-    fn user(&mut self, m: &Msg, expected: &[String], out: &mut Vec<Decoded>) {
+    /// A user message after the assistant message whose client uses are `expected` and whose
+    /// server uses are `servers`.
+    fn user(&mut self, m: &Msg, expected: &[String], servers: &[String], out: &mut Vec<Decoded>) {
         let blocks: Vec<Value> = match m.v.get("content") {
             Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
             Some(Value::Array(b)) => b.clone(),
             _ => Vec::new(),
+        };
+        let ty_of = |b: &Value| {
+            b.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let id_of = |b: &Value| {
+            (b.get("tool_use_id").and_then(Value::as_str))
+                .unwrap_or("")
+                .to_owned()
+        };
+        let here: HashSet<String> = blocks.iter().map(id_of).collect();
+        // B14: while a server tool of the turn has no result, only tool_result blocks.
+        let unresolved: Vec<String> = (servers.iter())
+            .filter(|id| !here.contains(*id) && self.uses.get(*id).is_some_and(|u| !u.answered))
+            .cloned()
+            .collect();
+        let other = blocks
+            .iter()
+            .map(ty_of)
+            .find(|t| t != "tool_result" && !t.ends_with("_tool_result"));
+        if let (Some(first), Some(t)) = (unresolved.first(), other) {
+            let name = self.uses.get(first).map_or("", |u| u.name.as_str());
+            let msg = format!(
+                "user message holds {} besides its tool_result blocks while server tool {name} \
+                 call {first:?} has no result yet: it must hold only tool_result blocks (the \
+                 API answers 400)",
+                if t == "text" {
+                    "text".to_owned()
+                } else {
+                    format!("a {} block", crate::render::text::visible(&t))
+                }
+            );
+            Self::finding(
+                out,
+                Level::Error,
+                code::TEXT_WITH_UNRESOLVED_SERVER_TOOL,
+                m.line,
+                first,
+                msg,
+            );
+            for id in &unresolved {
+                if let Some(u) = self.uses.get_mut(id) {
+                    u.reported = true;
+                }
+            }
+        }
+        for id in &unresolved {
+            if let Some(u) = self.uses.get_mut(id) {
+                u.continued = true;
+            }
+        }
+        // A result naming no tool_use, in the reply to a turn: the answer of that turn's use
+        // without an id (its request's missing-field is the finding), or of its only use left
+        // unanswered (B07: a wrong id; the result's tool-result-without-use is the finding).
+        let orphans: Vec<String> = (blocks.iter())
+            .filter(|b| ty_of(b) == "tool_result")
+            .map(id_of)
+            .filter(|id| !self.uses.contains_key(id))
+            .collect();
+        let left: Vec<&String> = (expected.iter())
+            .filter(|e| {
+                !e.is_empty()
+                    && !here.contains(*e)
+                    && !self.result_ids.contains(*e)
+                    && self.uses.get(*e).is_some_and(|u| !u.answered)
+            })
+            .collect();
+        let idless =
+            expected.iter().any(String::is_empty) && self.uses.get("").is_some_and(|u| !u.answered);
+        let stand_in: Option<String> = match (orphans.as_slice(), left.as_slice()) {
+            ([_], _) if idless => Some(String::new()),
+            ([_], [one]) => Some((*one).clone()),
+            _ => None,
         };
         let last_result = blocks
             .iter()
@@ -1298,9 +1460,22 @@ impl Mapper {
                 }
                 "tool_result" => {
                     let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                    let unknown = !self.uses.contains_key(id);
+                    let stand = stand_in.as_deref().filter(|_| unknown);
                     if !expected.iter().any(|e| e == id) {
-                        let (c, msg) = if let Some(u) = self.uses.get(id) {
-                            (
+                        let found = match self.uses.get(id) {
+                            Some(u) if u.server => Some((
+                                code::SERVER_TOOL_RESULT_IN_USER_MESSAGE,
+                                format!(
+                                    "tool_result for server tool {} call {id:?} in a user \
+                                     message: server tools run inside the API and their results \
+                                     sit in the assistant message",
+                                    u.name
+                                ),
+                            )),
+                            // Reported as unanswered already (B20): one finding.
+                            Some(u) if u.reported => None,
+                            Some(u) => Some((
                                 code::TOOL_RESULT_NOT_NEXT,
                                 format!(
                                     "tool_result for {id:?} does not directly follow its \
@@ -1308,19 +1483,48 @@ impl Mapper {
                                      which the API answers with 400",
                                     u.name, u.line
                                 ),
-                            )
-                        } else {
-                            (
+                            )),
+                            // The answer of the turn's use without an id.
+                            None if stand == Some("") => None,
+                            None => Some((
                                 code::TOOL_RESULT_WITHOUT_USE,
-                                format!(
-                                    "tool_result for {id:?}, which no tool_use requested (the \
-                                     API answers 400)"
-                                ),
-                            )
+                                match stand.and_then(|s| self.uses.get(s)) {
+                                    Some(u) => format!(
+                                        "tool_result for {id:?}, which no tool_use requested (the \
+                                         API answers 400); taken as the answer of the {} call \
+                                         {:?}, the one of the turn left without a result",
+                                        u.name,
+                                        stand.unwrap_or_default()
+                                    ),
+                                    None => format!(
+                                        "tool_result for {id:?}, which no tool_use requested (the \
+                                         API answers 400)"
+                                    ),
+                                },
+                            )),
                         };
-                        Self::finding(out, Level::Error, c, m.line, id, msg);
+                        if let Some((c, msg)) = found {
+                            Self::finding(out, Level::Error, c, m.line, id, msg);
+                        }
                     }
-                    self.tool_result(b, m, out);
+                    self.tool_result(b, m, stand, out);
+                }
+                t if t.ends_with("_tool_result") => {
+                    let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                    let msg = format!(
+                        "{} for {id:?} in a user message: server tools run inside the API and \
+                         their results sit in the assistant message",
+                        crate::render::text::visible(t)
+                    );
+                    Self::finding(
+                        out,
+                        Level::Error,
+                        code::SERVER_TOOL_RESULT_IN_USER_MESSAGE,
+                        m.line,
+                        id,
+                        msg,
+                    );
+                    self.tool_result(b, m, None, out);
                 }
                 _ => {
                     let p = obj([("block", b.clone())]);
@@ -1528,7 +1732,9 @@ impl Mapper {
         }
     }
 
-    fn tool_result(&mut self, b: &Value, m: &Msg, out: &mut Vec<Decoded>) {
+    /// Maps a result block; `stand_in`: the use it answers when its own id names none (its
+    /// name and input are that use's, and that use is answered).
+    fn tool_result(&mut self, b: &Value, m: &Msg, stand_in: Option<&str>, out: &mut Vec<Decoded>) {
         let id = b
             .get("tool_use_id")
             .and_then(Value::as_str)
@@ -1539,7 +1745,7 @@ impl Mapper {
         } else if b.get("type").and_then(Value::as_str) == Some("tool_result") {
             Self::result_content(b, &id, m, out);
         }
-        let (name, input) = self.uses.get_mut(&id).map_or_else(
+        let (name, input) = self.uses.get_mut(stand_in.unwrap_or(&id)).map_or_else(
             || (String::new(), Value::Null),
             |u| {
                 u.answered = true;

@@ -259,7 +259,14 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
     let reported: std::collections::HashSet<(Option<u32>, &str)> = session
         .findings
         .iter()
-        .filter(|f| f.code == crate::finding::code::TOOL_USE_WITHOUT_RESULT)
+        .filter(|f| {
+            // B14: the importer's error names the server tool left without a result.
+            [
+                crate::finding::code::TOOL_USE_WITHOUT_RESULT,
+                crate::finding::code::TEXT_WITH_UNRESOLVED_SERVER_TOOL,
+            ]
+            .contains(&f.code)
+        })
         .filter_map(|f| Some((f.session, f.invocation_id.as_deref()?)))
         .collect();
     let mut findings = Vec::new();
@@ -273,7 +280,9 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
         !session.orphans.is_empty()
             && (session.orphans)
                 .get(&(inv.session, Box::from(inv.tool_name.as_str())))
-                .is_some_and(|&line| line > inv.request_line)
+                // Requested before the result: on an earlier line, or on its line in a
+                // whole-document input (an Anthropic JSON body is one line).
+                .is_some_and(|&line| line >= inv.request_line)
     };
     for inv in (session.invocations.iter()).filter(|i| {
         i.status.is_open() && !i.invocation_id.is_empty() && !answered(i) && !orphaned(i)
