@@ -398,6 +398,11 @@ pub struct Session {
     /// wrong or missing id: the result's own finding says so, and the call is not reported
     /// `request-never-answered` as well (`check::end_findings`; one finding per problem).
     pub(crate) orphans: HashMap<(u32, Box<str>), u64>,
+    /// Sessions whose requests (not an importer's) came before any `tool.catalog.publish` of
+    /// theirs: the first such request's line and how many (RAWP-DPS 5.4.1: the catalog is
+    /// published right after the session starts). Removed at the session's first publish
+    /// (`catalog-not-first`); left at the end, `catalog-missing` (`check`).
+    pub(crate) uncatalogued: HashMap<u32, (u64, u64)>,
     /// Open calls by (session, tool name) (entries at 0 are removed).
     open_by_tool: HashMap<(u32, Box<str>), u32>,
     /// Ids requested again while in use (`duplicate-invocation-id`), by (session, id): how
@@ -1621,6 +1626,15 @@ impl Session {
         let frame_error_code = (frame_kind == Kind::SessionError)
             .then(|| generic_str(&frame, "error_code"))
             .flatten();
+        match &frame.body {
+            Body::Request(_) if self.publish_of(sid).is_none() && !check::is_imported(&frame) => {
+                self.uncatalogued.entry(sid).or_insert((line, 0)).1 += 1;
+            }
+            Body::Catalog(_) => {
+                self.uncatalogued.remove(&sid);
+            }
+            _ => {}
+        }
         let applied = match frame.body {
             Body::Request(_) => self.apply_request(frame),
             Body::Stream(_) => self.apply_stream(frame),

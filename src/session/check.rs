@@ -37,6 +37,8 @@
 //! | request never answered by the end of the session (unless an importer reported it as `tool-use-without-result`; not a request without a usable `invocation_id`, which cannot be answered, nor the session's only open call when a result for an unknown id of its tool came after it: one finding per problem) | `request-never-answered` | warning |
 //! | unavailable/degraded tool without `status_description` (a SHOULD, RAWP-DPS 5.4) | `status-description-missing` | warning |
 //! | a tool listed twice in one publish | `duplicate-catalog-tool` | warning |
+//! | a session's first publish after requests of it (not an importer's), at the publish | `catalog-not-first` | warning |
+//! | a session with requests (not an importer's) and no publish, at the end (line 0: about the session; the message names its first request's line) | `catalog-missing` | warning |
 //! | `session_id` not a string, or empty (the frame goes to the default session) | `invalid-session-id` | warning |
 //! | `session_id` not a UUID v4 (once per session, at its first frame; skipped for imported frames) | `session-id-not-uuid-v4` | warning |
 //!
@@ -125,8 +127,16 @@ pub mod code {
     /// of a call still running).
     pub const STREAM_AFTER_RESULT: &str = "stream-after-result";
 
+    /// A session's first `tool.catalog.publish` after requests of it (SPEC 3.5, RAWP-DPS
+    /// 5.4.1: published right after the session starts).
+    pub const CATALOG_NOT_FIRST: &str = "catalog-not-first";
+    /// A session with requests and no `tool.catalog.publish` at all (SPEC 3.5, RAWP-DPS 5.4.1).
+    pub const CATALOG_MISSING: &str = "catalog-missing";
+
     /// Every code of this module, for docs and tests.
     pub const ALL: &[&str] = &[
+        CATALOG_NOT_FIRST,
+        CATALOG_MISSING,
         TOOL_ERROR_DIAGNOSTIC,
         STREAM_AFTER_RESULT,
         INPUT_SCHEMA_MISMATCH,
@@ -243,6 +253,21 @@ pub fn frame_findings(session: &Session, frame: &Frame, sid: u32) -> Vec<Finding
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             check_catalog(c, derived, &mut out);
+            if let Some((line, n)) = (session.publish_of(sid).is_none())
+                .then(|| session.uncatalogued.get(&sid))
+                .flatten()
+            {
+                out.push(
+                    Level::Warning,
+                    code::CATALOG_NOT_FIRST,
+                    "SPEC 3.5",
+                    format!(
+                        "the session's first tool.catalog.publish comes after {} (the first on \
+                         line {line}): the catalog is published right after the session starts",
+                        crate::fmt::plural(*n, "request")
+                    ),
+                );
+            }
         }
         // SPEC 3.6 bodies are not public: nothing to enforce beyond what the reducer does.
         Body::Generic(_) => {}
@@ -308,6 +333,23 @@ pub fn end_findings(session: &Session) -> Vec<Finding> {
         }
         push_gaps(inv, Level::Warning, &mut out);
         findings.extend(out.findings.into_iter().map(|f| f.in_session(inv.session)));
+    }
+    let mut bare: Vec<(&u32, &(u64, u64))> = session.uncatalogued.iter().collect();
+    bare.sort_unstable();
+    for (&sid, &(line, n)) in bare {
+        let f = Finding::new(
+            Level::Warning,
+            code::CATALOG_MISSING,
+            "SPEC 3.5",
+            // About the session, not a row: no line (the first request's is said).
+            0,
+            format!(
+                "the session has {} (the first on line {line}) and no tool.catalog.publish: \
+                 the agent publishes its catalog right after the session starts",
+                crate::fmt::plural(n, "request")
+            ),
+        );
+        findings.push(f.in_session(sid));
     }
     findings
 }

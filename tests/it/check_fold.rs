@@ -208,6 +208,7 @@ fn finished_calls_folded_away_still_answer_later_frames() {
     assert_eq!(
         codes(&full),
         [
+            "catalog-missing",
             "duplicate-invocation-id",
             "duplicate-result",
             "request-never-answered",
@@ -256,7 +257,8 @@ fn sequences_max_minus_one_and_max_are_distinct() {
     assert_eq!(lean.findings, full.findings);
     let codes: Vec<_> = full.findings.iter().map(|f| f.code).collect();
     assert!(!codes.contains(&"stream-sequence-duplicate"), "{codes:?}");
-    // In order (both chunks before the result): both kept; the one finding is the gap below them.
+    // In order (both chunks before the result): both kept; the one finding about them is the
+    // gap below them (and the input has no catalog).
     let text = std::fs::read_to_string(p).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let dir = tempfile::tempdir().unwrap();
@@ -264,7 +266,7 @@ fn sequences_max_minus_one_and_max_are_distinct() {
     std::fs::write(&q, [lines[0], lines[1], lines[3], lines[2]].join("\n")).unwrap();
     let (full, _) = fold_path(&q).unwrap();
     let codes: Vec<_> = full.findings.iter().map(|f| f.code).collect();
-    assert_eq!(codes, ["stream-sequence-gap"]);
+    assert_eq!(codes, ["stream-sequence-gap", "catalog-missing"]);
     let inv = &full.invocations[0];
     assert_eq!(inv.stream.len(), 2);
 }

@@ -20,8 +20,6 @@ const KNOWN: &[(&str, &str)] = &[
         "A08_bad.ndjson",
         "missing; got none (the rule would also flag the embedded demo: Bash line 11, Write line 52 are called without an interaction)",
     ),
-    ("A32_bad.ndjson", "missing; got none"),
-    ("A32_bad_2.ndjson", "missing; got none"),
     (
         "own_approval_after_request.ndjson",
         "missing; got none (see A08_bad)",

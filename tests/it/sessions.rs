@@ -466,12 +466,16 @@ fn frame(ty: &str, sid: Option<&str>, payload: &str) -> String {
 
 const REQ: &str = r#"{"invocation_id": "00000000-0000-4000-8000-000000000001", "tool_name": "Bash", "input": {"command": "ls"}}"#;
 const RES: &str = r#"{"invocation_id": "00000000-0000-4000-8000-000000000001", "tool_name": "Bash", "status": "success", "output": "ok", "output_type": "text"}"#;
+/// A catalog with Bash (a session's calls come after one, RAWP-DPS 5.4.1: `catalog-missing`).
+const CAT: &str =
+    r#"{"tools": [{"name": "Bash", "description": "Bash tool", "category": "shell"}]}"#;
 
 /// Attack 6 #8: a UUID in upper case names the same session (RFC 4122), so its result pairs.
 #[test]
 fn a_session_uuid_in_upper_case_is_the_same_session() {
     let upper = format!("\"{}\"", A.to_ascii_uppercase());
     let text = [
+        frame("tool.catalog.publish", Some(&format!("\"{A}\"")), CAT),
         frame("tool.invoke.request", Some(&format!("\"{A}\"")), REQ),
         frame("tool.invoke.result", Some(&upper), RES),
     ]
@@ -488,6 +492,7 @@ fn an_unnamed_result_joins_the_session_of_its_open_call() {
     let (a, b) = (format!("\"{A}\""), format!("\"{B}\""));
     let text = [
         frame("session.usage", Some(&a), "{}"),
+        frame("tool.catalog.publish", Some(&b), CAT),
         frame("tool.invoke.request", Some(&b), REQ),
         frame("tool.invoke.result", None, RES),
     ]
@@ -498,7 +503,11 @@ fn an_unnamed_result_joins_the_session_of_its_open_call() {
         s.invocation_in(1, ID).unwrap().status,
         CallStatus::Succeeded
     );
-    assert_eq!(s.sessions.get(1).counts.frames, 2);
+    assert_eq!(
+        s.sessions.get(1).counts.frames,
+        3,
+        "catalog, request, result"
+    );
 
     let text = [
         frame("session.usage", Some(&a), "{}"),
@@ -564,5 +573,7 @@ fn huge_and_hostile_session_ids_in_reports() {
     let findings = |row: &str| row.split_whitespace().rev().nth(3).unwrap().to_owned();
     assert!(rows[4].trim_start().starts_with("(no session)"), "{stats}");
     assert_eq!(findings(rows[4]), "1");
-    assert_eq!(findings(rows[5]), "5");
+    // Each session's: not a UUID v4, never answered, no catalog (catalog-missing); the id
+    // too long of the first.
+    assert_eq!(findings(rows[5]), "7");
 }
