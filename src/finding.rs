@@ -33,7 +33,8 @@ impl Level {
 pub mod code {
     /// A line that is not a frame (SPEC 2).
     pub const MALFORMED_LINE: &str = "malformed-line";
-    /// A frame `type` outside SPEC 3 / 3.6 (shown as a generic row).
+    /// A frame `type` outside SPEC 3 / 3.6 (shown as a generic row; an info: the list of frame
+    /// types is open, SPEC 2).
     pub const UNKNOWN_FRAME_TYPE: &str = "unknown-frame-type";
     /// A known frame type whose payload could not be read at all. Since the lenient parse layer
     /// (issue 17) every field is read on its own and this is not produced for RAWP lines; kept

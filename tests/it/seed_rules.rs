@@ -24,10 +24,6 @@ const KNOWN: &[(&str, &str)] = &[
         "own_approval_after_request.ndjson",
         "missing; got none (see A08_bad)",
     ),
-    (
-        "own_unknown_frame_type.ndjson",
-        "extra; got warning[unknown-frame-type]",
-    ),
 ];
 
 /// What one row expects (the `expected` column of TABLE.md).
