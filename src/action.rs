@@ -92,6 +92,8 @@ pub enum Action {
     SaveImages,
     /// Save them and open the first with the system viewer (`xdg-open`, `open`).
     OpenImage,
+    /// Show the selected row's image in the detail pane (again: its next image).
+    ViewImage,
     /// Show or hide the key help.
     ToggleHelp,
     /// Close a popup, clear the search, then the filter.

@@ -52,6 +52,7 @@ pub use copy::{ExportJob, Exported, ExportedPage};
 pub use entry::{run, run_browse, run_latest, run_many};
 pub(crate) use event_loop::event_loop;
 pub use event_loop::{FrameScheduler, run_loop};
+pub use images::{ImageView, MAX_IMAGE_ALLOC, MAX_IMAGE_SIDE};
 pub use scan::SCAN_BUDGET;
 pub use screen::{BackendScreen, CountingSink, Screen};
 
@@ -145,6 +146,8 @@ pub struct App {
     clock: Instant,
     /// An OSC 52 sequence for the loop to write to the terminal (copy).
     clipboard_out: Option<String>,
+    /// `v`: the image shown in the detail pane (`app/images.rs`).
+    image_view: Option<images::ImageView>,
     /// `X`: the page to build, for the loop to run on `spawn_blocking`.
     export_job: Option<ExportJob>,
     /// An export runs (its job was taken and its outcome has not arrived).
@@ -213,6 +216,7 @@ impl App {
             replay: None,
             clock: Instant::now(),
             clipboard_out: None,
+            image_view: None,
             export_job: None,
             exporting: false,
             redact_copies: false,

@@ -323,6 +323,12 @@ impl Default for Keymap {
                 None,
             ),
             b(
+                vec![c('v')],
+                Action::ViewImage,
+                "show the row's image in the detail pane (v again: the next)",
+                None,
+            ),
+            b(
                 vec![c('W')],
                 Action::WritePatch,
                 "files panel: write the whole patch to a file",

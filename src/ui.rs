@@ -50,6 +50,8 @@ pub struct DrawCtx<'a> {
     pub search: Option<&'a Regex>,
     /// The detail pipeline's lines for the selected row (`crate::detail`).
     pub detail: &'a [Line<'static>],
+    /// `v`: the selected row's image, drawn in the detail pane instead of its lines.
+    pub image: Option<&'a crate::app::ImageView>,
     pub areas: Areas,
     pub source: SourceInfo<'a>,
     /// The search's match count, for the status bar.
@@ -239,6 +241,13 @@ pub fn draw(frame: &mut Frame<'_>, ctx: &DrawCtx<'_>) {
     let buf = frame.buffer_mut();
     feed::render_feed(areas.feed, buf, ctx);
     match ctx.view.tab {
+        crate::view::Tab::Detail if let Some(img) = ctx.image => {
+            let block = pane_block(ctx, img.title(), crate::view::Pane::Detail);
+            ratatui::widgets::Widget::render(block, areas.detail, buf);
+            if let Some((at, p)) = img.drawn() {
+                ratatui::widgets::Widget::render(ratatui_image::Image::new(p), at, buf);
+            }
+        }
         crate::view::Tab::Detail => detail::render_detail(areas.detail, buf, ctx),
         crate::view::Tab::Catalog => {
             let block = pane_block(ctx, " Catalog ", crate::view::Pane::Detail);

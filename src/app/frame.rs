@@ -122,6 +122,7 @@ impl App {
         }
         let detail_inner = Areas::inner(self.areas.detail);
         self.view.detail.height = detail_inner.height;
+        self.fit_image(detail_inner);
         let f = &mut self.view.feed;
         let (start, end) = (f.offset, (f.offset + h).min(count));
         let visible: Vec<usize> = (start..end).filter_map(|r| self.view.item_at(r)).collect();
@@ -270,6 +271,7 @@ impl App {
             keymap: &self.keymap,
             search: self.search_re.as_ref(),
             detail: self.detail.lines(),
+            image: self.image_view.as_ref(),
             areas: self.areas,
             source: ui::SourceInfo {
                 label: &self.source_label,

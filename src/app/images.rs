@@ -1,12 +1,30 @@
 //! The image keys (issue 20): `i` saves the selected row's images (a pasted image, the image
-//! blocks of a call's result) to files, `I` also opens the first with the system viewer.
+//! blocks of a call's result) to files, `I` also opens the first with the system viewer, and `v`
+//! shows them in the detail pane, drawn with half-blocks (`ratatui-image`), one at a time
+//! (`v` again: the next; Esc, or another row: back to the detail).
 //!
-//! Who calls it: [`App::apply_action`] (`Action::SaveImages`, `Action::OpenImage`). The bytes
-//! are never kept in memory: the row's record is read back from the file (one positional read
-//! of its line, `Session::line_text`) and its base64 blocks decoded
-//! (`crate::import::image_meta::record_images`). Files go where copies go (private, new-only,
-//! 0600: `crate::clipboard::write_image`). The viewer is started detached, its output
+//! Who calls it: [`App::apply_action`] (`Action::SaveImages`, `Action::OpenImage`,
+//! `Action::ViewImage`), `App::prepare` ([`App::fit_image`]) and `ui::draw` (which draws
+//! [`ImageView::drawn`]). The bytes are never kept in the session: the row's record is read back
+//! from the file (one positional read of its line, `Session::line_text`) and its base64 blocks
+//! decoded (`crate::import::image_meta::record_images`). Files go where copies go (private,
+//! new-only, 0600: `crate::clipboard::write_image`). The viewer is started detached, its output
 //! discarded; a failure to start it is said in the status bar.
+//!
+//! Invariants of `v`: the image is decoded once, on the key, within [`MAX_IMAGE_SIDE`] pixels a
+//! side and [`MAX_IMAGE_ALLOC`] bytes (a larger or broken image is a message, never a panic);
+//! its half-blocks are computed once per pane size (a draw copies cells, whatever the image);
+//! the half-blocks keep the image's aspect (a cell is one pixel wide and two tall) and are
+//! centred. Half-blocks are used everywhere, tmux included: they are cells like any other, so
+//! the pane's cache, scrolling and diffing need nothing of the terminal. The kitty, sixel and
+//! iTerm2 protocols are not used: choosing one needs a terminal query at start-up, and their
+//! images live outside the cell grid the pane redraws.
+
+use std::io::Cursor;
+
+use ratatui::layout::Rect;
+use ratatui_image::protocol::Protocol;
+use ratatui_image::protocol::halfblocks::Halfblocks;
 
 use super::App;
 use crate::import::image_meta;
@@ -19,9 +37,10 @@ impl App {
         self.view.message = Some(self.save_images_message(open));
     }
 
-    fn save_images_message(&self, open: bool) -> String {
+    /// The selected row's item and its images, read back from the file; `Err`: what to say.
+    fn row_images(&self) -> Result<(usize, Vec<image_meta::Image>), String> {
         let Some(item) = self.view.selected_item(&self.session) else {
-            return "nothing selected".into();
+            return Err("nothing selected".into());
         };
         let (span, call) = match self.session.items.get(item) {
             Some(Item::Event(f)) if crate::session::query::is_image_row(f) => (f.origin.span, None),
@@ -29,20 +48,89 @@ impl App {
                 let inv = &self.session.invocations[*k];
                 (inv.output_span, Some(inv.invocation_id.as_str()))
             }
-            _ => return "no image on this row".into(),
+            _ => return Err("no image on this row".into()),
         };
         let Some(span) = span else {
-            return "the image's bytes are only in a saved file (open the transcript, not a stream)"
-                .into();
+            return Err(
+                "the image's bytes are only in a saved file (open the transcript, not a stream)"
+                    .into(),
+            );
         };
-        let text = match self.session.line_text(span) {
-            Ok(t) => t,
-            Err(e) => return format!("cannot read the image back from the file: {e}"),
-        };
+        let text = self
+            .session
+            .line_text(span)
+            .map_err(|e| format!("cannot read the image back from the file: {e}"))?;
         let images = image_meta::record_images(&text, call);
         if images.is_empty() {
-            return "no image on this row".into();
+            return Err("no image on this row".into());
         }
+        Ok((item, images))
+    }
+
+    /// `v`: shows the selected row's first image in the detail pane, or its next one when one
+    /// of this row's is shown; a message when there is none or it cannot be decoded.
+    pub(super) fn view_image(&mut self) {
+        let next = self.image_view.as_ref().and_then(|v| {
+            (Some(v.item) == self.view.selected_item(&self.session)).then_some(v.index + 1)
+        });
+        let (item, images) = match self.row_images() {
+            Ok(x) => x,
+            Err(m) => {
+                self.view.message = Some(m);
+                return;
+            }
+        };
+        let index = next.unwrap_or(0) % images.len();
+        let img = &images[index];
+        let size = imagesize::blob_size(&img.bytes).ok();
+        let words = image_meta::ImageMeta {
+            media_type: Some(img.media_type.clone()),
+            bytes: img.bytes.len() as u64,
+            width: size.map(|s| s.width as u64),
+            height: size.map(|s| s.height as u64),
+        }
+        .words();
+        match decode(&img.bytes) {
+            Ok(image) => {
+                self.view.message = None;
+                self.image_view = Some(ImageView {
+                    item,
+                    index,
+                    count: images.len(),
+                    words,
+                    image,
+                    drawn: None,
+                });
+            }
+            Err(e) => {
+                self.image_view = None;
+                self.view.message = Some(format!("cannot show the image ({words}): {e}"));
+            }
+        }
+    }
+
+    /// Fits the shown image to the detail pane's inner area `area` (the half-blocks are made
+    /// again only when the area changed), and drops it once its row is no longer selected.
+    pub(super) fn fit_image(&mut self, area: Rect) {
+        let selected = self.view.selected_item(&self.session);
+        let Some(v) = &mut self.image_view else {
+            return;
+        };
+        if Some(v.item) != selected || self.view.tab != crate::view::Tab::Detail {
+            self.image_view = None;
+            return;
+        }
+        if v.drawn.as_ref().is_some_and(|(a, _)| *a == area) {
+            return;
+        }
+        v.drawn = halfblocks(&v.image, area).map(|p| (area, p));
+    }
+
+    fn save_images_message(&self, open: bool) -> String {
+        let images = match self.row_images() {
+            Ok((_, images)) => images,
+            Err(m) => return m,
+        };
         let mut saved = Vec::new();
         for img in &images {
             match crate::clipboard::write_image(&img.bytes, image_meta::extension(&img.media_type))
@@ -87,4 +175,91 @@ fn open_with_viewer(path: &std::path::Path) -> std::io::Result<&'static str> {
         let _ = child.wait();
     });
     Ok(program)
+}
+
+/// Longest side, in pixels, of an image `v` decodes.
+pub const MAX_IMAGE_SIDE: u32 = 8192;
+/// Most bytes `v` lets the decoder allocate for one image.
+pub const MAX_IMAGE_ALLOC: u64 = 128 * 1024 * 1024;
+
+/// The image `v` shows: which row and which of its images, what it is, the decoded pixels, and
+/// its half-blocks for the pane area they were made for.
+pub struct ImageView {
+    pub item: usize,
+    /// Which of the row's images (0-based), of `count`.
+    pub index: usize,
+    pub count: usize,
+    /// `image/png · 155 B · 64×48`.
+    pub words: String,
+    image: image::DynamicImage,
+    drawn: Option<(Rect, Protocol)>,
+}
+
+impl std::fmt::Debug for ImageView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageView")
+            .field("item", &self.item)
+            .field("index", &self.index)
+            .field("count", &self.count)
+            .field("words", &self.words)
+            .field("drawn", &self.drawn.as_ref().map(|(a, p)| (*a, p.area())))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ImageView {
+    /// The pane title: `Image 1/2 · image/png · 155 B · 64×48 · v next · Esc back`.
+    pub fn title(&self) -> String {
+        let next = if self.count > 1 { "v next · " } else { "" };
+        format!(
+            " Image {}/{} · {} · {next}Esc back ",
+            self.index + 1,
+            self.count,
+            crate::render::text::visible(&self.words)
+        )
+    }
+
+    /// The half-blocks and the area (inside the pane) they are drawn at, once fitted.
+    pub fn drawn(&self) -> Option<(Rect, &Protocol)> {
+        self.drawn.as_ref().map(|(_, p)| (p.area(), p))
+    }
+}
+
+/// Decodes `bytes` (PNG, JPEG, GIF, WebP, BMP; the format from the bytes) within the limits.
+fn decode(bytes: &[u8]) -> Result<image::DynamicImage, String> {
+    let mut reader = image::ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(MAX_IMAGE_ALLOC);
+    reader.limits(limits);
+    reader.decode().map_err(|e| e.to_string())
+}
+
+/// The half-blocks of `image` fitted into `area`: the largest size with the image's aspect (a
+/// cell is one pixel wide and two tall), centred. `None` when the area is empty.
+fn halfblocks(image: &image::DynamicImage, area: Rect) -> Option<Protocol> {
+    let (w, h) = (u64::from(image.width()), u64::from(image.height()));
+    let (cols, px_rows) = (u64::from(area.width), u64::from(area.height) * 2);
+    if w == 0 || h == 0 || cols == 0 || px_rows == 0 {
+        return None;
+    }
+    // Fit w×h into cols×px_rows, keeping w:h.
+    let (fw, fh) = if w * px_rows <= h * cols {
+        ((w * px_rows / h).max(1), px_rows)
+    } else {
+        (cols, (h * cols / w).max(1))
+    };
+    let rows = fh.div_ceil(2);
+    let fit = Rect {
+        x: area.x + u16::try_from((cols - fw) / 2).unwrap_or(0),
+        y: area.y + u16::try_from((u64::from(area.height) - rows) / 2).unwrap_or(0),
+        width: u16::try_from(fw).unwrap_or(area.width),
+        height: u16::try_from(rows).unwrap_or(area.height),
+    };
+    Halfblocks::new(image.clone(), fit)
+        .ok()
+        .map(Protocol::Halfblocks)
 }

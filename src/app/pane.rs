@@ -263,6 +263,7 @@ impl App {
             Action::WritePatch => self.write_patch(),
             Action::SaveImages => self.save_images(false),
             Action::OpenImage => self.save_images(true),
+            Action::ViewImage => self.view_image(),
             Action::ToggleHelp => {
                 self.view.help = !self.view.help;
                 self.view.help_scroll = 0;
@@ -302,6 +303,8 @@ impl App {
             Action::Cancel => {
                 if self.view.help {
                     self.view.help = false;
+                } else if self.image_view.is_some() {
+                    self.image_view = None;
                 } else if self.view.search.is_some() {
                     self.view.search = None;
                     self.search_re = None;

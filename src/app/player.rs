@@ -132,6 +132,7 @@ impl App {
             | Action::WritePatch
             | Action::SaveImages
             | Action::OpenImage
+            | Action::ViewImage
             | Action::ToggleHelp
             | Action::CopyInput
             | Action::CopyOutput

@@ -1039,3 +1039,181 @@ fn screens_show_progress_hooks_and_the_plan_file() {
         assert_snapshot!(format!("cc_plan_file_{w}x{h}"), term.backend());
     }
 }
+
+/// The viewer on a saved file, as `rawpv FILE` opens it (the session backed by the file, the
+/// outputs left in it), at the top.
+fn file_app(p: &Path) -> App {
+    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+    let mut app = App::new(name, false);
+    app.session_mut().backing = Some(std::sync::Arc::from(p));
+    app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Format(
+        rawpv::import::Format::ClaudeCode,
+    )));
+    let opts = rawpv::source::file::ReadOptions {
+        defer_outputs: true,
+    };
+    rawpv::source::file::read_path_with(p, opts, |ev| {
+        if let rawpv::source::file::FileEvent::Batch(b) = ev {
+            app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Batch(b)));
+        }
+        true
+    })
+    .unwrap();
+    app.update(rawpv::app::Msg::Source(rawpv::source::SourceMsg::Eof));
+    act(&mut app, &[Action::Top]);
+    app
+}
+
+/// A PNG of `w`×`h` pixels: the left half red, the right half green.
+fn two_colour_png(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, _| {
+        if x < w / 2 {
+            image::Rgb([255, 0, 0])
+        } else {
+            image::Rgb([0, 255, 0])
+        }
+    });
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+/// A Claude Code user record with the prompt "look" and these PNG images.
+fn image_record(images: &[Vec<u8>]) -> String {
+    use base64::Engine as _;
+    let mut content = vec![serde_json::json!({"type": "text", "text": "look"})];
+    for bytes in images {
+        content.push(
+            serde_json::json!({"type": "image", "source": {"type": "base64",
+            "media_type": "image/png",
+            "data": base64::engine::general_purpose::STANDARD.encode(bytes)}}),
+        );
+    }
+    serde_json::json!({"type": "user", "uuid": "00000000-0000-4000-8000-000000000001",
+        "parentUuid": null, "sessionId": "7a1d0c2e-3333-4b4c-8d5e-0123456789ab",
+        "timestamp": "2026-04-21T13:00:00.000Z", "cwd": "/p", "version": "2.1.114",
+        "message": {"role": "user", "content": content}})
+    .to_string()
+}
+
+#[test]
+fn v_shows_the_rows_image_in_half_blocks() {
+    use ratatui::style::Color;
+    // The fixture's pasted image: one colour (32, 128, 255), 64×48, centred in the pane.
+    let mut app = file_app(&images_fixture());
+    let row = image_item(&app);
+    select_item(&mut app, row);
+    act(&mut app, &[Action::ViewImage]);
+    let term = draw(&mut app, 80, 24);
+    let screen = screen_text(&term);
+    assert!(
+        screen.contains("┌ Image 1/1 · image/png · 155 B · 64×48 · Esc back ─"),
+        "{screen}"
+    );
+    assert_snapshot!("cc_image_view_80x24", term.backend());
+    // The detail pane's inner area at 80x24 is rows 14..21, columns 1..79 (78×7 cells, 14
+    // pixel rows): 64×48 fits as 18×14 pixels, 18 columns × 7 rows, centred.
+    let buf = term.backend().buffer();
+    let bg = |x: u16, y: u16| buf.cell((x, y)).unwrap().bg;
+    let blue = Color::Rgb(32, 128, 255);
+    let drawn: Vec<(u16, u16)> = (14..21)
+        .flat_map(|y| (1..79).map(move |x| (x, y)))
+        .filter(|&(x, y)| bg(x, y) == blue)
+        .collect();
+    assert_eq!(drawn.len(), 18 * 7, "{drawn:?}");
+    assert_eq!(drawn.first(), Some(&(31, 14)));
+    assert_eq!(drawn.last(), Some(&(48, 20)));
+    // Esc gives the detail back; so does another row.
+    act(&mut app, &[Action::Cancel]);
+    assert!(!screen_text(&draw(&mut app, 80, 24)).contains("┌ Image"));
+    act(&mut app, &[Action::ViewImage, Action::MoveDown]);
+    assert!(!screen_text(&draw(&mut app, 80, 24)).contains("┌ Image"));
+
+    // Two images on one row: `v` again shows the next, then the first again; the left half
+    // is red and the right half green at 200x60 (aspect kept: 40×20 px in 98 columns).
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("two.jsonl");
+    let rec = image_record(&[two_colour_png(40, 20), two_colour_png(8, 8)]);
+    std::fs::write(&p, format!("{rec}\n")).unwrap();
+    let mut app = file_app(&p);
+    let row = image_item(&app);
+    select_item(&mut app, row);
+    act(&mut app, &[Action::ViewImage]);
+    let term = draw(&mut app, 200, 60);
+    let screen = screen_text(&term);
+    assert!(screen.contains("┌ Image 1/2 · image/png · "), "{screen}");
+    assert!(
+        screen.contains(" · 40×20 · v next · Esc back ─"),
+        "{screen}"
+    );
+    assert_snapshot!("cc_image_view_200x60", term.backend());
+    let buf = term.backend().buffer();
+    let row_colours: Vec<Color> = (0..200)
+        .map(|x| buf.cell((x, 30)).unwrap().bg)
+        .filter(|c| matches!(c, Color::Rgb(..)))
+        .collect();
+    let red = row_colours
+        .iter()
+        .filter(|c| **c == Color::Rgb(255, 0, 0))
+        .count();
+    let green = row_colours
+        .iter()
+        .filter(|c| **c == Color::Rgb(0, 255, 0))
+        .count();
+    assert!(
+        red > 40 && red.abs_diff(green) <= 2,
+        "{red} red, {green} green"
+    );
+    let first_red = (0..200).find(|&x| buf.cell((x, 30)).unwrap().bg == Color::Rgb(255, 0, 0));
+    let first_green = (0..200).find(|&x| buf.cell((x, 30)).unwrap().bg == Color::Rgb(0, 255, 0));
+    assert!(first_red < first_green, "red is on the left");
+    act(&mut app, &[Action::ViewImage]);
+    assert!(screen_text(&draw(&mut app, 200, 60)).contains("┌ Image 2/2 · image/png · "));
+    act(&mut app, &[Action::ViewImage]);
+    assert!(screen_text(&draw(&mut app, 200, 60)).contains("┌ Image 1/2 · image/png · "));
+}
+
+#[test]
+fn an_image_v_cannot_decode_is_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    // Bytes that are no image, and a PNG wider than the decoder's limit.
+    for (name, bytes, said) in [
+        (
+            "broken",
+            b"\x89PNG\r\n\x1a\nnot really".to_vec(),
+            "cannot show the image (image/png · 18 B): ",
+        ),
+        (
+            "wide",
+            two_colour_png(rawpv::app::MAX_IMAGE_SIDE + 2, 1),
+            "cannot show the image (image/png · ",
+        ),
+    ] {
+        let p = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&p, format!("{}\n", image_record(&[bytes]))).unwrap();
+        let mut app = file_app(&p);
+        let row = image_item(&app);
+        select_item(&mut app, row);
+        act(&mut app, &[Action::ViewImage]);
+        let msg = app.view().message.clone().unwrap_or_default();
+        assert!(msg.starts_with(said), "{name}: {msg}");
+        assert!(
+            !screen_text(&draw(&mut app, 80, 24)).contains("┌ Image"),
+            "{name}"
+        );
+    }
+    // A row without an image, and a stream (no file to read the bytes back from).
+    let mut app = file_app(&images_fixture());
+    act(&mut app, &[Action::ViewImage]);
+    assert_eq!(app.view().message.as_deref(), Some("no image on this row"));
+    let mut app = app_for(&images_fixture());
+    let row = image_item(&app);
+    select_item(&mut app, row);
+    act(&mut app, &[Action::ViewImage]);
+    assert_eq!(
+        app.view().message.as_deref(),
+        Some("the image's bytes are only in a saved file (open the transcript, not a stream)")
+    );
+}
