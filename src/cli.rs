@@ -376,7 +376,7 @@ pub enum Command {
     /// are redacted unless --no-redact.
     Export {
         /// With MORE session files, Markdown holds each session in turn, one document (files
-        /// only; an HTML page holds one session).
+        /// only); an HTML page holds all their sessions, merged by time.
         #[command(flatten)]
         input: InputArgs,
         /// The file to write (`-` for stdout); its extension (.html, .md) sets the format

@@ -19,8 +19,9 @@
 //! Several inputs (session files) make one Markdown document holding each session in turn,
 //! each under its own title with its own summary line, as their exports one after another
 //! would read: that is what a user pasting "these sessions" into an issue or a model expects,
-//! and `-o` names one file. An HTML page holds one session (its filters, catalog and
-//! findings are the session's), so several inputs to HTML are refused with a message.
+//! and `-o` names one file. Several inputs to HTML make one page of all their sessions, merged
+//! by time as `rawpv A B` shows them (a page is browsed, filtered and searched as one view; its
+//! catalog and findings are per session, SPEC §6).
 
 use std::io::Write;
 
@@ -84,11 +85,7 @@ type Written = Result<Result<Option<(crate::export::Report, u64)>, String>, toki
 /// `None` after saying why not.
 async fn export_several(input: &InputArgs, args: &Args, format: Format) -> Option<Written> {
     if format == Format::Html {
-        eprintln!(
-            "rawpv: an HTML page holds one session: export each input to its own page, or \
-             write them in turn into one Markdown document (-o FILE.md)"
-        );
-        return None;
+        return export_merged_page(input, args).await;
     }
     let mut paths = Vec::new();
     for arg in std::iter::once(&input.input).chain(&args.more) {
@@ -202,6 +199,49 @@ async fn export_one(input: &InputArgs, args: &Args, format: Format) -> Option<Wr
         })
         .await
     })
+}
+
+/// Several inputs to HTML: one page of every session, merged by time as the viewer shows them
+/// (`rawpv A B`: `cmd::load_session`, `source::merge`), each session named within its input;
+/// the page's catalog and findings are per session (SPEC §6). The merged session is read whole
+/// first. An input that cannot be read is said on stderr and is an `input-failed` finding on
+/// the page, as in the viewer. `None` after saying why not.
+async fn export_merged_page(input: &InputArgs, args: &Args) -> Option<Written> {
+    for arg in std::iter::once(&input.input).chain(&args.more) {
+        if let Err(e) = check_output(&args.output, arg) {
+            eprintln!("rawpv: {e}");
+            return None;
+        }
+    }
+    let all = InputArgs {
+        input: input.input.clone(),
+        more: args.more.clone(),
+        net: input.net.clone(),
+    };
+    let (session, file_format) = super::load_session_or_say(&all).await?;
+    if file_format == crate::import::Format::NotSession {
+        eprintln!("rawpv: {NOT_A_SESSION}");
+        return None;
+    }
+    let names: Vec<String> = std::iter::once(&input.input)
+        .chain(&args.more)
+        .map(|a| title_of(a))
+        .collect();
+    let opts = Options {
+        depth: args.depth,
+        redact: !args.no_redact,
+        max_lines: args.max_lines,
+        title: crate::fmt::truncate(&names.join(", "), 120),
+    };
+    let output = args.output.clone();
+    Some(
+        tokio::task::spawn_blocking(move || {
+            write_to(&output, |out| {
+                crate::export::write(out, &session, Format::Html, &opts).map_err(Failure::Write)
+            })
+        })
+        .await,
+    )
 }
 
 /// Says how the export went (stderr); returns the exit code.

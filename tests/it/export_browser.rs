@@ -305,3 +305,56 @@ async fn big_page() {
     println!("page {page}: navigate → load event seen {wall:?}; {r}");
     assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
 }
+
+/// `rawpv export A B C -o page.html` (issue 26 item 1, several inputs): one page of the three
+/// sessions (a Claude Code transcript, a Codex rollout, a Gemini session), merged as the viewer
+/// shows them: one call element per call of the three, each opens, no script error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_inputs_make_one_page_of_their_sessions() {
+    let Some(bin) = cdp::chromium() else { return };
+    let (Some(cc), Some(codex), Some(gemini)) = (
+        crate::support::corpus::dir("claude-code"),
+        crate::support::corpus::dir("codex"),
+        crate::support::corpus::dir("gemini"),
+    ) else {
+        return;
+    };
+    let inputs = [
+        cc.join("cc-v2.1.17-bash-errors.jsonl"),
+        codex.join("codex-exec-json-v0.46.0-command-execution.jsonl"),
+        gemini.join("gemini-session-2025-10-27-shell-websearch-cancelled-error.json"),
+    ];
+    let calls: usize = inputs
+        .iter()
+        .map(|p| exports::load(p).invocations.len())
+        .sum();
+    assert!(calls > 3);
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("three.html");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("rawpv"))
+        .arg("export")
+        .args(&inputs)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!(": {calls} calls, ")), "{err}");
+    let mut browser = Browser::start(&bin, 1280, 900).await;
+    let mut tab = browser.tab().await;
+    browser.open(&mut tab, &page).await;
+    let r = browser.eval(&mut tab, OPEN_ALL).await;
+    assert_eq!(
+        r,
+        serde_json::json!({"ready": "1", "calls": calls, "bad": [], "pwned": "undefined"})
+    );
+    assert!(tab.errors.is_empty(), "{:#?}", tab.errors);
+    let sessions = browser
+        .eval(
+            &mut tab,
+            "document.querySelector('dl') && [...document.querySelectorAll('dt')].findIndex(d => d.textContent === 'sessions') >= 0",
+        )
+        .await;
+    assert_eq!(sessions, serde_json::json!(true));
+}

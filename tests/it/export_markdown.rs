@@ -576,8 +576,8 @@ fn edit_diffs_carry_the_files_line_numbers_and_apply_with_git() {
 
 /// `rawpv export A B C -o out.md` (issue 26 item 1, several inputs): one document holding each
 /// session in turn, byte for byte the single exports one after another (a blank line between),
-/// the calls and the redactions summed on stderr; several inputs to HTML, a stdin among them or
-/// a missing file are refused (exit 2) and write nothing.
+/// the calls and the redactions summed on stderr; to HTML, one page of every session; a stdin
+/// among them or a missing file is refused (exit 2) and writes nothing.
 #[test]
 fn several_inputs_export_to_one_markdown_document_each_session_in_turn() {
     let bin = assert_cmd::cargo::cargo_bin!("rawpv");
@@ -649,18 +649,40 @@ fn several_inputs_export_to_one_markdown_document_each_session_in_turn() {
         .count();
     assert_eq!(h1, 3);
 
-    // Refused, and nothing written.
+    // To HTML: one page of every session (the browser test opens it), with the calls and the
+    // redactions of the three single pages.
+    let mut page_secrets = 0;
+    for (i, input) in inputs.iter().enumerate() {
+        let one = dir.path().join(format!("{i}.html"));
+        let (code, err) = run(&["export", input, "-o", one.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{err}");
+        page_secrets += err.split_once("redacted ").map_or(0, |(_, r)| {
+            r.split(' ').next().unwrap().parse::<usize>().unwrap()
+        });
+    }
+    assert!(page_secrets > 0);
     let page = dir.path().join("all.html");
     let (code, err) = run(&[
         "export",
         &inputs[0],
         &inputs[1],
+        &inputs[2],
         "-o",
         page.to_str().unwrap(),
     ]);
-    assert_eq!(code, Some(2));
-    assert!(err.contains("an HTML page holds one session"), "{err}");
-    assert!(!page.exists());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&format!(": {calls} calls, "))
+            && err.contains(&format!("redacted {page_secrets} secrets")),
+        "{err}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("class=\"call\"").count(), calls, "{err}");
+    assert!(
+        html.contains("<dt>sessions</dt><dd>3"),
+        "three sessions named"
+    );
+    // Refused, and nothing written.
     let bad = dir.path().join("bad.md");
     let (code, err) = run(&["export", &inputs[0], "-", "-o", bad.to_str().unwrap()]);
     assert_eq!(code, Some(2));
