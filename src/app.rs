@@ -52,7 +52,9 @@ pub use copy::{ExportJob, Exported, ExportedPage};
 pub use entry::{run, run_browse, run_latest, run_many};
 pub(crate) use event_loop::event_loop;
 pub use event_loop::{FrameScheduler, run_loop};
-pub use images::{ImageView, MAX_IMAGE_ALLOC, MAX_IMAGE_SIDE};
+pub use images::{
+    ImageDecoded, ImageJob, ImageView, KEPT_IMAGE_SIDE, MAX_IMAGE_ALLOC, MAX_IMAGE_SIDE,
+};
 pub use scan::SCAN_BUDGET;
 pub use screen::{BackendScreen, CountingSink, Screen};
 
@@ -96,6 +98,8 @@ pub enum Msg {
     Work,
     /// An export job's outcome (`X`, [`ExportJob`]).
     Exported(Exported),
+    /// `v`'s decoded image ([`ImageJob`]).
+    ImageDecoded(ImageDecoded),
 }
 
 /// What `App::live_state` remembers: the session revision, the clock and whether live frames
@@ -148,6 +152,8 @@ pub struct App {
     clipboard_out: Option<String>,
     /// `v`: the image shown in the detail pane (`app/images.rs`).
     image_view: Option<images::ImageView>,
+    /// `v`: the decode for the loop to run on `spawn_blocking`.
+    image_job: Option<images::ImageJob>,
     /// `X`: the page to build, for the loop to run on `spawn_blocking`.
     export_job: Option<ExportJob>,
     /// An export runs (its job was taken and its outcome has not arrived).
@@ -217,6 +223,7 @@ impl App {
             clock: Instant::now(),
             clipboard_out: None,
             image_view: None,
+            image_job: None,
             export_job: None,
             exporting: false,
             redact_copies: false,
@@ -477,6 +484,7 @@ impl App {
                 self.on_exported(done);
                 true
             }
+            Msg::ImageDecoded(done) => self.on_image_decoded(done),
         }
     }
 }

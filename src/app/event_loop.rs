@@ -100,6 +100,8 @@ where
     let (render_tx, mut render_rx) = mpsc::channel::<RenderDone>(16);
     // One export runs at a time (`App::export_page`).
     let (export_tx, mut export_rx) = mpsc::channel::<super::Exported>(1);
+    // `v`'s decodes (`App::view_image`); a newer one supersedes an older one on arrival.
+    let (image_tx, mut image_rx) = mpsc::channel::<super::ImageDecoded>(4);
     let mut sched = FrameScheduler::new(MIN_FRAME);
     let mut batch = Vec::with_capacity(BATCHES_PER_TURN);
     // Received but not yet applied (a turn applies at most APPLY_PER_TURN items).
@@ -158,6 +160,11 @@ where
                     sched.request();
                 }
             }
+            Some(done) = image_rx.recv() => {
+                if app.update(Msg::ImageDecoded(done)) {
+                    sched.request();
+                }
+            }
             () = std::future::ready(()), if !pending.is_empty() => {
                 apply_some(app, &mut pending, APPLY_PER_TURN);
                 sched.request();
@@ -185,6 +192,12 @@ where
         }
         if let Some(job) = app.take_export_job() {
             let tx = export_tx.clone();
+            tokio::task::spawn_blocking(move || {
+                let _ = tx.blocking_send(job.run());
+            });
+        }
+        if let Some(job) = app.take_image_job() {
+            let tx = image_tx.clone();
             tokio::task::spawn_blocking(move || {
                 let _ = tx.blocking_send(job.run());
             });

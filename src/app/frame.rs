@@ -247,7 +247,7 @@ impl App {
         }
     }
 
-    /// Runs queued render and export jobs inline (tests; the loop spawns them instead).
+    /// Runs queued render, export and image jobs inline (tests; the loop spawns them instead).
     pub fn run_jobs_inline(&mut self) {
         while let Some(job) = self.detail.take_job() {
             let done = job.run();
@@ -256,6 +256,10 @@ impl App {
         if let Some(job) = self.take_export_job() {
             let done = job.run();
             self.update(Msg::Exported(done));
+        }
+        if let Some(job) = self.take_image_job() {
+            let done = job.run();
+            self.update(Msg::ImageDecoded(done));
         }
     }
 

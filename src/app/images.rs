@@ -4,16 +4,17 @@
 //! (`v` again: the next; Esc, or another row: back to the detail).
 //!
 //! Who calls it: [`App::apply_action`] (`Action::SaveImages`, `Action::OpenImage`,
-//! `Action::ViewImage`), `App::prepare` ([`App::fit_image`]) and `ui::draw` (which draws
-//! [`ImageView::drawn`]). The bytes are never kept in the session: the row's record is read back
+//! `Action::ViewImage`), the event loop ([`App::take_image_job`], `Msg::ImageDecoded`),
+//! `App::prepare` ([`App::fit_image`]) and `ui::draw` (which draws [`ImageView::drawn`]). The bytes are never kept in the session: the row's record is read back
 //! from the file (one positional read of its line, `Session::line_text`) and its base64 blocks
 //! decoded (`crate::import::image_meta::record_images`). Files go where copies go (private,
 //! new-only, 0600: `crate::clipboard::write_image`). The viewer is started detached, its output
 //! discarded; a failure to start it is said in the status bar.
 //!
-//! Invariants of `v`: the image is decoded once, on the key, within [`MAX_IMAGE_SIDE`] pixels a
-//! side and [`MAX_IMAGE_ALLOC`] bytes (a larger or broken image is a message, never a panic);
-//! its half-blocks are computed once per pane size (a draw copies cells, whatever the image);
+//! Invariants of `v`: the image is decoded once, on a blocking thread ([`ImageJob`]), within
+//! [`MAX_IMAGE_SIDE`] pixels a side and [`MAX_IMAGE_ALLOC`] bytes (a larger or broken image is a
+//! message, never a panic), and kept shrunk to [`KEPT_IMAGE_SIDE`]; its half-blocks are
+//! computed once per pane size (a draw copies cells, whatever the image);
 //! the half-blocks keep the image's aspect (a cell is one pixel wide and two tall) and are
 //! centred. Half-blocks are used everywhere, tmux included: they are cells like any other, so
 //! the pane's cache, scrolling and diffing need nothing of the terminal. The kitty, sixel and
@@ -90,23 +91,57 @@ impl App {
             height: size.map(|s| s.height as u64),
         }
         .words();
-        match decode(&img.bytes) {
+        // Decoded on a blocking thread (the loop spawns the job): a large photo takes 100 ms
+        // and more; the pane says "decoding" until it arrives.
+        self.view.message = None;
+        self.image_view = Some(ImageView {
+            item,
+            index,
+            count: images.len(),
+            words: words.clone(),
+            image: None,
+            drawn: None,
+        });
+        self.image_job = Some(ImageJob {
+            item,
+            index,
+            words,
+            bytes: images
+                .into_iter()
+                .nth(index)
+                .map(|i| i.bytes)
+                .unwrap_or_default(),
+        });
+    }
+
+    /// The image to decode, for the loop to run on `spawn_blocking` (`v`).
+    pub fn take_image_job(&mut self) -> Option<ImageJob> {
+        self.image_job.take()
+    }
+
+    /// A decoded image arrived: shown when its row and index are still the ones asked for;
+    /// a failure is said in the status bar.
+    pub(super) fn on_image_decoded(&mut self, done: ImageDecoded) -> bool {
+        let Some(v) = &mut self.image_view else {
+            return false;
+        };
+        if (v.item, v.index) != (done.item, done.index) {
+            return false;
+        }
+        match done.image {
             Ok(image) => {
-                self.view.message = None;
-                self.image_view = Some(ImageView {
-                    item,
-                    index,
-                    count: images.len(),
-                    words,
-                    image,
-                    drawn: None,
-                });
+                // Fitted to the pane as last laid out (a resize before the next draw fits it
+                // again in `App::prepare`).
+                let area = crate::ui::Areas::inner(self.areas.detail);
+                v.drawn = halfblocks(&image, area).map(|p| (area, p));
+                v.image = Some(image);
             }
             Err(e) => {
                 self.image_view = None;
-                self.view.message = Some(format!("cannot show the image ({words}): {e}"));
+                self.view.message = Some(format!("cannot show the image ({}): {e}", done.words));
             }
         }
+        true
     }
 
     /// Fits the shown image to the detail pane's inner area `area` (the half-blocks are made
@@ -123,7 +158,9 @@ impl App {
         if v.drawn.as_ref().is_some_and(|(a, _)| *a == area) {
             return;
         }
-        v.drawn = halfblocks(&v.image, area).map(|p| (area, p));
+        if let Some(image) = &v.image {
+            v.drawn = halfblocks(image, area).map(|p| (area, p));
+        }
     }
 
     fn save_images_message(&self, open: bool) -> String {
@@ -191,8 +228,50 @@ pub struct ImageView {
     pub count: usize,
     /// `image/png · 155 B · 64×48`.
     pub words: String,
-    image: image::DynamicImage,
+    /// `None` while its job decodes it.
+    image: Option<image::DynamicImage>,
     drawn: Option<(Rect, Protocol)>,
+}
+
+/// Longest side, in pixels, an image is kept at once decoded (shrunk with its aspect kept):
+/// more than any terminal shows in half-blocks, so fitting it to the pane on a resize is cheap.
+pub const KEPT_IMAGE_SIDE: u32 = 1024;
+
+/// `v`'s decode, run off the app task ([`App::take_image_job`]).
+#[derive(Debug)]
+pub struct ImageJob {
+    item: usize,
+    index: usize,
+    words: String,
+    bytes: Vec<u8>,
+}
+
+/// What an [`ImageJob`] gives back (`Msg::ImageDecoded`).
+#[derive(Debug)]
+pub struct ImageDecoded {
+    item: usize,
+    index: usize,
+    words: String,
+    image: Result<image::DynamicImage, String>,
+}
+
+impl ImageJob {
+    /// Decodes the image within the limits and shrinks it to [`KEPT_IMAGE_SIDE`] (blocking).
+    pub fn run(self) -> ImageDecoded {
+        let image = decode(&self.bytes).map(|i| {
+            if i.width() > KEPT_IMAGE_SIDE || i.height() > KEPT_IMAGE_SIDE {
+                i.thumbnail(KEPT_IMAGE_SIDE, KEPT_IMAGE_SIDE)
+            } else {
+                i
+            }
+        });
+        ImageDecoded {
+            item: self.item,
+            index: self.index,
+            words: self.words,
+            image,
+        }
+    }
 }
 
 impl std::fmt::Debug for ImageView {
@@ -208,11 +287,17 @@ impl std::fmt::Debug for ImageView {
 }
 
 impl ImageView {
-    /// The pane title: `Image 1/2 · image/png · 155 B · 64×48 · v next · Esc back`.
+    /// The pane title: `Image 1/2 · image/png · 155 B · 64×48 · v next · Esc back`
+    /// (`… · decoding · …` until the image arrives).
     pub fn title(&self) -> String {
         let next = if self.count > 1 { "v next · " } else { "" };
+        let state = if self.image.is_none() {
+            "decoding · "
+        } else {
+            ""
+        };
         format!(
-            " Image {}/{} · {} · {next}Esc back ",
+            " Image {}/{} · {} · {state}{next}Esc back ",
             self.index + 1,
             self.count,
             crate::render::text::visible(&self.words)
@@ -262,4 +347,55 @@ fn halfblocks(image: &image::DynamicImage, area: Rect) -> Option<Protocol> {
     Halfblocks::new(image.clone(), fit)
         .ok()
         .map(Protocol::Halfblocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        image::DynamicImage::ImageRgb8(image::RgbImage::new(w, h))
+            .write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    fn job(bytes: Vec<u8>) -> ImageDecoded {
+        ImageJob {
+            item: 3,
+            index: 1,
+            words: "image/png".into(),
+            bytes,
+        }
+        .run()
+    }
+
+    #[test]
+    fn a_decoded_image_is_kept_within_the_side_its_aspect_kept() {
+        let big = job(png(3000, 1500)).image.unwrap();
+        assert_eq!(
+            (big.width(), big.height()),
+            (KEPT_IMAGE_SIDE, KEPT_IMAGE_SIDE / 2)
+        );
+        let small = job(png(64, 48)).image.unwrap();
+        assert_eq!((small.width(), small.height()), (64, 48));
+        assert!(job(png(MAX_IMAGE_SIDE + 1, 1)).image.is_err());
+        assert!(job(b"GIF89a".to_vec()).image.is_err());
+    }
+
+    #[test]
+    fn half_blocks_keep_the_aspect_and_are_centred() {
+        let img = image::DynamicImage::ImageRgb8(image::RgbImage::new(200, 100));
+        // 50 columns × 10 rows = 50×20 pixels: 200×100 fits as 40×20, centred.
+        let p = halfblocks(&img, Rect::new(2, 3, 50, 10)).unwrap();
+        assert_eq!(p.area(), Rect::new(7, 3, 40, 10));
+        // A tall image in a wide pane: 100×400 in 50×20 pixels fits as 5×20.
+        let tall = image::DynamicImage::ImageRgb8(image::RgbImage::new(100, 400));
+        assert_eq!(
+            halfblocks(&tall, Rect::new(0, 0, 50, 10)).unwrap().area(),
+            Rect::new(22, 0, 5, 10)
+        );
+        assert!(halfblocks(&img, Rect::new(0, 0, 0, 10)).is_none());
+    }
 }

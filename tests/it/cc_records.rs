@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
 use rawpv::action::Action;
 use rawpv::app::App;
 use rawpv::session::{Item, Session};
@@ -1197,12 +1200,18 @@ fn an_image_v_cannot_decode_is_a_message() {
         let row = image_item(&app);
         select_item(&mut app, row);
         act(&mut app, &[Action::ViewImage]);
-        let msg = app.view().message.clone().unwrap_or_default();
-        assert!(msg.starts_with(said), "{name}: {msg}");
+        // Decoding: said in the title until the decode job (run by `draw`) fails.
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        app.prepare(Rect::new(0, 0, 80, 24));
+        term.draw(|f| app.draw(f)).unwrap();
         assert!(
-            !screen_text(&draw(&mut app, 80, 24)).contains("┌ Image"),
+            screen_text(&term).contains(" · decoding · Esc back ─"),
             "{name}"
         );
+        let screen = screen_text(&draw(&mut app, 80, 24));
+        let msg = app.view().message.clone().unwrap_or_default();
+        assert!(msg.starts_with(said), "{name}: {msg}");
+        assert!(!screen.contains("┌ Image"), "{name}");
     }
     // A row without an image, and a stream (no file to read the bytes back from).
     let mut app = file_app(&images_fixture());
