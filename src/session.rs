@@ -403,12 +403,31 @@ pub struct Session {
     /// published right after the session starts). Removed at the session's first publish
     /// (`catalog-not-first`); left at the end, `catalog-missing` (`check`).
     pub(crate) uncatalogued: HashMap<u32, (u64, u64)>,
+    /// What each session's `agent.interaction.request` frames approved so far (RAWP-DPS
+    /// 5.2.1: a tool needing approval is preceded by one), read by the `approval-request-missing`
+    /// check (`check::approval_missing`).
+    pub(crate) approvals: HashMap<u32, Approvals>,
     /// Open calls by (session, tool name) (entries at 0 are removed).
     open_by_tool: HashMap<(u32, Box<str>), u32>,
     /// Ids requested again while in use (`duplicate-invocation-id`), by (session, id): how
     /// many of those requests have not had their result yet. A second result for such an id is
     /// that request's answer, not also a `duplicate-result`.
     reused_ids: HashMap<(u32, Box<str>), u32>,
+}
+
+/// What a session's `agent.interaction.request` frames approved (`Session::approvals`). rawpv
+/// sees the prompt, not the user's answer (the answer's frame is not public, SPEC 3.6), so a
+/// prompt counts as the approval it asks for: one naming an `invocation_id` approves that one
+/// call; one naming only a `tool_name` approves that tool for the rest of the session (a
+/// prompt offering `allow_always` is the usual case; the answer may have been `allow` only, and
+/// rawpv cannot tell: it takes the lenient reading, no false warning). One naming neither
+/// approves nothing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Approvals {
+    /// Tools approved for the rest of the session.
+    pub(crate) tools: std::collections::HashSet<Box<str>>,
+    /// Calls approved one by one, by `invocation_id`, until their request comes.
+    pub(crate) calls: std::collections::HashSet<Box<str>>,
 }
 
 /// A finding of a blocked call answered by `session.error`, as it was before (see
@@ -1635,7 +1654,22 @@ impl Session {
             Body::Catalog(_) => {
                 self.uncatalogued.remove(&sid);
             }
+            Body::Generic(_) if frame.frame_type == FrameType::AgentInteractionRequest => {
+                let a = self.approvals.entry(sid).or_default();
+                if let Some(id) = generic_str(&frame, "invocation_id") {
+                    a.calls.insert(id.into());
+                } else if let Some(tool) = generic_str(&frame, "tool_name") {
+                    a.tools.insert(tool.into());
+                }
+            }
             _ => {}
+        }
+        // Checked above: a one-call approval is used up by its request.
+        if let Body::Request(r) = &frame.body
+            && let Some(id) = r.invocation_id.as_deref()
+            && let Some(a) = self.approvals.get_mut(&sid)
+        {
+            a.calls.remove(id);
         }
         let applied = match frame.body {
             Body::Request(_) => self.apply_request(frame),

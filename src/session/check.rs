@@ -26,6 +26,7 @@
 //! | request for a `degraded` tool (naming its `error` diagnostic, if any) | `tool-degraded` | info |
 //! | request for a tool with an `error` catalog diagnostic (allowed; the user SHOULD be warned, RAWP-DPS 5.4.1) | `tool-error-diagnostic` | info |
 //! | stream chunk for a call whose result already came | `stream-after-result` | error |
+//! | request for a tool whose entry has `requires_approval: true` with no `agent.interaction.request` before it approving it (one naming its `invocation_id`, or naming the tool and no id: the tool for the rest of the session; not for a blocked request, which never runs) | `approval-request-missing` | warning |
 //! | a computer/browser toolset member (`toolset_name` on the request) is looked up by its toolset's entry (SPEC 5) | — | — |
 //! | a successful call whose input does not follow its entry's `input_schema` (JSON Schema, validated at the result; an invalid call answered with an error is not reported) | `input-schema-mismatch` | warning |
 //! | such a blocked request (not in catalog, unavailable, fatal) answered by a `session.error` naming its `invocation_id`, and no stream or result after (the master blocked it; replaces the error) | `blocked-request-answered` | info |
@@ -133,8 +134,13 @@ pub mod code {
     /// A session with requests and no `tool.catalog.publish` at all (SPEC 3.5, RAWP-DPS 5.4.1).
     pub const CATALOG_MISSING: &str = "catalog-missing";
 
+    /// A request for a tool that requires approval (`requires_approval: true`) with no
+    /// `agent.interaction.request` before it (RAWP-DPS 5.2.1; SPEC 3.1).
+    pub const APPROVAL_REQUEST_MISSING: &str = "approval-request-missing";
+
     /// Every code of this module, for docs and tests.
     pub const ALL: &[&str] = &[
+        APPROVAL_REQUEST_MISSING,
         CATALOG_NOT_FIRST,
         CATALOG_MISSING,
         TOOL_ERROR_DIAGNOSTIC,
@@ -607,18 +613,54 @@ fn check_request(at: &At<'_>, frame: &Frame, r: &ToolInvokeRequest, out: &mut Ou
             }
         }
     }
-    if let Some(d) = publish
+    let fatal = publish
         .catalog
         .diagnostics
         .iter()
-        .find(|d| d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name))
-    {
+        .find(|d| d.severity == Some(Severity::Fatal) && d.tool_name.as_deref() == Some(name));
+    if let Some(d) = fatal {
         let code = d.code.as_deref().unwrap_or("?");
         out.push(
             Level::Error,
             code::TOOL_FATAL_DIAGNOSTIC,
             "SPEC 3.5",
             format!("request for {name}, which has a fatal catalog diagnostic ({code})"),
+        );
+    }
+    // A blocked call never runs: its approval is moot (one finding per problem).
+    let blocked = fatal.is_some() || entry.effective_status() == ToolStatus::Unavailable;
+    if entry.requires_approval == Some(true) && !blocked {
+        approval_missing(at, r, name, toolset, out);
+    }
+}
+
+/// RAWP-DPS 5.2.1 (A08): a request for a tool needing approval comes after an
+/// `agent.interaction.request` approving it (`super::Approvals`: naming the call's
+/// `invocation_id`, or the tool, a toolset member also by its toolset). A warning: the seed
+/// states the order as the protocol's flow ("is preceded by"), not as a MUST.
+fn approval_missing(
+    at: &At<'_>,
+    r: &ToolInvokeRequest,
+    name: &str,
+    toolset: Option<&str>,
+    out: &mut Out<'_>,
+) {
+    let approved = at.session.approvals.get(&at.sid).is_some_and(|a| {
+        r.invocation_id
+            .as_deref()
+            .is_some_and(|id| a.calls.contains(id))
+            || a.tools.contains(name)
+            || toolset.is_some_and(|t| a.tools.contains(t))
+    });
+    if !approved {
+        out.push(
+            Level::Warning,
+            code::APPROVAL_REQUEST_MISSING,
+            "SPEC 3.1",
+            format!(
+                "request for {name}, which the catalog says requires approval, with no \
+                 agent.interaction.request before it asking for that approval"
+            ),
         );
     }
 }

@@ -129,6 +129,37 @@ fn stream_after_result() {
     assert_eq!(s.findings.len(), 1, "{:?}", s.findings);
 }
 
+/// A08 (RAWP-DPS 5.2.1): a tool whose entry requires approval is called after an
+/// `agent.interaction.request` approving it. Line 2 names call 1's id: that call only (line 3
+/// clean, line 5 a warning); line 7 names Bash and no id: Bash for the rest of the session
+/// (lines 8 and 10 clean); Read needs none (line 12); the unavailable Purge is blocked (line 14:
+/// its own finding only, its approval is moot); a prompt naming neither (line 16) approves
+/// nothing (line 17).
+#[test]
+fn approval_request_missing() {
+    let s = session("approval_request_missing");
+    let all: Vec<(u64, Level, &str)> = s
+        .findings
+        .iter()
+        .map(|f| (f.line, f.level, f.code))
+        .collect();
+    assert_eq!(
+        all,
+        [
+            (5, W, code::APPROVAL_REQUEST_MISSING),
+            (14, I, code::BLOCKED_REQUEST_ANSWERED),
+            (17, W, code::APPROVAL_REQUEST_MISSING),
+        ]
+    );
+    let f = &s.findings[0];
+    assert_eq!(f.spec, "SPEC 3.1");
+    assert_eq!(
+        f.invocation_id.as_deref(),
+        Some("3f2b8c1e-5a7d-4e9b-8c2a-000000000002")
+    );
+    assert!(f.message.contains("Deploy"), "{}", f.message);
+}
+
 /// An `error` diagnostic on Read (allowed, the user should be warned): an info on the Read
 /// call; the `fatal` one on Bash blocks it (an error).
 #[test]

@@ -15,16 +15,7 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rules");
 
 /// Rows of TABLE.md that do not hold today: (file, why: the seed audit's verdict and what rawpv
 /// gives). Fix the rule, then remove its row here.
-const KNOWN: &[(&str, &str)] = &[
-    (
-        "A08_bad.ndjson",
-        "missing; got none (the rule would also flag the embedded demo: Bash line 11, Write line 52 are called without an interaction)",
-    ),
-    (
-        "own_approval_after_request.ndjson",
-        "missing; got none (see A08_bad)",
-    ),
-];
+const KNOWN: &[(&str, &str)] = &[];
 
 /// What one row expects (the `expected` column of TABLE.md).
 #[derive(Debug)]
